@@ -1,0 +1,150 @@
+# SPDX-License-Identifier: MIT
+#
+# cprof build: BPF object -> skeleton -> static user-space binary.
+# `./build.sh` installs the toolchain and third-party sources, then runs make.
+# Quiet unless V=1. Everything generated lives in .output/.
+#
+# FLAVOR selects the toolchain:
+#   x86_64  static musl binary (default on x86_64 hosts)
+#   asan    glibc + AddressSanitizer/UBSan, for the sanitizer test run
+#   arm64   static musl cross build (see third_party/build.sh)
+
+HOST_ARCH := $(shell uname -m)
+FLAVOR ?= $(HOST_ARCH)
+OUT := .output/$(FLAVOR)
+DEPS := $(OUT)/deps
+VERSION := $(shell cat VERSION 2>/dev/null || echo 0.0.0)
+GIT_REV := $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
+
+ifeq ($(V),1)
+Q =
+msg =
+else
+Q = @
+msg = @printf '  %-8s %s\n' "$(1)" "$(2)";
+endif
+
+CLANG ?= clang
+BPFTOOL ?= bpftool
+LLVM_STRIP ?= llvm-strip
+
+ifeq ($(FLAVOR),asan)
+CC := clang
+BPF_ARCH := x86
+TARGET_ARCH_NAME := x86_64
+SAN := -fsanitize=address,undefined -fno-sanitize-recover=all
+EXTRA_CFLAGS := $(SAN) -O1
+EXTRA_LDFLAGS := $(SAN)
+STATIC :=
+else ifeq ($(FLAVOR),arm64)
+CC := $(CURDIR)/.output/arm64/toolchain/cc
+BPF_ARCH := arm64
+TARGET_ARCH_NAME := aarch64
+EXTRA_CFLAGS := -O2
+STATIC := -static
+else
+CC := musl-gcc
+BPF_ARCH := x86
+TARGET_ARCH_NAME := x86_64
+EXTRA_CFLAGS := -O2
+STATIC := -static
+endif
+
+BPF_OUT := .output/bpf-$(BPF_ARCH)
+SKEL := $(BPF_OUT)/profile.skel.h
+
+CFLAGS := -std=gnu11 -g -Wall -Wextra -Werror -Wno-missing-field-initializers \
+	-D_GNU_SOURCE -fno-omit-frame-pointer $(EXTRA_CFLAGS) \
+	-DCPROF_VERSION='"$(VERSION)"' -DCPROF_GIT_REV='"$(GIT_REV)"' \
+	-Isrc -Ibpf -I$(BPF_OUT) -I$(DEPS)/include -idirafter $(DEPS)/uapi
+LDFLAGS := $(STATIC) $(EXTRA_LDFLAGS)
+LDLIBS := -L$(DEPS)/lib -lbpf -lelf -lz
+
+SRCS := $(sort $(wildcard src/*.c))
+OBJS := $(patsubst src/%.c,$(OUT)/obj/%.o,$(SRCS))
+LIB_OBJS := $(filter-out $(OUT)/obj/main.o,$(OBJS))
+TEST_SRCS := $(sort $(wildcard tests/unit/*.c))
+TEST_OBJS := $(patsubst tests/unit/%.c,$(OUT)/obj/tests/%.o,$(TEST_SRCS))
+
+FIXTURE_SRCS := $(sort $(wildcard fixtures/src/*.c))
+FIXTURES := $(patsubst fixtures/src/%.c,.output/fixtures/%,$(FIXTURE_SRCS))
+
+.DELETE_ON_ERROR:
+.PHONY: all deps cprof unit-tests fixtures test test-unit test-asan clean distclean format
+
+all: cprof fixtures
+
+deps: $(DEPS)/.stamp
+
+$(DEPS)/.stamp: third_party/build.sh third_party/versions
+	$(call msg,DEPS,$(FLAVOR))
+	$(Q)third_party/build.sh $(FLAVOR)
+
+# The BPF object is built without any CO-RE relocation so that it also loads
+# on kernels without /sys/kernel/btf/vmlinux; bpf/profile.h is shared with user space.
+$(BPF_OUT)/profile.bpf.o: bpf/profile.bpf.c bpf/profile.h $(DEPS)/.stamp | $(BPF_OUT)
+	$(call msg,BPF,$@)
+	$(Q)$(CLANG) -g -O2 -target bpf -D__TARGET_ARCH_$(BPF_ARCH) -I$(DEPS)/include \
+		-idirafter $(DEPS)/uapi -Wall -Werror -c $< -o $@.tmp
+	$(Q)$(BPFTOOL) gen object $@ $@.tmp
+	$(Q)rm -f $@.tmp
+
+$(SKEL): $(BPF_OUT)/profile.bpf.o
+	$(call msg,GEN-SKEL,$@)
+	$(Q)$(BPFTOOL) gen skeleton $< name profile_bpf > $@
+
+$(OUT)/obj/%.o: src/%.c $(SKEL) $(DEPS)/.stamp | $(OUT)/obj
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS) -MMD -MP -c $< -o $@
+
+$(OUT)/obj/tests/%.o: tests/unit/%.c $(DEPS)/.stamp | $(OUT)/obj/tests
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS) -Itests/unit -MMD -MP -c $< -o $@
+
+$(OUT)/cprof: $(OBJS)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
+
+$(OUT)/unit_tests: $(TEST_OBJS) $(LIB_OBJS)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
+
+ifeq ($(FLAVOR),$(HOST_ARCH))
+cprof: $(OUT)/cprof
+	$(Q)cp $(OUT)/cprof cprof
+else
+cprof: $(OUT)/cprof
+endif
+
+unit-tests: $(OUT)/unit_tests
+
+# Fixtures are ordinary glibc programs, as a user's workload would be: dynamic,
+# PIE unless the name says nopie, frame pointers on so that stacks are complete.
+.output/fixtures/%: fixtures/src/%.c | .output/fixtures
+	$(call msg,FIXTURE,$@)
+	$(Q)gcc -O1 -g -fno-omit-frame-pointer -fno-inline -Wall -Werror \
+		$(if $(findstring nopie,$*),-no-pie -fno-pie,) -o $@ $< -lpthread
+
+fixtures: $(FIXTURES)
+
+$(BPF_OUT) $(OUT)/obj $(OUT)/obj/tests .output/fixtures:
+	$(Q)mkdir -p $@
+
+# The whole suite: unit tests (musl and ASan+UBSan builds) and end-to-end tests.
+test: all unit-tests
+	$(Q)$(MAKE) --no-print-directory FLAVOR=asan unit-tests
+	$(Q)tests/run
+
+test-unit: unit-tests fixtures
+	$(Q)tests/run --unit-only
+
+clean:
+	rm -rf $(OUT) .output/bpf-* .output/fixtures cprof
+
+distclean:
+	rm -rf .output third_party/src cprof
+
+format:
+	clang-format -i src/*.c src/*.h bpf/*.c bpf/*.h tests/unit/*.c tests/unit/*.h
+
+-include $(wildcard $(OUT)/obj/*.d $(OUT)/obj/tests/*.d)

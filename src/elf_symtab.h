@@ -1,0 +1,45 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Function symbols of one ELF file (.symtab, else .dynsym), plus what is
+ * needed to map a file offset back to an ELF virtual address (PT_LOAD
+ * segments) and the GNU build ID that identifies the file.
+ *
+ * Opening reads only the ELF header, program headers and notes; the symbol
+ * table is loaded, sorted and deduplicated on the first lookup. Names point
+ * into one private copy of the string table, so they live as long as the object.
+ */
+#ifndef CPROF_ELF_SYMTAB_H
+#define CPROF_ELF_SYMTAB_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct elf_symtab;
+
+int elf_symtab__open(const char *path, struct elf_symtab **out);
+/* Takes ownership of fd (closed by elf_symtab__free or on error). */
+int elf_symtab__open_fd(int fd, const char *display_path, struct elf_symtab **out);
+void elf_symtab__free(struct elf_symtab *e);
+
+/* Lowercase hex GNU build ID, or NULL if the file has none. */
+const char *elf_symtab__build_id(const struct elf_symtab *e);
+/* ET_EXEC (non-PIE executable) or ET_DYN (PIE / shared object). */
+int elf_symtab__type(const struct elf_symtab *e);
+
+/*
+ * Converts a file offset to the ELF virtual address using the PT_LOAD segment
+ * that contains it: vaddr = off - p_offset + p_vaddr. -ENOENT if none does.
+ */
+int elf_symtab__offset_to_vaddr(const struct elf_symtab *e, uint64_t file_offset, uint64_t *vaddr);
+
+/*
+ * Name of the function symbol covering vaddr, or NULL. *sym_offset (optional)
+ * gets vaddr - symbol start. Loads the table on first use; a table that fails
+ * to load is reported once and then behaves as empty.
+ */
+const char *elf_symtab__lookup(struct elf_symtab *e, uint64_t vaddr, uint64_t *sym_offset);
+
+/* Number of function symbols after loading/dedup (loads the table). */
+size_t elf_symtab__symbol_count(struct elf_symtab *e);
+
+#endif

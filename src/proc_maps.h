@@ -1,0 +1,55 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Parsed /proc/PID/maps: the memory layout needed to turn a user-space
+ * address into (file, file offset). Parsing works on a buffer so it can be
+ * tested on fixture text; proc_maps__read() is the thin /proc wrapper.
+ */
+#ifndef CPROF_PROC_MAPS_H
+#define CPROF_PROC_MAPS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+enum proc_map_perm {
+	PROC_MAP_READ = 1,
+	PROC_MAP_WRITE = 2,
+	PROC_MAP_EXEC = 4,
+	PROC_MAP_PRIVATE = 8, /* 'p' (copy-on-write) as opposed to 's' (shared) */
+};
+
+enum proc_map_kind {
+	PROC_MAP_FILE,	/* backed by a file: path is absolute */
+	PROC_MAP_ANON,	/* no path at all */
+	PROC_MAP_SPECIAL, /* "[vdso]", "[heap]", "[stack]", "[vsyscall]", "[anon:...]", ... */
+};
+
+struct proc_map {
+	uint64_t start;
+	uint64_t end; /* exclusive */
+	uint64_t offset;
+	uint64_t inode;
+	uint32_t dev_major;
+	uint32_t dev_minor;
+	unsigned int perms;	/* enum proc_map_perm bits */
+	enum proc_map_kind kind;
+	const char *path;	/* NULL for PROC_MAP_ANON; " (deleted)" suffix removed */
+	bool deleted;		/* the path carried " (deleted)" */
+};
+
+struct proc_maps;
+
+/* Parses maps text; malformed lines are skipped and counted, never fatal. */
+int proc_maps__parse(const char *text, size_t len, struct proc_maps **out);
+/* Reads and parses /proc/PID/maps. -ESRCH if the process is gone. */
+int proc_maps__read(int pid, struct proc_maps **out);
+void proc_maps__free(struct proc_maps *m);
+
+size_t proc_maps__count(const struct proc_maps *m);
+const struct proc_map *proc_maps__get(const struct proc_maps *m, size_t i);
+/* The mapping containing addr (binary search), or NULL. */
+const struct proc_map *proc_maps__find(const struct proc_maps *m, uint64_t addr);
+/* Number of lines that could not be parsed. */
+size_t proc_maps__bad_lines(const struct proc_maps *m);
+
+#endif

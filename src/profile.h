@@ -1,0 +1,89 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The profile model: what cprof measured, independent of any output format.
+ * The sampler and symbolizer fill it; pprof.c, folded.c and summary.c read it.
+ * Keeping it format-neutral lets every encoder be tested without BPF.
+ *
+ * Strings are interned (profile__intern) so equal strings share one pointer
+ * and frames/mappings/samples can be deduplicated by pointer comparison.
+ * Mappings and frames are referenced by 1-based index (0 = none), which is
+ * also the order and ID they get in the pprof tables.
+ */
+#ifndef CPROF_PROFILE_H
+#define CPROF_PROFILE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct profile;
+
+struct profile_meta {
+	uint64_t hz;		/* sampling frequency */
+	uint64_t period_ns;	/* 1e9 / hz: the CPU time one sample stands for */
+	uint64_t time_ns;	/* wall-clock start of the profile, ns since the epoch */
+	uint64_t duration_ns;	/* wall-clock length of the profile */
+};
+
+struct profile_mapping {
+	uint64_t start;		/* runtime start address */
+	uint64_t limit;		/* runtime end address (exclusive) */
+	uint64_t offset;	/* file offset of start */
+	const char *path;	/* interned; "" for anonymous memory */
+	const char *build_id;	/* interned lowercase hex GNU build ID; "" if unknown */
+	bool kernel;		/* the kernel image pseudo-mapping */
+};
+
+struct profile_frame {
+	uint32_t mapping;	 /* 1-based mapping index, 0 = none */
+	uint64_t address;	 /* runtime instruction address */
+	const char *name;	 /* interned display name, never NULL (a fallback if unknown) */
+	const char *system_name; /* interned raw/mangled name; == name when no demangling */
+	bool kernel;		 /* kernel-space frame */
+	bool unknown;		 /* no symbol was found: name is a module+offset fallback */
+};
+
+struct profile_labels {
+	uint32_t pid;		 /* host PID (thread group ID) */
+	uint32_t tid;		 /* 0 unless per-thread profiles were asked for */
+	const char *comm;	 /* interned process name */
+	const char *thread_name; /* interned name of the sampled thread */
+};
+
+struct profile_sample {
+	const uint32_t *frames; /* 1-based frame indices, leaf first */
+	uint32_t nframes;
+	struct profile_labels labels;
+	uint64_t count; /* number of samples */
+};
+
+struct profile *profile__new(const struct profile_meta *meta);
+void profile__free(struct profile *p);
+
+/* Returns the stable interned copy of s (NULL on allocation failure). */
+const char *profile__intern(struct profile *p, const char *s);
+
+/* Add-or-find; return the 1-based index, or 0 on allocation failure. */
+uint32_t profile__add_mapping(struct profile *p, const struct profile_mapping *m);
+uint32_t profile__add_frame(struct profile *p, const struct profile_frame *f);
+
+/* Adds count to the sample with the same stack and labels, or creates it. */
+int profile__add_sample(struct profile *p, const uint32_t *frames, uint32_t nframes,
+			const struct profile_labels *labels, uint64_t count);
+
+/* Free-text notes for the pprof `comment` field (e.g. lost-sample counts). */
+int profile__add_comment(struct profile *p, const char *text);
+
+const struct profile_meta *profile__meta(const struct profile *p);
+void profile__set_duration(struct profile *p, uint64_t duration_ns);
+size_t profile__mapping_count(const struct profile *p);
+const struct profile_mapping *profile__mapping(const struct profile *p, uint32_t idx);
+size_t profile__frame_count(const struct profile *p);
+const struct profile_frame *profile__frame(const struct profile *p, uint32_t idx);
+size_t profile__sample_count(const struct profile *p);
+const struct profile_sample *profile__sample(const struct profile *p, size_t i);
+size_t profile__comment_count(const struct profile *p);
+const char *profile__comment(const struct profile *p, size_t i);
+uint64_t profile__total_count(const struct profile *p);
+
+#endif
