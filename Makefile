@@ -70,7 +70,7 @@ FIXTURE_SRCS := $(sort $(wildcard fixtures/src/*.c))
 FIXTURES := $(patsubst fixtures/src/%.c,.output/fixtures/%,$(FIXTURE_SRCS))
 
 .DELETE_ON_ERROR:
-.PHONY: all deps cprof unit-tests fixtures test test-unit test-asan clean distclean format
+.PHONY: all deps cprof unit-tests fixtures test test-unit demo clean distclean format
 
 all: cprof fixtures
 
@@ -81,8 +81,8 @@ $(DEPS)/.stamp: third_party/build.sh third_party/versions
 	$(Q)third_party/build.sh $(FLAVOR)
 
 # The BPF object is built without any CO-RE relocation so that it also loads
-# on kernels without /sys/kernel/btf/vmlinux; bpf/profile.h is shared with user space.
-$(BPF_OUT)/profile.bpf.o: bpf/profile.bpf.c bpf/profile.h $(DEPS)/.stamp | $(BPF_OUT)
+# on kernels without /sys/kernel/btf/vmlinux; bpf/profile_abi.h is shared with user space.
+$(BPF_OUT)/profile.bpf.o: bpf/profile.bpf.c bpf/profile_abi.h $(DEPS)/.stamp | $(BPF_OUT)
 	$(call msg,BPF,$@)
 	$(Q)$(CLANG) -g -O2 -target bpf -D__TARGET_ARCH_$(BPF_ARCH) -I$(DEPS)/include \
 		-idirafter $(DEPS)/uapi -Wall -Werror -c $< -o $@.tmp
@@ -119,10 +119,14 @@ endif
 unit-tests: $(OUT)/unit_tests
 
 # Fixtures are ordinary glibc programs, as a user's workload would be: dynamic,
-# PIE unless the name says nopie, frame pointers on so that stacks are complete.
+# PIE unless the name says nopie, frame pointers in every function so stacks
+# are complete. clang, because GCC 12 skips the frame setup in leaf functions
+# that use no stack even with -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer,
+# which hides the caller of a sampled leaf from a frame-pointer unwinder.
 .output/fixtures/%: fixtures/src/%.c | .output/fixtures
 	$(call msg,FIXTURE,$@)
-	$(Q)gcc -O1 -g -fno-omit-frame-pointer -fno-inline -Wall -Werror \
+	$(Q)$(CLANG) -O1 -g -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer -fno-inline \
+		-fno-optimize-sibling-calls -Wall -Werror \
 		$(if $(findstring nopie,$*),-no-pie -fno-pie,) -o $@ $< -lpthread
 
 fixtures: $(FIXTURES)
@@ -137,6 +141,11 @@ test: all unit-tests
 
 test-unit: unit-tests fixtures
 	$(Q)tests/run --unit-only
+
+# README command 1: profile the bundled workload with a known call tree.
+demo: all
+	./cprof -F 499 -o cprof.pb.gz -- .output/fixtures/known_tree 3
+	@echo "Read it with: go tool pprof -top cprof.pb.gz"
 
 clean:
 	rm -rf $(OUT) .output/bpf-* .output/fixtures cprof

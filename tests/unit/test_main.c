@@ -38,7 +38,7 @@ void test_register(const char *name, test_fn fn)
 		tests[ntests++] = (struct test_entry){ name, fn };
 }
 
-static void finish(int code, const char *fmt, va_list ap)
+static __attribute__((noreturn)) void finish(int code, const char *fmt, va_list ap)
 {
 	if (result_msg)
 		vsnprintf(result_msg, RESULT_MSG_SIZE, fmt, ap);

@@ -1,0 +1,232 @@
+// SPDX-License-Identifier: (MIT OR GPL-2.0)
+/*
+ * The sampler: runs on every tick of the per-CPU cpu-clock perf event,
+ * records the user and kernel stacks of the interrupted task, and counts
+ * (pid, tid, stacks, comm) in the kernel so user space only drains totals.
+ *
+ * Written for old kernels (4.18+): no CO-RE relocations (it loads without
+ * /sys/kernel/btf/vmlinux), no global variables (no .rodata/.bss maps, 5.2+),
+ * no loops. Configuration comes from the `config` array map.
+ *
+ * Two sets of stack/count maps are used alternately. User space flips
+ * `active_set`, waits until `in_flight` for the old set drops to zero, then
+ * drains and clears the old set; stack ids are therefore never reused while
+ * a count still refers to them, and collisions reset every interval.
+ */
+#include <linux/bpf.h>
+#include <linux/bpf_perf_event.h>
+#include <bpf/bpf_helpers.h>
+
+#include "profile_abi.h"
+
+#define STACK_VALUE_SIZE (CPROF_MAX_STACK_DEPTH * sizeof(__u64))
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct cprof_config);
+} config SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, CPROF_MAX_TARGETS);
+	__type(key, __u32);
+	__type(value, __u32);
+} targets SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_STACK_TRACE);
+	__uint(max_entries, CPROF_DEFAULT_STACK_ENTRIES);
+	__uint(key_size, sizeof(__u32));
+	__uint(value_size, STACK_VALUE_SIZE);
+} stacks0 SEC(".maps"), stacks1 SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, CPROF_DEFAULT_COUNT_ENTRIES);
+	__type(key, struct cprof_key);
+	__type(value, __u64);
+} counts0 SEC(".maps"), counts1 SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, CPROF_STAT_MAX);
+	__type(key, __u32);
+	__type(value, __u64);
+} stats SEC(".maps");
+
+/* Samples currently being recorded into set 0 / set 1, across all CPUs. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 2);
+	__type(key, __u32);
+	__type(value, __u64);
+} in_flight SEC(".maps");
+
+/* Processes already announced to user space (LRU: no cleanup needed). */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, CPROF_SEEN_ENTRIES);
+	__type(key, __u32);
+	__type(value, __u32);
+} seen SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERF_EVENT_ARRAY);
+	__uint(key_size, sizeof(__u32));
+	__uint(value_size, sizeof(__u32));
+} events SEC(".maps");
+
+static __always_inline void stat_add(__u32 idx, __u64 n)
+{
+	__u64 *v = bpf_map_lookup_elem(&stats, &idx);
+
+	if (v)
+		*v += n;
+}
+
+static __always_inline void in_flight_add(__u32 set, __s64 delta)
+{
+	__u64 *v = bpf_map_lookup_elem(&in_flight, &set);
+
+	if (v)
+		__sync_fetch_and_add(v, delta);
+}
+
+/*
+ * bpf_get_stackid: -EFAULT means there is no such stack (a user-mode sample
+ * has no kernel stack, a kernel thread has no user stack), -EEXIST that the
+ * hash bucket holds a different stack. Both are kept in the key so that the
+ * sample is still counted and user space can say what was lost.
+ */
+static __always_inline void stack_stat(long id, __u32 collision_stat, __u32 err_stat)
+{
+	if (id >= 0 || id == -14 /* EFAULT */)
+		return;
+	stat_add(id == -17 /* EEXIST */ ? collision_stat : err_stat, 1);
+}
+
+static __always_inline void record(struct bpf_perf_event_data *ctx, void *stack_map,
+				   void *count_map, struct cprof_key *key, __u32 new_keys_stat)
+{
+	__u64 one = 1, *count;
+	long uid, kid;
+	int err;
+
+	uid = bpf_get_stackid(ctx, stack_map, BPF_F_USER_STACK);
+	kid = bpf_get_stackid(ctx, stack_map, 0);
+	stack_stat(uid, CPROF_STAT_USER_COLLISION, CPROF_STAT_USER_STACK_ERR);
+	stack_stat(kid, CPROF_STAT_KERN_COLLISION, CPROF_STAT_KERN_STACK_ERR);
+	key->user_stack_id = (__u32)uid;
+	key->kern_stack_id = (__u32)kid;
+
+	count = bpf_map_lookup_elem(count_map, key);
+	if (count) {
+		__sync_fetch_and_add(count, 1);
+		return;
+	}
+	err = bpf_map_update_elem(count_map, key, &one, BPF_NOEXIST);
+	if (err == 0) {
+		stat_add(new_keys_stat, 1);
+		return;
+	}
+	/* Another CPU inserted the same key first. */
+	count = bpf_map_lookup_elem(count_map, key);
+	if (count) {
+		__sync_fetch_and_add(count, 1);
+		return;
+	}
+	stat_add(CPROF_STAT_COUNTS_FULL, 1);
+}
+
+SEC("perf_event")
+int cprof_sample(struct bpf_perf_event_data *ctx)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	struct cprof_key key = {};
+	struct cprof_config *cfg;
+	__u32 zero = 0, set;
+
+	cfg = bpf_map_lookup_elem(&config, &zero);
+	if (!cfg)
+		return 0;
+	key.pid = id >> 32;
+	key.tid = (__u32)id;
+
+	if (key.tid == 0 && !cfg->include_idle) {
+		stat_add(CPROF_STAT_IDLE, 1);
+		return 0;
+	}
+	if (cfg->filter_pids && !bpf_map_lookup_elem(&targets, &key.pid))
+		return 0;
+	stat_add(CPROF_STAT_SAMPLES, 1);
+
+	/* First sample of a process: user space snapshots its maps while it lives. */
+	if (key.pid && !bpf_map_lookup_elem(&seen, &key.pid)) {
+		struct cprof_event ev = { .pid = key.pid, .tid = key.tid };
+		__u32 one = 1;
+
+		bpf_map_update_elem(&seen, &key.pid, &one, BPF_ANY);
+		if (bpf_perf_event_output(ctx, &events, BPF_F_CURRENT_CPU, &ev, sizeof(ev)))
+			stat_add(CPROF_STAT_NOTIFY_LOST, 1);
+	}
+
+	bpf_get_current_comm(&key.comm, sizeof(key.comm));
+
+	/*
+	 * Announce use of the set before re-reading active_set: if user space
+	 * flipped in between, move to the new set, which it will not drain
+	 * before our in_flight count drops.
+	 */
+	set = cfg->active_set & 1;
+	in_flight_add(set, 1);
+	if ((cfg->active_set & 1) != set) {
+		in_flight_add(set, -1);
+		set ^= 1;
+		in_flight_add(set, 1);
+	}
+	if (set == 0)
+		record(ctx, &stacks0, &counts0, &key, CPROF_STAT_NEW_KEYS_SET0);
+	else
+		record(ctx, &stacks1, &counts1, &key, CPROF_STAT_NEW_KEYS_SET1);
+	in_flight_add(set, -1);
+	return 0;
+}
+
+/*
+ * Follows children of profiled processes. The sched_process_fork record
+ * changed layout in 6.x (comms became __data_loc), moving child_pid from
+ * offset 44 to 20. One program per layout keeps every context access at a
+ * constant offset within the record, which the verifier and the attach-time
+ * size check require; user space reads the tracepoint format and loads one.
+ */
+static __always_inline int follow_fork(__u32 child)
+{
+	__u32 parent = bpf_get_current_pid_tgid() >> 32;
+	struct cprof_config *cfg;
+	__u32 zero = 0, one = 1;
+
+	cfg = bpf_map_lookup_elem(&config, &zero);
+	if (!cfg || !cfg->filter_pids || !bpf_map_lookup_elem(&targets, &parent))
+		return 0;
+	if (bpf_map_update_elem(&targets, &child, &one, BPF_ANY))
+		stat_add(CPROF_STAT_TARGETS_FULL, 1);
+	else
+		stat_add(CPROF_STAT_FORKS_FOLLOWED, 1);
+	return 0;
+}
+
+SEC("tracepoint/sched/sched_process_fork")
+int cprof_fork_static_comm(void *ctx)
+{
+	return follow_fork(*(__u32 *)(ctx + 44));
+}
+
+SEC("tracepoint/sched/sched_process_fork")
+int cprof_fork_dynamic_comm(void *ctx)
+{
+	return follow_fork(*(__u32 *)(ctx + 20));
+}
+
+char LICENSE[] SEC("license") = "Dual MIT/GPL";

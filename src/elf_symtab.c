@@ -1,0 +1,764 @@
+// SPDX-License-Identifier: MIT
+/*
+ * ELF function symbols, PT_LOAD segments and build ID, via libelf.
+ *
+ * The files come from whatever processes run on the machine, so nothing in
+ * them is trusted: every offset and size is checked against the real file
+ * size before libelf is asked for data, counts are derived from those sizes,
+ * and every loop advances. A file we cannot make sense of is refused at open
+ * or yields an empty table; it never crashes the profiler.
+ *
+ * The symbol table is turned once into sorted, non-overlapping address ranges
+ * so a lookup is a single binary search:
+ *  - .symtab and .dynsym are merged (a stripped file has only .dynsym);
+ *  - aliases at one address keep one name: GLOBAL > WEAK > LOCAL, then fewer
+ *    leading underscores, then shorter, then strcmp;
+ *  - a sized symbol covers [value, value + size); a size-0 symbol (asm code,
+ *    _init, crtstuff) covers up to the next symbol, but never past the end of
+ *    its executable PT_LOAD segment, of its section (so _init does not claim
+ *    the .plt after it) or of a sized symbol that encloses it;
+ *  - a symbol nested in another (asm entry points inside a larger function)
+ *    wins over its container for its own extent.
+ * Names are then copied into one private arena and the file is closed.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define LOG_MODULE "elf"
+#include "log.h"
+#include "elf_symtab.h"
+
+/* Build IDs are 20 bytes (sha1) in practice; anything much larger is not one. */
+#define MAX_BUILD_ID_SIZE 64
+
+struct elf_segment {
+	uint64_t offset;
+	uint64_t vaddr;
+	uint64_t filesz;
+	uint64_t memsz;
+	uint32_t flags;
+};
+
+/* [start, end) belongs to the symbol that starts at sym_start. */
+struct elf_range {
+	uint64_t start;
+	uint64_t end;
+	uint64_t sym_start;
+	const char *name;
+};
+
+struct elf_symtab {
+	char *path;
+	int fd;
+	Elf *elf;
+	uint64_t file_size;
+	int type;
+	struct elf_segment *segs;
+	size_t nsegs;
+	char build_id[2 * MAX_BUILD_ID_SIZE + 1];
+	bool loaded;
+	struct elf_range *ranges;
+	size_t nranges;
+	size_t nsyms;
+	char *names;
+};
+
+/* A candidate from a symbol table; name points into libelf's (mapped) data. */
+struct cand {
+	uint64_t start;
+	uint64_t size;
+	const char *name;
+	uint32_t shndx; /* 0 when unknown (SHN_XINDEX) */
+	uint8_t bind_rank;
+};
+
+/* One symbol per address, after alias selection. */
+struct usym {
+	uint64_t start;
+	uint64_t end;
+	const char *name;
+	size_t name_len;
+	bool sized;
+};
+
+static bool range_in_file(const struct elf_symtab *e, uint64_t off, uint64_t size)
+{
+	return off <= e->file_size && size <= e->file_size - off;
+}
+
+static void scan_notes(struct elf_symtab *e, Elf_Data *data)
+{
+	size_t off = 0, next, name_off, desc_off;
+	GElf_Nhdr nh;
+
+	while (off < data->d_size && (next = gelf_getnote(data, off, &nh, &name_off, &desc_off))) {
+		const uint8_t *desc = (const uint8_t *)data->d_buf + desc_off;
+		const char *name = (const char *)data->d_buf + name_off;
+		uint32_t i;
+
+		/* gelf_getnote checked that name and desc lie within data. */
+		if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == 4 && !memcmp(name, "GNU", 4) &&
+		    nh.n_descsz > 0 && nh.n_descsz <= MAX_BUILD_ID_SIZE) {
+			for (i = 0; i < nh.n_descsz; i++)
+				snprintf(e->build_id + 2 * i, 3, "%02x", desc[i]);
+			return;
+		}
+		if (next <= off)
+			break;
+		off = next;
+	}
+}
+
+static int read_segments_and_notes(struct elf_symtab *e)
+{
+	size_t phnum, i, n = 0;
+	Elf_Scn *scn = NULL;
+	GElf_Phdr ph;
+
+	if (elf_getphdrnum(e->elf, &phnum)) {
+		pr_debug("%s: program headers: %s", e->path, elf_errmsg(-1));
+		return -ENOEXEC;
+	}
+	/* An Elf32_Phdr is 32 bytes: more headers than that could not fit in the file. */
+	if (phnum > e->file_size / 32) {
+		pr_debug("%s: %zu program headers in a %llu-byte file", e->path, phnum,
+			 (unsigned long long)e->file_size);
+		return -ENOEXEC;
+	}
+	e->segs = calloc(phnum ? phnum : 1, sizeof(*e->segs));
+	if (!e->segs)
+		return -ENOMEM;
+	for (i = 0; i < phnum; i++) {
+		if (!gelf_getphdr(e->elf, i, &ph)) {
+			pr_debug("%s: program header %zu: %s", e->path, i, elf_errmsg(-1));
+			return -ENOEXEC;
+		}
+		if (ph.p_type == PT_LOAD) {
+			e->segs[n++] = (struct elf_segment){
+				.offset = ph.p_offset,
+				.vaddr = ph.p_vaddr,
+				.filesz = ph.p_filesz,
+				.memsz = ph.p_memsz,
+				.flags = ph.p_flags,
+			};
+		} else if (ph.p_type == PT_NOTE && !e->build_id[0] && ph.p_filesz &&
+			   range_in_file(e, ph.p_offset, ph.p_filesz)) {
+			Elf_Data *d = elf_getdata_rawchunk(e->elf, ph.p_offset, ph.p_filesz,
+							   ph.p_align == 8 ? ELF_T_NHDR8 : ELF_T_NHDR);
+
+			if (d)
+				scan_notes(e, d);
+		}
+	}
+	e->nsegs = n;
+
+	/* Files without program headers (some debug files) may still carry the note. */
+	while (!e->build_id[0] && (scn = elf_nextscn(e->elf, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *d;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_NOTE || !sh.sh_size ||
+		    (sh.sh_flags & SHF_COMPRESSED) || !range_in_file(e, sh.sh_offset, sh.sh_size))
+			continue;
+		d = elf_getdata(scn, NULL);
+		if (d)
+			scan_notes(e, d);
+	}
+	return 0;
+}
+
+/*
+ * libelf quietly indexes only the headers that fit in a truncated file; we
+ * refuse such a file instead, as it is not the one that was mapped.
+ */
+static int check_header_tables(struct elf_symtab *e, const GElf_Ehdr *eh)
+{
+	size_t phsize = gelf_fsize(e->elf, ELF_T_PHDR, 1, EV_CURRENT);
+	size_t shsize = gelf_fsize(e->elf, ELF_T_SHDR, 1, EV_CURRENT);
+	uint64_t shnum = eh->e_shnum;
+	size_t n;
+
+	if (eh->e_phnum && eh->e_phnum != PN_XNUM &&
+	    (eh->e_phentsize != phsize ||
+	     !range_in_file(e, eh->e_phoff, (uint64_t)eh->e_phnum * phsize))) {
+		pr_debug("%s: program headers lie outside the file", e->path);
+		return -ENOEXEC;
+	}
+	/* With extended numbering the count lives in section 0. */
+	if (!shnum && eh->e_shoff && !elf_getshdrnum(e->elf, &n))
+		shnum = n;
+	if (shnum && (eh->e_shentsize != shsize || shnum > e->file_size / shsize ||
+		      !range_in_file(e, eh->e_shoff, shnum * shsize))) {
+		pr_debug("%s: section headers lie outside the file", e->path);
+		return -ENOEXEC;
+	}
+	return 0;
+}
+
+int elf_symtab__open_fd(int fd, const char *display_path, struct elf_symtab **out)
+{
+	struct elf_symtab *e = NULL;
+	GElf_Ehdr eh;
+	struct stat st;
+	int err = 0;
+
+	*out = NULL;
+	if (!display_path)
+		display_path = "(fd)";
+	e = calloc(1, sizeof(*e));
+	if (!e) {
+		close(fd);
+		return -ENOMEM;
+	}
+	e->fd = fd;
+	e->path = strdup(display_path);
+	if (!e->path) {
+		err = -ENOMEM;
+		goto cleanup;
+	}
+	if (fstat(fd, &st)) {
+		err = -errno;
+		pr_debug("%s: stat: %s", display_path, strerror(-err));
+		goto cleanup;
+	}
+	/* A FIFO or device could block or never end. */
+	if (!S_ISREG(st.st_mode)) {
+		pr_debug("%s: not a regular file", display_path);
+		err = -EINVAL;
+		goto cleanup;
+	}
+	e->file_size = st.st_size;
+	if (elf_version(EV_CURRENT) == EV_NONE) {
+		pr_debug("libelf: %s", elf_errmsg(-1));
+		err = -EINVAL;
+		goto cleanup;
+	}
+	e->elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (!e->elf || elf_kind(e->elf) != ELF_K_ELF || !gelf_getehdr(e->elf, &eh)) {
+		pr_debug("%s: not a usable ELF file: %s", display_path, elf_errmsg(-1));
+		err = -ENOEXEC;
+		goto cleanup;
+	}
+	if (eh.e_type != ET_EXEC && eh.e_type != ET_DYN) {
+		pr_debug("%s: ELF type %u is neither an executable nor a shared object",
+			 display_path, eh.e_type);
+		err = -ENOEXEC;
+		goto cleanup;
+	}
+	e->type = eh.e_type;
+	err = check_header_tables(e, &eh);
+	if (err)
+		goto cleanup;
+	err = read_segments_and_notes(e);
+	if (err)
+		goto cleanup;
+	*out = e;
+	e = NULL;
+cleanup:
+	elf_symtab__free(e);
+	return err;
+}
+
+int elf_symtab__open(const char *path, struct elf_symtab **out)
+{
+	int fd, err;
+
+	*out = NULL;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		err = -errno;
+		pr_debug("open %s: %s", path, strerror(-err));
+		return err;
+	}
+	return elf_symtab__open_fd(fd, path, out);
+}
+
+/* Releases the file once everything needed from it has been copied out. */
+static void close_file(struct elf_symtab *e)
+{
+	if (e->elf) {
+		elf_end(e->elf);
+		e->elf = NULL;
+	}
+	if (e->fd >= 0) {
+		close(e->fd);
+		e->fd = -1;
+	}
+}
+
+void elf_symtab__free(struct elf_symtab *e)
+{
+	if (!e)
+		return;
+	close_file(e);
+	free(e->segs);
+	free(e->ranges);
+	free(e->names);
+	free(e->path);
+	free(e);
+}
+
+const char *elf_symtab__build_id(const struct elf_symtab *e)
+{
+	return e && e->build_id[0] ? e->build_id : NULL;
+}
+
+int elf_symtab__type(const struct elf_symtab *e)
+{
+	return e ? e->type : ET_NONE;
+}
+
+int elf_symtab__offset_to_vaddr(const struct elf_symtab *e, uint64_t file_offset, uint64_t *vaddr)
+{
+	size_t i;
+
+	if (!e)
+		return -EINVAL;
+	for (i = 0; i < e->nsegs; i++) {
+		const struct elf_segment *s = &e->segs[i];
+
+		if (file_offset >= s->offset && file_offset - s->offset < s->filesz) {
+			*vaddr = file_offset - s->offset + s->vaddr;
+			return 0;
+		}
+	}
+	return -ENOENT;
+}
+
+static int bind_rank(unsigned int bind)
+{
+	switch (bind) {
+	case STB_GLOBAL:
+	case STB_GNU_UNIQUE:
+		return 2;
+	case STB_WEAK:
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+static int leading_underscores(const char *s)
+{
+	int n = 0;
+
+	while (s[n] == '_')
+		n++;
+	return n;
+}
+
+/* Whether alias x is preferred over alias y; a total order, so the choice is deterministic. */
+static bool better_alias(const struct cand *x, const struct cand *y)
+{
+	size_t lx, ly;
+	int ux, uy;
+
+	if (x->bind_rank != y->bind_rank)
+		return x->bind_rank > y->bind_rank;
+	/* Most ties are one symbol listed in both .symtab and .dynsym: settle those in one pass. */
+	if (!strcmp(x->name, y->name))
+		return false;
+	ux = leading_underscores(x->name);
+	uy = leading_underscores(y->name);
+	if (ux != uy)
+		return ux < uy;
+	lx = strlen(x->name);
+	ly = strlen(y->name);
+	if (lx != ly)
+		return lx < ly;
+	return strcmp(x->name, y->name) < 0;
+}
+
+/*
+ * Stable LSD radix sort by start address, one byte per pass, skipping bytes
+ * that are the same in every key (most of them: a file spans a few MiB).
+ * Large tables made qsort, and musl's in particular, the bulk of load time.
+ */
+static int sort_by_start(struct cand *c, size_t n)
+{
+	size_t count[8][256] = {}, pos[256], i, sum;
+	struct cand *tmp, *src = c, *dst;
+	int b, d;
+
+	if (n < 2)
+		return 0;
+	tmp = malloc(n * sizeof(*tmp));
+	if (!tmp)
+		return -ENOMEM;
+	dst = tmp;
+	for (i = 0; i < n; i++)
+		for (b = 0; b < 8; b++)
+			count[b][(c[i].start >> (8 * b)) & 0xff]++;
+	for (b = 0; b < 8; b++) {
+		struct cand *t;
+
+		for (d = 0; d < 256 && count[b][d] != n; d++)
+			;
+		if (d < 256)
+			continue;
+		for (d = 0, sum = 0; d < 256; d++) {
+			pos[d] = sum;
+			sum += count[b][d];
+		}
+		for (i = 0; i < n; i++)
+			dst[pos[(src[i].start >> (8 * b)) & 0xff]++] = src[i];
+		t = src;
+		src = dst;
+		dst = t;
+	}
+	if (src != c)
+		memcpy(c, src, n * sizeof(*c));
+	free(tmp);
+	return 0;
+}
+
+/* The string table a symbol table links to, trimmed so every name in it is terminated. */
+static bool get_strtab(struct elf_symtab *e, size_t ndx, const char **str, size_t *size)
+{
+	Elf_Scn *scn = elf_getscn(e->elf, ndx);
+	GElf_Shdr sh;
+	Elf_Data *d;
+	size_t n;
+
+	if (!scn || !gelf_getshdr(scn, &sh) || sh.sh_type != SHT_STRTAB ||
+	    (sh.sh_flags & SHF_COMPRESSED) || !range_in_file(e, sh.sh_offset, sh.sh_size))
+		return false;
+	d = elf_getdata(scn, NULL);
+	if (!d || !d->d_buf)
+		return false;
+	n = d->d_size;
+	while (n && ((const char *)d->d_buf)[n - 1])
+		n--;
+	*str = d->d_buf;
+	*size = n;
+	return true;
+}
+
+static int collect(struct elf_symtab *e, Elf_Scn *scn, const GElf_Shdr *sh, struct cand **cands,
+		   size_t *n, size_t *cap)
+{
+	size_t nsyms, i, strsz, entsize;
+	const char *str;
+	Elf_Data *d;
+
+	if (!range_in_file(e, sh->sh_offset, sh->sh_size) || (sh->sh_flags & SHF_COMPRESSED)) {
+		pr_debug("%s: symbol table lies outside the file", e->path);
+		return -ENOEXEC;
+	}
+	if (!get_strtab(e, sh->sh_link, &str, &strsz)) {
+		pr_debug("%s: symbol table links to no usable string table", e->path);
+		return -ENOEXEC;
+	}
+	d = elf_getdata(scn, NULL);
+	if (!d) {
+		pr_debug("%s: symbol table: %s", e->path, elf_errmsg(-1));
+		return -ENOEXEC;
+	}
+	entsize = gelf_getclass(e->elf) == ELFCLASS32 ? sizeof(Elf32_Sym) : sizeof(Elf64_Sym);
+	nsyms = d->d_size / entsize;
+	if (*cap - *n < nsyms) {
+		size_t ncap = *n + nsyms;
+		struct cand *nc = realloc(*cands, (ncap ? ncap : 1) * sizeof(**cands));
+
+		if (!nc)
+			return -ENOMEM;
+		*cands = nc;
+		*cap = ncap;
+	}
+	for (i = 0; i < nsyms; i++) {
+		unsigned int type;
+		GElf_Sym sym;
+
+		if (!gelf_getsym(d, i, &sym))
+			break;
+		type = GELF_ST_TYPE(sym.st_info);
+		if (type != STT_FUNC && type != STT_GNU_IFUNC)
+			continue;
+		/* Undefined (imports), absolute and common symbols are not code here. */
+		if (sym.st_shndx == SHN_UNDEF ||
+		    (sym.st_shndx >= SHN_LORESERVE && sym.st_shndx != SHN_XINDEX))
+			continue;
+		if (!sym.st_value || sym.st_name >= strsz || !str[sym.st_name])
+			continue;
+		(*cands)[(*n)++] = (struct cand){
+			.start = sym.st_value,
+			.size = sym.st_size,
+			.name = str + sym.st_name,
+			.shndx = sym.st_shndx == SHN_XINDEX ? 0 : sym.st_shndx,
+			.bind_rank = bind_rank(GELF_ST_BIND(sym.st_info)),
+		};
+	}
+	return 0;
+}
+
+/* End of the executable segment containing vaddr, or UINT64_MAX if none does. */
+static uint64_t exec_segment_end(const struct elf_symtab *e, uint64_t vaddr)
+{
+	size_t i;
+
+	for (i = 0; i < e->nsegs; i++) {
+		const struct elf_segment *s = &e->segs[i];
+
+		if ((s->flags & PF_X) && vaddr >= s->vaddr && vaddr - s->vaddr < s->memsz)
+			return s->memsz > UINT64_MAX - s->vaddr ? UINT64_MAX : s->vaddr + s->memsz;
+	}
+	return UINT64_MAX;
+}
+
+/* End of the allocated section containing vaddr, or UINT64_MAX if unknown. */
+static uint64_t section_end(const struct elf_symtab *e, uint32_t shndx, uint64_t vaddr)
+{
+	Elf_Scn *scn;
+	GElf_Shdr sh;
+
+	if (!shndx || !(scn = elf_getscn(e->elf, shndx)) || !gelf_getshdr(scn, &sh) ||
+	    !(sh.sh_flags & SHF_ALLOC) || vaddr < sh.sh_addr || vaddr - sh.sh_addr >= sh.sh_size)
+		return UINT64_MAX;
+	return sh.sh_size > UINT64_MAX - sh.sh_addr ? UINT64_MAX : sh.sh_addr + sh.sh_size;
+}
+
+/* Collapses aliases and gives every symbol its end. Returns the number kept. */
+static size_t to_usyms(const struct elf_symtab *e, const struct cand *c, size_t n,
+		       struct usym *u)
+{
+	size_t i, j, k = 0, best;
+
+	for (i = 0; i < n; i = j) {
+		uint64_t end = UINT64_MAX;
+		bool sized = false;
+
+		for (j = i, best = i; j < n && c[j].start == c[i].start; j++) {
+			uint64_t s_end;
+
+			if (j > i && better_alias(&c[j], &c[best]))
+				best = j;
+			if (!c[j].size)
+				continue;
+			s_end = c[j].size > UINT64_MAX - c[j].start ? UINT64_MAX
+								     : c[j].start + c[j].size;
+			if (!sized || s_end > end)
+				end = s_end;
+			sized = true;
+		}
+		if (!sized) {
+			uint64_t seg_end = exec_segment_end(e, c[i].start);
+
+			end = section_end(e, c[best].shndx, c[i].start);
+			if (seg_end < end)
+				end = seg_end;
+		}
+		u[k++] = (struct usym){
+			.start = c[i].start,
+			.end = end,
+			.name = c[best].name,
+			.sized = sized,
+		};
+	}
+	/* Unsized symbols hold their segment/section limit so far; the next symbol bounds them too. */
+	for (i = 0; i < k; i++) {
+		uint64_t next;
+
+		if (u[i].sized)
+			continue;
+		next = i + 1 < k ? u[i + 1].start : UINT64_MAX;
+		if (next < u[i].end)
+			u[i].end = next;
+		/* Last symbol, outside any executable segment: nothing bounds it but itself. */
+		if (u[i].end == UINT64_MAX)
+			u[i].end = u[i].start + 1;
+	}
+	return k;
+}
+
+static void emit(struct elf_range *r, size_t *nr, uint64_t start, uint64_t end,
+		 const struct usym *s)
+{
+	if (start >= end)
+		return;
+	r[(*nr)++] = (struct elf_range){
+		.start = start,
+		.end = end,
+		.sym_start = s->start,
+		.name = s->name,
+	};
+}
+
+/*
+ * Sweeps symbols in address order with a stack of the ones still open, so
+ * that nested symbols split their container. Each symbol emits at most one
+ * range when it is pushed (the container's part before it) and one when it
+ * is popped: at most 2 * n ranges.
+ */
+static int to_ranges(struct usym *u, size_t n, struct elf_range *r, size_t *nr)
+{
+	size_t *stack, depth = 0, i;
+	uint64_t cursor = 0;
+
+	stack = malloc((n ? n : 1) * sizeof(*stack));
+	if (!stack)
+		return -ENOMEM;
+	*nr = 0;
+	/* One pass past the end, at UINT64_MAX, closes whatever is still open. */
+	for (i = 0; i <= n; i++) {
+		uint64_t at = i < n ? u[i].start : UINT64_MAX;
+
+		while (depth && u[stack[depth - 1]].end <= at) {
+			const struct usym *t = &u[stack[--depth]];
+
+			emit(r, nr, cursor, t->end, t);
+			if (t->end > cursor)
+				cursor = t->end;
+		}
+		if (i == n)
+			break;
+		if (depth) {
+			const struct usym *top = &u[stack[depth - 1]];
+
+			emit(r, nr, cursor, u[i].start, top);
+			/* A label inside a function must not take over the function's tail. */
+			if (!u[i].sized && u[i].end > top->end)
+				u[i].end = top->end;
+		}
+		cursor = u[i].start;
+		stack[depth++] = i;
+	}
+	free(stack);
+	return 0;
+}
+
+/* Copies the kept names into one arena and points the ranges at it. */
+static int intern_names(struct elf_symtab *e, struct usym *u, size_t n)
+{
+	size_t total = 0, i, off = 0;
+
+	for (i = 0; i < n; i++) {
+		u[i].name_len = strlen(u[i].name);
+		total += u[i].name_len + 1;
+	}
+	e->names = malloc(total ? total : 1);
+	if (!e->names)
+		return -ENOMEM;
+	for (i = 0; i < n; i++) {
+		memcpy(e->names + off, u[i].name, u[i].name_len + 1);
+		u[i].name = e->names + off;
+		off += u[i].name_len + 1;
+	}
+	return 0;
+}
+
+static int load_symbols(struct elf_symtab *e)
+{
+	struct cand *cands = NULL;
+	struct usym *u = NULL;
+	size_t n = 0, cap = 0, nu, nr;
+	Elf_Scn *scn = NULL;
+	int err = 0;
+
+	if (!e->elf)
+		return -EBADF;
+	while ((scn = elf_nextscn(e->elf, scn))) {
+		GElf_Shdr sh;
+
+		/* A .symtab stripped into a debug file is SHT_NOBITS and so never matches. */
+		if (!gelf_getshdr(scn, &sh) || (sh.sh_type != SHT_SYMTAB && sh.sh_type != SHT_DYNSYM))
+			continue;
+		err = collect(e, scn, &sh, &cands, &n, &cap);
+		if (err == -ENOMEM)
+			goto cleanup;
+		/* One bad table should not cost us the other. */
+		err = 0;
+	}
+
+	err = sort_by_start(cands, n);
+	if (err)
+		goto cleanup;
+	u = malloc((n ? n : 1) * sizeof(*u));
+	if (!u) {
+		err = -ENOMEM;
+		goto cleanup;
+	}
+	nu = to_usyms(e, cands, n, u);
+	/* The names still point into the mapped file: copy them before it goes. */
+	err = intern_names(e, u, nu);
+	if (err)
+		goto cleanup;
+	e->ranges = malloc((2 * nu + 1) * sizeof(*e->ranges));
+	if (!e->ranges) {
+		err = -ENOMEM;
+		goto cleanup;
+	}
+	err = to_ranges(u, nu, e->ranges, &nr);
+	if (err)
+		goto cleanup;
+	e->nranges = nr;
+	e->nsyms = nu;
+cleanup:
+	free(cands);
+	free(u);
+	return err;
+}
+
+static void ensure_loaded(struct elf_symtab *e)
+{
+	int err;
+
+	if (e->loaded)
+		return;
+	e->loaded = true;
+	err = load_symbols(e);
+	if (err) {
+		pr_warn("%s: cannot load symbols: %s", e->path, strerror(-err));
+		free(e->ranges);
+		free(e->names);
+		e->ranges = NULL;
+		e->names = NULL;
+		e->nranges = 0;
+		e->nsyms = 0;
+	} else {
+		pr_debug("%s: %zu function symbols", e->path, e->nsyms);
+	}
+	close_file(e);
+}
+
+const char *elf_symtab__lookup(struct elf_symtab *e, uint64_t vaddr, uint64_t *sym_offset)
+{
+	size_t lo = 0, hi;
+	const struct elf_range *r;
+
+	if (!e)
+		return NULL;
+	ensure_loaded(e);
+	hi = e->nranges;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (e->ranges[mid].start <= vaddr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo)
+		return NULL;
+	r = &e->ranges[lo - 1];
+	if (vaddr >= r->end)
+		return NULL;
+	if (sym_offset)
+		*sym_offset = vaddr - r->sym_start;
+	return r->name;
+}
+
+size_t elf_symtab__symbol_count(struct elf_symtab *e)
+{
+	if (!e)
+		return 0;
+	ensure_loaded(e);
+	return e->nsyms;
+}

@@ -1,0 +1,21 @@
+/* SPDX-License-Identifier: MIT */
+/* Small, bounded reads of /proc files that any process on the host controls. */
+#ifndef CPROF_PROCFS_H
+#define CPROF_PROCFS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Reads at most size-1 bytes of a file into buf, NUL-terminated; returns the length or -errno. */
+int procfs__read_small(const char *path, char *buf, size_t size);
+/* Reads a whole file of unknown size (as /proc files report size 0). Caller frees *out. */
+int procfs__read_all(const char *path, char **out, size_t *len);
+/* Process name from /proc/PID/comm without the newline; -ESRCH when gone. */
+int procfs__comm(uint32_t pid, char *buf, size_t size);
+/* True while /proc/PID exists (a zombie still counts). */
+bool procfs__pid_exists(uint32_t pid);
+/* The process's start time in clock ticks since boot (field 22 of /proc/PID/stat). */
+int procfs__start_time(uint32_t pid, uint64_t *ticks);
+
+#endif

@@ -1,0 +1,525 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Drives the embedded BPF program (bpf/profile.bpf.c). The program counts
+ * samples into one of two map sets; draining flips the active set, waits
+ * for samples in flight on the old one, then reads and clears it. This keeps
+ * stack ids stable while counts refer to them and bounds how full the stack
+ * map gets, which is what causes hash collisions (lost stacks).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "perf_attach.h"
+#include "profile.skel.h"
+#include "sampler.h"
+
+#define LOG_MODULE "bpf"
+#include "log.h"
+
+#define NOTIFY_PAGES 8		/* per-CPU perf buffer for first-sight notifications */
+#define IN_FLIGHT_WAIT_US 1000000
+
+struct sampler {
+	struct profile_bpf *skel;
+	struct perf_attach *pa;
+	struct bpf_link *fork_link;
+	struct perf_buffer *pb;
+	struct sampler_opts opts;
+	struct cprof_config cfg;
+	int ncpus_possible;
+	bool started;
+	bool stopped;
+	uint64_t keys_at_flip;	/* NEW_KEYS of the active set when it became active */
+	uint64_t collisions_at_flip;
+	uint64_t lost_notify;
+	uint64_t missing_stacks;
+	/* Valid during sampler__poll only. */
+	sampler_process_fn poll_fn;
+	void *poll_ctx;
+	int polled;
+	/* Per drain: stack id -> frames, so a stack shared by many keys is read once. */
+	uint64_t **stack_cache;
+	uint32_t *stack_cache_ids;
+	uint32_t stack_cache_n;
+};
+
+static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	char buf[65536]; /* verifier logs come as one message */
+	size_t n;
+
+	/*
+	 * libbpf is chatty about feature probes on old kernels, and its errors
+	 * are restated by explain_load_error(): all of it is -v material.
+	 */
+	(void)level;
+	if (log_get_level() < LOG_DEBUG)
+		return 0;
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	n = strlen(buf);
+	if (n && buf[n - 1] == '\n')
+		buf[n - 1] = '\0';
+	fprintf(stderr, "cprof: libbpf: %s\n", buf);
+	return 0;
+}
+
+static void explain_load_error(int err)
+{
+	switch (err) {
+	case -EPERM:
+	case -EACCES:
+		pr_err("cannot load the BPF program: %s; cprof needs root, or CAP_BPF and "
+		       "CAP_PERFMON (CAP_SYS_ADMIN before Linux 5.8); kernels before 5.11 also "
+		       "need a high enough RLIMIT_MEMLOCK",
+		       strerror(-err));
+		break;
+	case -ENOSYS:
+		pr_err("cannot load the BPF program: this kernel has no bpf() system call "
+		       "(CONFIG_BPF_SYSCALL=n)");
+		break;
+	case -EINVAL:
+	case -E2BIG:
+	case -EOPNOTSUPP:
+		pr_err("cannot load the BPF program: %s; the kernel rejected it (cprof needs "
+		       "Linux 4.18 or later with BPF perf_event programs); run with -v for "
+		       "the verifier log",
+		       strerror(-err));
+		break;
+	default:
+		pr_err("cannot load the BPF program: %s (run with -v for libbpf's log)",
+		       strerror(-err));
+	}
+}
+
+/* libbpf resolves tracepoints through tracefs; mount it where it is missing. */
+static const char *tracefs_dir(void)
+{
+	static const char *const dirs[] = { "/sys/kernel/tracing", "/sys/kernel/debug/tracing" };
+	char path[128];
+	size_t i;
+
+	for (i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
+		snprintf(path, sizeof(path), "%s/events", dirs[i]);
+		if (access(path, F_OK) == 0)
+			return dirs[i];
+	}
+	if (mount("nodev", "/sys/kernel/tracing", "tracefs", 0, NULL) == 0) {
+		pr_debug("mounted tracefs on /sys/kernel/tracing");
+		return dirs[0];
+	}
+	pr_debug("cannot mount tracefs: %s", strerror(errno));
+	return NULL;
+}
+
+/* Reads the offset of child_pid in sched_process_fork to pick the record layout. */
+static enum cprof_fork_layout fork_layout(void)
+{
+	const char *dir = tracefs_dir();
+	char path[256], line[256];
+	enum cprof_fork_layout layout = CPROF_FORK_NONE;
+	FILE *f;
+	int off;
+
+	if (!dir)
+		return CPROF_FORK_NONE;
+	snprintf(path, sizeof(path), "%s/events/sched/sched_process_fork/format", dir);
+	f = fopen(path, "re");
+	if (!f)
+		return CPROF_FORK_NONE;
+	while (fgets(line, sizeof(line), f)) {
+		const char *p = strstr(line, "child_pid;");
+
+		if (!p || !(p = strstr(p, "offset:")) || sscanf(p, "offset:%d", &off) != 1)
+			continue;
+		if (off == 44)
+			layout = CPROF_FORK_STATIC_COMM;
+		else if (off == 20)
+			layout = CPROF_FORK_DYNAMIC_COMM;
+		break;
+	}
+	fclose(f);
+	return layout;
+}
+
+static int update_config(struct sampler *s)
+{
+	__u32 zero = 0;
+	int err;
+
+	err = bpf_map_update_elem(bpf_map__fd(s->skel->maps.config), &zero, &s->cfg, BPF_ANY);
+	if (err) {
+		err = -errno;
+		pr_err("cannot update the configuration map: %s", strerror(-err));
+	}
+	return err;
+}
+
+int sampler__new(const struct sampler_opts *opts, struct sampler **out)
+{
+	struct sampler *s;
+	uint32_t stacks, counts;
+	int err;
+
+	*out = NULL;
+	libbpf_set_print(libbpf_print);
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	s->opts = *opts;
+	s->ncpus_possible = libbpf_num_possible_cpus();
+	if (s->ncpus_possible <= 0) {
+		err = s->ncpus_possible ? s->ncpus_possible : -EINVAL;
+		pr_err("cannot read the number of possible CPUs: %s", strerror(-err));
+		goto cleanup;
+	}
+
+	s->skel = profile_bpf__open();
+	if (!s->skel) {
+		err = -errno;
+		pr_err("cannot open the embedded BPF object: %s", strerror(-err));
+		goto cleanup;
+	}
+	stacks = opts->stack_entries ? opts->stack_entries : CPROF_DEFAULT_STACK_ENTRIES;
+	counts = opts->count_entries ? opts->count_entries : CPROF_DEFAULT_COUNT_ENTRIES;
+	bpf_map__set_max_entries(s->skel->maps.stacks0, stacks);
+	bpf_map__set_max_entries(s->skel->maps.stacks1, stacks);
+	bpf_map__set_max_entries(s->skel->maps.counts0, counts);
+	bpf_map__set_max_entries(s->skel->maps.counts1, counts);
+	s->opts.stack_entries = stacks;
+	s->opts.count_entries = counts;
+
+	s->cfg.filter_pids = opts->filter_pids;
+	s->cfg.include_idle = opts->include_idle;
+	if (opts->filter_pids && opts->follow_children) {
+		s->cfg.fork_layout = fork_layout();
+		if (s->cfg.fork_layout == CPROF_FORK_NONE)
+			pr_warn("children started during the profile are not followed: cannot read "
+				"the sched_process_fork tracepoint (is tracefs available?)");
+	}
+	bpf_program__set_autoload(s->skel->progs.cprof_fork_static_comm,
+				  s->cfg.fork_layout == CPROF_FORK_STATIC_COMM);
+	bpf_program__set_autoload(s->skel->progs.cprof_fork_dynamic_comm,
+				  s->cfg.fork_layout == CPROF_FORK_DYNAMIC_COMM);
+
+	err = profile_bpf__load(s->skel);
+	if (err) {
+		explain_load_error(err);
+		goto cleanup;
+	}
+	err = update_config(s);
+	if (err)
+		goto cleanup;
+	s->stack_cache = calloc(stacks, sizeof(*s->stack_cache));
+	s->stack_cache_ids = calloc(stacks, sizeof(*s->stack_cache_ids));
+	if (!s->stack_cache || !s->stack_cache_ids) {
+		err = -ENOMEM;
+		goto cleanup;
+	}
+	*out = s;
+	return 0;
+cleanup:
+	sampler__free(s);
+	return err;
+}
+
+int sampler__add_target(struct sampler *s, uint32_t pid)
+{
+	__u32 one = 1;
+	int err;
+
+	err = bpf_map_update_elem(bpf_map__fd(s->skel->maps.targets), &pid, &one, BPF_ANY);
+	if (err) {
+		err = -errno;
+		pr_err("cannot add PID %u to the targets map: %s", pid, strerror(-err));
+	}
+	return err;
+}
+
+static void on_notify(void *ctx, int cpu, void *data, __u32 size)
+{
+	struct sampler *s = ctx;
+	const struct cprof_event *ev = data;
+
+	(void)cpu;
+	if (size < sizeof(*ev) || !s->poll_fn)
+		return;
+	s->poll_fn(s->poll_ctx, ev->pid);
+	s->polled++;
+}
+
+static void on_notify_lost(void *ctx, int cpu, __u64 cnt)
+{
+	struct sampler *s = ctx;
+
+	(void)cpu;
+	s->lost_notify += cnt;
+}
+
+int sampler__start(struct sampler *s)
+{
+	int err;
+
+	s->pb = perf_buffer__new(bpf_map__fd(s->skel->maps.events), NOTIFY_PAGES, on_notify,
+				 on_notify_lost, s, NULL);
+	if (!s->pb) {
+		err = -errno;
+		pr_err("cannot create the notification perf buffer: %s", strerror(-err));
+		return err;
+	}
+	if (s->cfg.fork_layout != CPROF_FORK_NONE) {
+		s->fork_link = bpf_program__attach(s->cfg.fork_layout == CPROF_FORK_STATIC_COMM
+							   ? s->skel->progs.cprof_fork_static_comm
+							   : s->skel->progs.cprof_fork_dynamic_comm);
+		if (!s->fork_link)
+			pr_warn("children started during the profile are not followed: cannot "
+				"attach to sched_process_fork: %s",
+				strerror(errno));
+	}
+	err = perf_attach__open(s->skel->progs.cprof_sample, s->opts.hz, &s->pa);
+	if (err)
+		return err;
+	s->started = true;
+	return 0;
+}
+
+void sampler__stop(struct sampler *s)
+{
+	if (!s || s->stopped)
+		return;
+	perf_attach__free(s->pa);
+	s->pa = NULL;
+	bpf_link__destroy(s->fork_link);
+	s->fork_link = NULL;
+	s->stopped = true;
+}
+
+int sampler__cpu_count(const struct sampler *s)
+{
+	return perf_attach__cpu_count(s->pa);
+}
+
+int sampler__poll(struct sampler *s, int timeout_ms, sampler_process_fn fn, void *ctx)
+{
+	int err;
+
+	if (!s->pb) {
+		if (timeout_ms > 0)
+			usleep((useconds_t)timeout_ms * 1000);
+		return 0;
+	}
+	s->poll_fn = fn;
+	s->poll_ctx = ctx;
+	s->polled = 0;
+	err = perf_buffer__poll(s->pb, timeout_ms);
+	s->poll_fn = NULL;
+	if (err < 0 && err != -EINTR)
+		return err;
+	return s->polled;
+}
+
+int sampler__read_stats(struct sampler *s, uint64_t *stats)
+{
+	uint64_t *vals;
+	__u32 i;
+	int cpu, err = 0;
+
+	vals = calloc(s->ncpus_possible, sizeof(*vals));
+	if (!vals)
+		return -ENOMEM;
+	for (i = 0; i < CPROF_STAT_MAX; i++) {
+		stats[i] = 0;
+		if (bpf_map_lookup_elem(bpf_map__fd(s->skel->maps.stats), &i, vals)) {
+			err = -errno;
+			break;
+		}
+		for (cpu = 0; cpu < s->ncpus_possible; cpu++)
+			stats[i] += vals[cpu];
+	}
+	free(vals);
+	return err;
+}
+
+uint64_t sampler__lost_notifications(const struct sampler *s)
+{
+	return s->lost_notify;
+}
+
+uint64_t sampler__missing_stacks(const struct sampler *s)
+{
+	return s->missing_stacks;
+}
+
+bool sampler__should_drain(struct sampler *s)
+{
+	uint64_t st[CPROF_STAT_MAX], keys, collisions;
+
+	if (sampler__read_stats(s, st))
+		return true;
+	keys = st[s->cfg.active_set ? CPROF_STAT_NEW_KEYS_SET1 : CPROF_STAT_NEW_KEYS_SET0];
+	collisions = st[CPROF_STAT_USER_COLLISION] + st[CPROF_STAT_KERN_COLLISION];
+	/*
+	 * Collision odds grow with the stack map's fill, and a collided stack
+	 * stays lost until its bucket is cleared: drain early in both cases.
+	 */
+	return (keys - s->keys_at_flip) * 2 >= s->opts.stack_entries / 16 ||
+	       (keys - s->keys_at_flip) >= s->opts.count_entries / 4 ||
+	       collisions != s->collisions_at_flip;
+}
+
+static int wait_in_flight(struct sampler *s, __u32 set)
+{
+	int fd = bpf_map__fd(s->skel->maps.in_flight), waited;
+	__u64 n = 0;
+
+	for (waited = 0; waited < IN_FLIGHT_WAIT_US; waited += 50) {
+		if (bpf_map_lookup_elem(fd, &set, &n))
+			return -errno;
+		if (n == 0)
+			return 0;
+		usleep(50);
+	}
+	pr_warn("samples still in flight on map set %u after 1 s (%llu); draining anyway", set,
+		(unsigned long long)n);
+	return 0;
+}
+
+/* Returns the frames of a stack id, reading the stack map once per drain. */
+static const uint64_t *stack_frames(struct sampler *s, int fd, int id, uint32_t *n, int *err)
+{
+	uint64_t *ips;
+	uint32_t i;
+
+	*n = 0;
+	*err = 0;
+	if (id < 0) {
+		/* -EFAULT: there is no such stack (user-mode sample, kernel thread). */
+		if (id != -EFAULT)
+			*err = id;
+		return NULL;
+	}
+	if ((uint32_t)id >= s->opts.stack_entries) {
+		*err = -ERANGE;
+		return NULL;
+	}
+	ips = s->stack_cache[id];
+	if (!ips) {
+		ips = calloc(CPROF_MAX_STACK_DEPTH, sizeof(*ips));
+		if (!ips) {
+			*err = -ENOMEM;
+			return NULL;
+		}
+		if (bpf_map_lookup_elem(fd, &id, ips)) {
+			free(ips);
+			s->missing_stacks++;
+			*err = -ENOENT;
+			return NULL;
+		}
+		s->stack_cache[id] = ips;
+		s->stack_cache_ids[s->stack_cache_n++] = id;
+	}
+	for (i = 0; i < CPROF_MAX_STACK_DEPTH && ips[i]; i++)
+		;
+	*n = i;
+	return ips;
+}
+
+static int drain_set(struct sampler *s, __u32 set, sampler_entry_fn fn, void *ctx)
+{
+	int counts_fd = bpf_map__fd(set ? s->skel->maps.counts1 : s->skel->maps.counts0);
+	int stacks_fd = bpf_map__fd(set ? s->skel->maps.stacks1 : s->skel->maps.stacks0);
+	struct cprof_key *keys = NULL, *tmp;
+	size_t nkeys = 0, cap = 0, i;
+	struct sampler_entry e;
+	__u64 count;
+	int err = 0;
+
+	/* Collect keys first: deleting while iterating a hash map restarts the walk. */
+	for (;;) {
+		if (nkeys == cap) {
+			cap = cap ? cap * 2 : 256;
+			tmp = realloc(keys, cap * sizeof(*keys));
+			if (!tmp) {
+				err = -ENOMEM;
+				goto cleanup;
+			}
+			keys = tmp;
+		}
+		if (bpf_map_get_next_key(counts_fd, nkeys ? &keys[nkeys - 1] : NULL, &keys[nkeys]))
+			break;
+		nkeys++;
+	}
+	for (i = 0; i < nkeys; i++) {
+		if (bpf_map_lookup_elem(counts_fd, &keys[i], &count))
+			continue;
+		memset(&e, 0, sizeof(e));
+		e.pid = keys[i].pid;
+		e.tid = keys[i].tid;
+		memcpy(e.comm, keys[i].comm, CPROF_COMM_LEN);
+		e.count = count;
+		e.user_ips = stack_frames(s, stacks_fd, (int)keys[i].user_stack_id, &e.user_n,
+					  &e.user_err);
+		e.kern_ips = stack_frames(s, stacks_fd, (int)keys[i].kern_stack_id, &e.kern_n,
+					  &e.kern_err);
+		fn(ctx, &e);
+	}
+	for (i = 0; i < nkeys; i++)
+		bpf_map_delete_elem(counts_fd, &keys[i]);
+cleanup:
+	for (i = 0; i < s->stack_cache_n; i++) {
+		__u32 id = s->stack_cache_ids[i];
+
+		bpf_map_delete_elem(stacks_fd, &id);
+		free(s->stack_cache[id]);
+		s->stack_cache[id] = NULL;
+	}
+	s->stack_cache_n = 0;
+	free(keys);
+	return err;
+}
+
+int sampler__drain(struct sampler *s, sampler_entry_fn fn, void *ctx)
+{
+	uint64_t st[CPROF_STAT_MAX];
+	__u32 old = s->cfg.active_set;
+	int err;
+
+	s->cfg.active_set ^= 1;
+	err = update_config(s);
+	if (err)
+		return err;
+	err = wait_in_flight(s, old);
+	if (err)
+		return err;
+	if (!sampler__read_stats(s, st)) {
+		s->keys_at_flip = st[s->cfg.active_set ? CPROF_STAT_NEW_KEYS_SET1
+						       : CPROF_STAT_NEW_KEYS_SET0];
+		s->collisions_at_flip = st[CPROF_STAT_USER_COLLISION] + st[CPROF_STAT_KERN_COLLISION];
+	}
+	err = drain_set(s, old, fn, ctx);
+	/* Once stopped nothing writes to either set: take the other one too. */
+	if (!err && s->stopped)
+		err = drain_set(s, s->cfg.active_set, fn, ctx);
+	return err;
+}
+
+void sampler__free(struct sampler *s)
+{
+	if (!s)
+		return;
+	sampler__stop(s);
+	perf_buffer__free(s->pb);
+	profile_bpf__destroy(s->skel);
+	free(s->stack_cache);
+	free(s->stack_cache_ids);
+	free(s);
+}

@@ -1,0 +1,223 @@
+// SPDX-License-Identifier: MIT
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "profile.h"
+#include "summary.h"
+#include "u64map.h"
+
+struct func_total {
+	const char *name;
+	const char *module;
+	uint64_t self;
+	uint64_t total;
+};
+
+static const char *frame_module(const struct profile *p, const struct profile_frame *f)
+{
+	const struct profile_mapping *m;
+	const char *slash;
+
+	if (f->kernel)
+		return "[kernel]";
+	if (!f->mapping)
+		return "";
+	m = profile__mapping(p, f->mapping);
+	if (!m || !m->path || !*m->path)
+		return "";
+	slash = strrchr(m->path, '/');
+	return slash ? slash + 1 : m->path;
+}
+
+static int cmp_self(const void *a, const void *b)
+{
+	const struct func_total *x = a, *y = b;
+
+	if (x->self != y->self)
+		return x->self < y->self ? 1 : -1;
+	if (x->total != y->total)
+		return x->total < y->total ? 1 : -1;
+	return strcmp(x->name, y->name);
+}
+
+/*
+ * Self and total per function name. Total counts a sample once even when a
+ * function appears several times in its stack (recursion).
+ */
+static struct func_total *function_totals(const struct profile *p, size_t *n_out)
+{
+	struct u64map *index = u64map__new(), *in_sample = u64map__new();
+	struct func_total *funcs = NULL, *tmp;
+	size_t n = 0, cap = 0, i;
+	uint32_t j;
+	uint64_t v;
+
+	if (!index || !in_sample)
+		goto fail;
+	for (i = 0; i < profile__sample_count(p); i++) {
+		const struct profile_sample *s = profile__sample(p, i);
+
+		for (j = 0; j < s->nframes; j++) {
+			const struct profile_frame *f = profile__frame(p, s->frames[j]);
+			uint64_t key = (uintptr_t)f->name;
+
+			if (!u64map__get(index, key, &v)) {
+				if (n == cap) {
+					cap = cap ? cap * 2 : 64;
+					tmp = realloc(funcs, cap * sizeof(*funcs));
+					if (!tmp)
+						goto fail;
+					funcs = tmp;
+				}
+				funcs[n] = (struct func_total){ f->name, frame_module(p, f), 0, 0 };
+				v = n++;
+				if (u64map__set(index, key, v))
+					goto fail;
+			}
+			if (j == 0)
+				funcs[v].self += s->count;
+			if (!u64map__get(in_sample, key, NULL)) {
+				funcs[v].total += s->count;
+				if (u64map__set(in_sample, key, 1))
+					goto fail;
+			}
+		}
+		for (j = 0; j < s->nframes; j++)
+			u64map__delete(in_sample, (uintptr_t)profile__frame(p, s->frames[j])->name);
+	}
+	u64map__free(index);
+	u64map__free(in_sample);
+	qsort(funcs, n, sizeof(*funcs), cmp_self);
+	*n_out = n;
+	return funcs;
+fail:
+	u64map__free(index);
+	u64map__free(in_sample);
+	free(funcs);
+	*n_out = 0;
+	return NULL;
+}
+
+static size_t count_processes(const struct profile *p)
+{
+	struct u64map *pids = u64map__new();
+	size_t i, n;
+
+	if (!pids)
+		return 0;
+	for (i = 0; i < profile__sample_count(p); i++)
+		u64map__set(pids, profile__sample(p, i)->labels.pid, 1);
+	n = u64map__count(pids);
+	u64map__free(pids);
+	return n;
+}
+
+static double pct(uint64_t part, uint64_t whole)
+{
+	return whole ? 100.0 * (double)part / (double)whole : 0.0;
+}
+
+static uint64_t lost_samples(const struct summary_info *in)
+{
+	return in->stats[CPROF_STAT_COUNTS_FULL];
+}
+
+static uint64_t lost_stacks(const struct summary_info *in)
+{
+	return in->stats[CPROF_STAT_USER_COLLISION] + in->stats[CPROF_STAT_KERN_COLLISION] +
+	       in->stats[CPROF_STAT_USER_STACK_ERR] + in->stats[CPROF_STAT_KERN_STACK_ERR] +
+	       in->missing_stacks;
+}
+
+int summary__add_comments(struct profile *p, const struct summary_info *in)
+{
+	char buf[512];
+	int err;
+
+	snprintf(buf, sizeof(buf),
+		 "cprof: samples taken %" PRIu64 ", in profile %" PRIu64 ", lost %" PRIu64
+		 " (counts map full)",
+		 in->stats[CPROF_STAT_SAMPLES], profile__total_count(p), lost_samples(in));
+	err = profile__add_comment(p, buf);
+	if (err)
+		return err;
+	snprintf(buf, sizeof(buf),
+		 "cprof: stacks lost (sample kept with a placeholder frame): user collisions "
+		 "%" PRIu64 ", kernel collisions %" PRIu64 ", user errors %" PRIu64
+		 ", kernel errors %" PRIu64 ", vanished %" PRIu64,
+		 in->stats[CPROF_STAT_USER_COLLISION], in->stats[CPROF_STAT_KERN_COLLISION],
+		 in->stats[CPROF_STAT_USER_STACK_ERR], in->stats[CPROF_STAT_KERN_STACK_ERR],
+		 in->missing_stacks);
+	err = profile__add_comment(p, buf);
+	if (err)
+		return err;
+	snprintf(buf, sizeof(buf),
+		 "cprof: unknown frames: user %" PRIu64 " of %" PRIu64 ", kernel %" PRIu64
+		 " of %" PRIu64 "; processes gone before their maps were read %" PRIu64
+		 " of %" PRIu64 "; lost first-sight notifications %" PRIu64,
+		 in->sym.unknown_user, in->sym.user_frames, in->sym.unknown_kernel,
+		 in->sym.kernel_frames, in->sym.processes_gone, in->sym.processes,
+		 in->lost_notifications + in->stats[CPROF_STAT_NOTIFY_LOST]);
+	err = profile__add_comment(p, buf);
+	if (err)
+		return err;
+	snprintf(buf, sizeof(buf), "cprof: idle samples %s: %" PRIu64,
+		 in->include_idle ? "included" : "excluded", in->stats[CPROF_STAT_IDLE]);
+	return profile__add_comment(p, buf);
+}
+
+void summary__print(FILE *f, const struct profile *p, const struct summary_info *in, int top_n)
+{
+	uint64_t total = profile__total_count(p), lost = lost_samples(in), stacks = lost_stacks(in);
+	struct func_total *funcs;
+	size_t nfuncs = 0, i;
+
+	fprintf(f, "cprof: %" PRIu64 " samples in %.2f s at %" PRIu64 " Hz on %d CPU%s, %zu process%s\n",
+		total, (double)in->duration_ns / 1e9, in->hz, in->ncpus, in->ncpus == 1 ? "" : "s",
+		count_processes(p), count_processes(p) == 1 ? "" : "es");
+	if (lost)
+		fprintf(f, "cprof: LOST %" PRIu64 " samples (%.1f%%): the counts map was full; "
+			   "raise --map-size\n",
+			lost, pct(lost, total + lost));
+	else
+		fprintf(f, "cprof: lost samples: 0\n");
+	if (stacks)
+		fprintf(f,
+			"cprof: %" PRIu64 " stacks lost but their samples kept as placeholders: "
+			"stack-map collisions user %" PRIu64 " kernel %" PRIu64 ", errors %" PRIu64
+			"\n",
+			stacks, in->stats[CPROF_STAT_USER_COLLISION],
+			in->stats[CPROF_STAT_KERN_COLLISION],
+			in->stats[CPROF_STAT_USER_STACK_ERR] + in->stats[CPROF_STAT_KERN_STACK_ERR] +
+				in->missing_stacks);
+	if (in->sym.unknown_user || in->sym.unknown_kernel)
+		fprintf(f, "cprof: unknown frames (shown as module+offset): user %" PRIu64 " of %" PRIu64
+			   ", kernel %" PRIu64 " of %" PRIu64 "\n",
+			in->sym.unknown_user, in->sym.user_frames, in->sym.unknown_kernel,
+			in->sym.kernel_frames);
+	if (in->sym.processes_gone)
+		fprintf(f, "cprof: %" PRIu64 " process%s exited before its memory map could be read\n",
+			in->sym.processes_gone, in->sym.processes_gone == 1 ? "" : "es");
+	if (in->lost_notifications + in->stats[CPROF_STAT_NOTIFY_LOST])
+		fprintf(f, "cprof: %" PRIu64 " new-process notifications lost (those processes "
+			   "were read late)\n",
+			in->lost_notifications + in->stats[CPROF_STAT_NOTIFY_LOST]);
+	if (in->stats[CPROF_STAT_IDLE] && !in->include_idle)
+		fprintf(f, "cprof: %" PRIu64 " idle samples not counted (--include-idle keeps them)\n",
+			in->stats[CPROF_STAT_IDLE]);
+	if (!total)
+		return;
+	funcs = function_totals(p, &nfuncs);
+	fprintf(f, "cprof: top functions by self samples:\n");
+	fprintf(f, "  %6s %6s %8s  %s\n", "self%", "total%", "samples", "function");
+	for (i = 0; i < nfuncs && (int)i < top_n; i++) {
+		if (!funcs[i].self)
+			break;
+		fprintf(f, "  %5.1f%% %5.1f%% %8" PRIu64 "  %s%s%s%s\n", pct(funcs[i].self, total),
+			pct(funcs[i].total, total), funcs[i].self, funcs[i].name,
+			*funcs[i].module ? " (" : "", funcs[i].module, *funcs[i].module ? ")" : "");
+	}
+	free(funcs);
+}

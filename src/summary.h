@@ -1,0 +1,34 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The end-of-run report: what was sampled, what was lost and why, and where
+ * the CPU went (top functions by self samples). The loss accounting is also
+ * stored in the profile as comments, so the file tells the same truth.
+ */
+#ifndef CPROF_SUMMARY_H
+#define CPROF_SUMMARY_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "profile_abi.h"
+#include "symbolizer.h"
+
+struct profile;
+
+struct summary_info {
+	uint64_t hz;
+	uint64_t duration_ns;
+	int ncpus;
+	uint64_t stats[CPROF_STAT_MAX]; /* BPF-side counters */
+	uint64_t lost_notifications;
+	uint64_t missing_stacks;
+	struct symbolizer_stats sym;
+	int include_idle;
+};
+
+/* Adds the loss accounting to the profile as comments. */
+int summary__add_comments(struct profile *p, const struct summary_info *info);
+/* Prints the report; top_n functions by self samples. */
+void summary__print(FILE *f, const struct profile *p, const struct summary_info *info, int top_n);
+
+#endif

@@ -1,0 +1,329 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+#
+# Build the pinned third-party libraries for one FLAVOR:
+#
+#   third_party/build.sh FLAVOR        (FLAVOR: x86_64 | asan | arm64)
+#
+# Result, all under .output/FLAVOR/deps/ (the Makefile's $(DEPS)):
+#   include/  bpf/*.h (libbpf), linux/{bpf,bpf_common,btf}.h (libbpf's newer
+#             UAPI copies), libelf.h gelf.h nlist.h, zlib.h zconf.h
+#   lib/      libbpf.a libelf.a libz.a
+#   uapi/     kernel UAPI headers only (linux/ asm/ asm-generic/), for
+#             `-idirafter`: musl has no kernel headers of its own, and taking
+#             /usr/include whole would pull glibc's headers into a musl build
+#   logs/     one log per step; build/ per-flavor build trees; stamps/
+#   .stamp    touched last (the Makefile's target)
+#
+# Sources come from third_party/fetch.sh (pinned in third_party/versions). Each
+# package is rebuilt only when its stamp (version, flavor, compiler, flags, this
+# script's hash, its dependencies' stamps) changed or an output is missing.
+set -euo pipefail
+
+TP_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+ROOT=$(dirname "$TP_DIR")
+SRC=$TP_DIR/src
+JOBS=2
+
+# Run from a parent make, we inherit its MAKEFLAGS (jobserver, command-line
+# variables such as CC=...) and whatever CFLAGS-like variables are in the
+# environment; zlib's configure and libbpf's make would pick those up. Every
+# setting below is passed explicitly instead.
+unset MAKEFLAGS MFLAGS MAKELEVEL MAKEFILES MAKEOVERRIDES \
+	CC AR LD CROSS_COMPILE CFLAGS CPPFLAGS LDFLAGS LDLIBS EXTRA_CFLAGS EXTRA_LDFLAGS \
+	OBJDIR DESTDIR PREFIX LIBDIR INCLUDEDIR UAPIDIR CHOST
+
+die() { printf 'third_party/build.sh: %s\n' "$*" >&2; exit 1; }
+step() { printf '  %-8s %s\n' "$1" "$2"; }
+
+# ---- flavor table --------------------------------------------------------------
+# One entry per flavor: compiler, archiver, flags, and where the kernel UAPI
+# headers come from (linux/ and asm-generic/ are arch independent; asm/ is not).
+# A cross flavor only needs its own entry here.
+flavor_config() {
+	case $FLAVOR in
+	x86_64)
+		# The shipped binary: static musl.
+		CC=musl-gcc
+		AR="ar"
+		CFLAGS="-O2 -fPIC -fno-omit-frame-pointer"
+		UAPI_INC=/usr/include
+		UAPI_ASM=/usr/include/x86_64-linux-gnu/asm
+		UAPI_PKG=linux-libc-dev
+		;;
+	asan)
+		# Host glibc gcc; the sanitizer build links these with clang. The deps
+		# themselves are not instrumented, frame pointers keep ASan's fast
+		# unwinder going through them.
+		CC=gcc
+		AR="ar"
+		CFLAGS="-O1 -g -fPIC -fno-omit-frame-pointer"
+		UAPI_INC=/usr/include
+		UAPI_ASM=/usr/include/x86_64-linux-gnu/asm
+		UAPI_PKG=linux-libc-dev
+		;;
+	arm64)
+		# To do: CC=.output/arm64/toolchain/cc (musl cross), AR=aarch64 ar,
+		# UAPI from an unpacked linux-libc-dev:arm64.
+		die "flavor arm64: not yet supported: see issue 4"
+		;;
+	*)
+		die "unknown flavor '$FLAVOR' (expected x86_64, asan or arm64)"
+		;;
+	esac
+	command -v "$CC" >/dev/null || die "compiler $CC for flavor $FLAVOR not found (run ./build.sh to install the toolchain)"
+	[[ -d $UAPI_ASM ]] || die "kernel UAPI headers not found at $UAPI_ASM (install linux-libc-dev)"
+}
+
+# ---- helpers -------------------------------------------------------------------
+
+# log_run LOG CMD...: append CMD's output to LOG; on failure show the end of
+# the log and stop. V=1 also shows the output live.
+log_run() {
+	local log=$1
+	shift
+	printf '+ %s\n' "$*" >>"$log"
+	local rc=0
+	if [[ ${V:-} == 1 ]]; then
+		"$@" 2>&1 | tee -a "$log" || rc=$?
+	else
+		"$@" >>"$log" 2>&1 || rc=$?
+	fi
+	if [[ $rc -ne 0 ]]; then
+		echo "---- last 30 lines of $log ----" >&2
+		tail -n 30 "$log" >&2
+		die "step failed (exit $rc); full log: $log"
+	fi
+}
+
+in_dir() { cd "$1" && shift && "$@"; }
+
+src_version() { awk -v n="$1" '$1 == "source" && $2 == n { print $3 }' "$TP_DIR/versions"; }
+
+# The stamp key of a package: everything its output depends on. Dependencies'
+# keys are folded in, so a rebuilt zlib also rebuilds what was built against it.
+pkg_key() {
+	local name=$1
+	shift
+	printf 'package=%s version=%s flavor=%s\n' "$name" "$(src_version "$name")" "$FLAVOR"
+	printf 'cc=%s (%s) ar=%s cflags=%s\n' "$CC" "$("$CC" -dumpversion)" "$AR" "$CFLAGS"
+	printf 'source=%s\n' "$(sha256sum <"$SRC/$name.fetched" | cut -d' ' -f1)"
+	printf 'recipe=%s\n' "$RECIPE"
+	local dep
+	for dep in "$@"; do
+		printf 'dep %s=%s\n' "$dep" "$(sha256sum <"$DEPS/stamps/$dep" | cut -d' ' -f1)"
+	done
+}
+
+# up_to_date NAME KEY OUTPUT...: stamp matches and every output exists.
+up_to_date() {
+	local name=$1 key=$2 out
+	shift 2
+	[[ -f $DEPS/stamps/$name && "$(cat "$DEPS/stamps/$name")" == "$key" ]] || return 1
+	for out in "$@"; do
+		[[ -e $DEPS/$out ]] || return 1
+	done
+}
+
+# begin_build NAME LOG: fresh build dir and log for a package.
+begin_build() {
+	rm -f "$DEPS/stamps/$1"
+	rm -rf "$DEPS/build/$1"
+	mkdir -p "$DEPS/build/$1"
+	: >"$2"
+}
+
+# ---- kernel UAPI headers -------------------------------------------------------
+
+build_uapi() {
+	local key
+	key=$(printf 'uapi %s=%s from %s %s\n' "$UAPI_PKG" \
+		"$(dpkg-query -W -f='${Version}' "$UAPI_PKG" 2>/dev/null || echo unknown)" "$UAPI_INC" "$UAPI_ASM")
+	up_to_date uapi "$key" uapi/linux/perf_event.h uapi/asm/unistd.h uapi/asm-generic/int-ll64.h && return 0
+	step UAPI "$UAPI_ASM ($FLAVOR)"
+	rm -f "$DEPS/stamps/uapi"
+	rm -rf "$DEPS/uapi"
+	mkdir -p "$DEPS/uapi"
+	cp -a "$UAPI_INC/linux" "$UAPI_INC/asm-generic" "$DEPS/uapi/"
+	cp -a "$UAPI_ASM" "$DEPS/uapi/asm"
+	echo "$key" >"$DEPS/stamps/uapi"
+}
+
+# ---- zlib ----------------------------------------------------------------------
+
+build_zlib() {
+	local key b=$DEPS/build/zlib log=$DEPS/logs/zlib.log
+	key=$(pkg_key zlib)
+	up_to_date zlib "$key" lib/libz.a include/zlib.h include/zconf.h && return 0
+	step BUILD "zlib ($FLAVOR)"
+	begin_build zlib "$log"
+	# zlib's configure writes into its tree (Makefile, zconf.h): build in a copy.
+	cp -a "$SRC/zlib/." "$b/"
+	log_run "$log" in_dir "$b" env CC="$CC" AR="$AR" CFLAGS="$CFLAGS" \
+		./configure --static --prefix=/nonexistent
+	log_run "$log" make -C "$b" -j"$JOBS" libz.a
+	install -m 644 "$b/libz.a" "$DEPS/lib/"
+	install -m 644 "$b/zlib.h" "$b/zconf.h" "$DEPS/include/"
+	echo "$key" >"$DEPS/stamps/zlib"
+}
+
+# ---- libelf (from elfutils) ----------------------------------------------------
+# elfutils' configure insists on argp/fts/obstack for its tools, which musl
+# lacks; libelf itself needs none of that. So compile exactly libelf_a_SOURCES
+# from libelf/Makefile.am, plus lib/eu-search.c (eu_tsearch & co., which
+# libelf calls since 0.192), with a config.h made from a few compile probes.
+
+# probe_decl HEADER SYMBOL: 1 if SYMBOL (function or macro) is declared by HEADER.
+probe_decl() {
+	printf '#include <%s>\nint main(void) {\n#ifndef %s\n(void) %s;\n#endif\nreturn 0; }\n' \
+		"$1" "$2" "$2" >"$PROBE_DIR/p.c"
+	if "$CC" -D_GNU_SOURCE -c "$PROBE_DIR/p.c" -o "$PROBE_DIR/p.o" >>"$PROBE_LOG" 2>&1; then
+		echo 1
+	else
+		echo 0
+	fi
+}
+
+# probe_header HEADER: 1 if HEADER exists.
+probe_header() {
+	printf '#include <%s>\nint main(void) { return 0; }\n' "$1" >"$PROBE_DIR/p.c"
+	if "$CC" -D_GNU_SOURCE -c "$PROBE_DIR/p.c" -o "$PROBE_DIR/p.o" >>"$PROBE_LOG" 2>&1; then
+		echo 1
+	else
+		echo 0
+	fi
+}
+
+write_elfutils_config_h() {
+	local out=$1 version error_h
+	version=$(sed -n 's/^AC_INIT(\[elfutils\],\[\([^]]*\)\].*/\1/p' "$SRC/elfutils/configure.ac")
+	[[ -n $version ]] || die "cannot read the elfutils version from configure.ac"
+	PROBE_DIR=$(dirname "$out")
+	PROBE_LOG=$DEPS/logs/libelf.log
+	# glibc has error.h; musl only err.h (system.h then declares error() itself,
+	# which libelf never calls).
+	if [[ $(probe_header error.h) == 1 ]]; then
+		error_h="#define HAVE_ERROR_H 1"
+	elif [[ $(probe_header err.h) == 1 ]]; then
+		error_h="#define HAVE_ERR_H 1"
+	else
+		die "libelf: the C library has neither error.h nor err.h"
+	fi
+	cat >"$out" <<-EOF
+		/* Generated by third_party/build.sh for flavor $FLAVOR ($CC). */
+		#define PACKAGE "elfutils"
+		#define PACKAGE_NAME "elfutils"
+		#define PACKAGE_TARNAME "elfutils"
+		#define PACKAGE_VERSION "$version"
+		#define PACKAGE_STRING "elfutils $version"
+		#define PACKAGE_BUGREPORT "https://sourceware.org/bugzilla"
+		#define PACKAGE_URL "http://elfutils.org/"
+		#define VERSION "$version"
+		#define HAVE_VISIBILITY 1
+		#define HAVE_GCC_STRUCT 1
+		#define HAVE_FALLTHROUGH 1
+		$error_h
+		#define HAVE_DECL_MEMPCPY $(probe_decl string.h mempcpy)
+		#define HAVE_DECL_MEMRCHR $(probe_decl string.h memrchr)
+		#define HAVE_DECL_RAWMEMCHR $(probe_decl string.h rawmemchr)
+		#define HAVE_DECL_REALLOCARRAY $(probe_decl stdlib.h reallocarray)
+		#define HAVE_DECL_POWEROF2 $(probe_decl sys/param.h powerof2)
+		#define HAVE_STDATOMIC_H $(probe_header stdatomic.h)
+	EOF
+	# mremap is a GNU extension (both glibc and musl have it).
+	[[ $(probe_decl sys/mman.h mremap) == 1 ]] && echo "#define HAVE_MREMAP 1" >>"$out"
+	echo "#include <eu-config.h>" >>"$out"
+	rm -f "$PROBE_DIR/p.c" "$PROBE_DIR/p.o"
+}
+
+# The libelf sources: libelf_a_SOURCES in libelf/Makefile.am (a "\"-continued list).
+libelf_sources() {
+	awk '/^libelf_a_SOURCES[ \t]*=/ { on = 1; sub(/^[^=]*=/, "") }
+	     on { cont = sub(/\\[ \t]*$/, ""); printf "%s ", $0; if (!cont) exit }' \
+		"$SRC/elfutils/libelf/Makefile.am" | tr -s ' \t' '\n' | sed '/^$/d'
+}
+
+build_libelf() {
+	local key b=$DEPS/build/libelf log=$DEPS/logs/libelf.log
+	key=$(pkg_key elfutils zlib)
+	up_to_date libelf "$key" lib/libelf.a include/libelf.h include/gelf.h && return 0
+	step BUILD "libelf ($FLAVOR)"
+	begin_build libelf "$log"
+	write_elfutils_config_h "$b/config.h"
+	local srcs
+	srcs=$(libelf_sources | sed 's|^|libelf/|')
+	[[ $(wc -l <<<"$srcs") -gt 50 ]] || die "libelf: could not read libelf_a_SOURCES from libelf/Makefile.am"
+	srcs+=$'\nlib/eu-search.c'
+	# A throwaway makefile, for -j and for make's error handling. Objects go to
+	# the flavor's build dir; the source tree is only read. Include order as in
+	# elfutils' config/eu.am (libelf/elf.h, elfutils' copy, is only seen here).
+	cat >"$b/Makefile" <<-'EOF'
+		.RECIPEPREFIX := >
+		OBJS := $(addprefix obj/,$(notdir $(SRCS:.c=.o)))
+		vpath %.c $(TOP)/libelf $(TOP)/lib
+		libelf.a: $(OBJS)
+		> rm -f $@
+		> $(AR) rcs $@ $^
+		obj/%.o: %.c | obj
+		> $(CC) $(CFLAGS) -c $< -o $@
+		obj:
+		> mkdir -p $@
+	EOF
+	log_run "$log" make -C "$b" -j"$JOBS" TOP="$SRC/elfutils" SRCS="$(tr '\n' ' ' <<<"$srcs")" \
+		CC="$CC" AR="$AR" \
+		CFLAGS="-std=gnu99 -D_GNU_SOURCE -DHAVE_CONFIG_H $CFLAGS -iquote . -I$b \
+			-I$SRC/elfutils/libelf -I$SRC/elfutils/lib -I$DEPS/include -Wall"
+	install -m 644 "$b/libelf.a" "$DEPS/lib/"
+	install -m 644 "$SRC/elfutils/libelf/"{libelf.h,gelf.h,nlist.h} "$DEPS/include/"
+	echo "$key" >"$DEPS/stamps/libelf"
+}
+
+# ---- libbpf ----------------------------------------------------------------------
+
+build_libbpf() {
+	local key b=$DEPS/build/libbpf log=$DEPS/logs/libbpf.log
+	key=$(pkg_key libbpf zlib libelf uapi)
+	up_to_date libbpf "$key" lib/libbpf.a include/bpf/libbpf.h include/bpf/bpf_helpers.h \
+		include/linux/bpf.h && return 0
+	step BUILD "libbpf ($FLAVOR)"
+	begin_build libbpf "$log"
+	# Out of tree through OBJDIR. The UAPI headers come -idirafter so that the
+	# C library's own headers win (musl's, not glibc's); libbpf's bundled
+	# include/uapi (newer linux/bpf.h) still comes first via its own -I.
+	log_run "$log" make -C "$SRC/libbpf/src" -j"$JOBS" \
+		BUILD_STATIC_ONLY=y NO_PKG_CONFIG=1 \
+		CC="$CC" AR="$AR" CFLAGS="$CFLAGS" \
+		EXTRA_CFLAGS="-I$DEPS/include -idirafter $DEPS/uapi" \
+		OBJDIR="$b" DESTDIR="$DEPS" PREFIX= LIBDIR=/lib INCLUDEDIR=/include UAPIDIR=/include \
+		install install_uapi_headers
+	# Its libbpf.pc would name a wrong prefix; nothing here uses pkg-config.
+	rm -rf "$DEPS/lib/pkgconfig"
+	echo "$key" >"$DEPS/stamps/libbpf"
+}
+
+# ---- main --------------------------------------------------------------------------
+
+main() {
+	[[ $# -eq 1 ]] || die "usage: third_party/build.sh FLAVOR   (x86_64 | asan | arm64)"
+	FLAVOR=$1
+	flavor_config
+	DEPS=$ROOT/.output/$FLAVOR/deps
+	RECIPE=$(sha256sum <"${BASH_SOURCE[0]}" | cut -d' ' -f1)
+
+	"$TP_DIR/fetch.sh"
+
+	mkdir -p "$DEPS"/{include,lib,logs,stamps,build}
+	# Two makes building the same flavor at once must not interleave.
+	exec 8>"$DEPS/.lock"
+	flock 8
+	# No "done" marker while building: a failed run must not look finished.
+	rm -f "$DEPS/.stamp"
+
+	build_uapi
+	build_zlib
+	build_libelf
+	build_libbpf
+	touch "$DEPS/.stamp"
+}
+
+main "$@"
