@@ -55,8 +55,7 @@ SKEL := $(BPF_OUT)/profile.skel.h
 
 CFLAGS := -std=gnu11 -g -Wall -Wextra -Werror -Wno-missing-field-initializers \
 	-D_GNU_SOURCE -fno-omit-frame-pointer $(EXTRA_CFLAGS) \
-	-DCPROF_VERSION='"$(VERSION)"' -DCPROF_GIT_REV='"$(GIT_REV)"' \
-	-Isrc -Ibpf -I$(BPF_OUT) -I$(DEPS)/include -idirafter $(DEPS)/uapi
+	-Isrc -Ibpf -I$(BPF_OUT) -I$(OUT) -I$(DEPS)/include -idirafter $(DEPS)/uapi
 LDFLAGS := $(STATIC) $(EXTRA_LDFLAGS)
 LDLIBS := -L$(DEPS)/lib -lbpf -lelf -lz
 
@@ -70,7 +69,8 @@ FIXTURE_SRCS := $(sort $(wildcard fixtures/src/*.c))
 FIXTURES := $(patsubst fixtures/src/%.c,.output/fixtures/%,$(FIXTURE_SRCS))
 
 .DELETE_ON_ERROR:
-.PHONY: all deps cprof unit-tests fixtures test test-unit demo clean distclean format
+
+.PHONY: FORCE all deps cprof unit-tests fixtures test test-unit demo clean distclean format
 
 all: cprof fixtures
 
@@ -92,6 +92,16 @@ $(BPF_OUT)/profile.bpf.o: bpf/profile.bpf.c bpf/profile_abi.h $(DEPS)/.stamp | $
 $(SKEL): $(BPF_OUT)/profile.bpf.o
 	$(call msg,GEN-SKEL,$@)
 	$(Q)$(BPFTOOL) gen skeleton $< name profile_bpf > $@
+
+# Rewritten only when the version or commit changes, so main.o rebuilds then and only then.
+$(OUT)/version.h: FORCE | $(OUT)/obj
+	$(Q)printf '#define CPROF_VERSION "%s"\n#define CPROF_GIT_REV "%s"\n' '$(VERSION)' \
+		'$(GIT_REV)' > $@.tmp
+	$(Q)cmp -s $@.tmp $@ && rm -f $@.tmp || mv $@.tmp $@
+
+$(OUT)/obj/main.o: $(OUT)/version.h
+
+FORCE:
 
 $(OUT)/obj/%.o: src/%.c $(SKEL) $(DEPS)/.stamp | $(OUT)/obj
 	$(call msg,CC,$@)

@@ -10,7 +10,10 @@
  *
  * The symbol table is turned once into sorted, non-overlapping address ranges
  * so a lookup is a single binary search:
- *  - .symtab and .dynsym are merged (a stripped file has only .dynsym);
+ *  - .symtab is preferred and .dynsym fills in the addresses it does not name
+ *    (a stripped file has only .dynsym; a full .symtab already holds every
+ *    .dynsym entry, and comparing those duplicates name by name was the
+ *    bulk of the load time of large C++ binaries);
  *  - aliases at one address keep one name: GLOBAL > WEAK > LOCAL, then fewer
  *    leading underscores, then shorter, then strcmp;
  *  - a sized symbol covers [value, value + size); a size-0 symbol (asm code,
@@ -151,8 +154,9 @@ static int read_segments_and_notes(struct elf_symtab *e)
 			};
 		} else if (ph.p_type == PT_NOTE && !e->build_id[0] && ph.p_filesz &&
 			   range_in_file(e, ph.p_offset, ph.p_filesz)) {
-			Elf_Data *d = elf_getdata_rawchunk(e->elf, ph.p_offset, ph.p_filesz,
-							   ph.p_align == 8 ? ELF_T_NHDR8 : ELF_T_NHDR);
+			Elf_Data *d =
+				elf_getdata_rawchunk(e->elf, ph.p_offset, ph.p_filesz,
+						     ph.p_align == 8 ? ELF_T_NHDR8 : ELF_T_NHDR);
 
 			if (d)
 				scan_notes(e, d);
@@ -363,9 +367,6 @@ static bool better_alias(const struct cand *x, const struct cand *y)
 
 	if (x->bind_rank != y->bind_rank)
 		return x->bind_rank > y->bind_rank;
-	/* Most ties are one symbol listed in both .symtab and .dynsym: settle those in one pass. */
-	if (!strcmp(x->name, y->name))
-		return false;
 	ux = leading_underscores(x->name);
 	uy = leading_underscores(y->name);
 	if (ux != uy)
@@ -526,8 +527,7 @@ static uint64_t section_end(const struct elf_symtab *e, uint32_t shndx, uint64_t
 }
 
 /* Collapses aliases and gives every symbol its end. Returns the number kept. */
-static size_t to_usyms(const struct elf_symtab *e, const struct cand *c, size_t n,
-		       struct usym *u)
+static size_t to_usyms(const struct elf_symtab *e, const struct cand *c, size_t n, struct usym *u)
 {
 	size_t i, j, k = 0, best;
 
@@ -543,7 +543,7 @@ static size_t to_usyms(const struct elf_symtab *e, const struct cand *c, size_t 
 			if (!c[j].size)
 				continue;
 			s_end = c[j].size > UINT64_MAX - c[j].start ? UINT64_MAX
-								     : c[j].start + c[j].size;
+								    : c[j].start + c[j].size;
 			if (!sized || s_end > end)
 				end = s_end;
 			sized = true;
@@ -562,7 +562,7 @@ static size_t to_usyms(const struct elf_symtab *e, const struct cand *c, size_t 
 			.sized = sized,
 		};
 	}
-	/* Unsized symbols hold their segment/section limit so far; the next symbol bounds them too. */
+	/* Unsized symbols hold their segment/section limit; the next symbol bounds them too. */
 	for (i = 0; i < k; i++) {
 		uint64_t next;
 
@@ -654,32 +654,69 @@ static int intern_names(struct elf_symtab *e, struct usym *u, size_t n)
 	return 0;
 }
 
+/* Appends the candidates of every table of one type; a bad table is skipped. */
+static int collect_all(struct elf_symtab *e, uint32_t type, struct cand **cands, size_t *n,
+		       size_t *cap)
+{
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+	int err;
+
+	while ((scn = elf_nextscn(e->elf, scn))) {
+		/* A table stripped into a debug file is SHT_NOBITS and so never matches. */
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != type)
+			continue;
+		err = collect(e, scn, &sh, cands, n, cap);
+		if (err == -ENOMEM)
+			return err;
+	}
+	return 0;
+}
+
+/* Whether a candidate in c[0..n), sorted by start, starts at addr. */
+static bool has_start(const struct cand *c, size_t n, uint64_t addr)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (c[mid].start < addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < n && c[lo].start == addr;
+}
+
 static int load_symbols(struct elf_symtab *e)
 {
 	struct cand *cands = NULL;
 	struct usym *u = NULL;
-	size_t n = 0, cap = 0, nu, nr;
-	Elf_Scn *scn = NULL;
+	size_t n = 0, cap = 0, nu, nr, nsymtab, i, kept;
 	int err = 0;
 
 	if (!e->elf)
 		return -EBADF;
-	while ((scn = elf_nextscn(e->elf, scn))) {
-		GElf_Shdr sh;
-
-		/* A .symtab stripped into a debug file is SHT_NOBITS and so never matches. */
-		if (!gelf_getshdr(scn, &sh) || (sh.sh_type != SHT_SYMTAB && sh.sh_type != SHT_DYNSYM))
-			continue;
-		err = collect(e, scn, &sh, &cands, &n, &cap);
-		if (err == -ENOMEM)
-			goto cleanup;
-		/* One bad table should not cost us the other. */
-		err = 0;
-	}
-
+	err = collect_all(e, SHT_SYMTAB, &cands, &n, &cap);
+	if (err)
+		goto cleanup;
 	err = sort_by_start(cands, n);
 	if (err)
 		goto cleanup;
+	nsymtab = n;
+	err = collect_all(e, SHT_DYNSYM, &cands, &n, &cap);
+	if (err)
+		goto cleanup;
+	for (i = nsymtab, kept = nsymtab; i < n; i++)
+		if (!has_start(cands, nsymtab, cands[i].start))
+			cands[kept++] = cands[i];
+	n = kept;
+	if (n > nsymtab) {
+		err = sort_by_start(cands, n);
+		if (err)
+			goto cleanup;
+	}
 	u = malloc((n ? n : 1) * sizeof(*u));
 	if (!u) {
 		err = -ENOMEM;

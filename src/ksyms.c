@@ -240,7 +240,7 @@ static bool note_marker(const struct ksym_entry *e, const char *name, struct tex
 
 int ksyms__parse(const char *text, size_t len, struct ksyms **out)
 {
-	const char *p = text, *end = text + len;
+	const char *p, *end;
 	struct ksym_entry *ents = NULL;
 	struct text_marks tm = {};
 	struct ksyms *k = NULL;
@@ -253,13 +253,16 @@ int ksyms__parse(const char *text, size_t len, struct ksyms **out)
 	*out = NULL;
 	if (!text && len)
 		return -EINVAL;
+	/* NULL with len 0 is an empty input; pointer arithmetic on NULL is not allowed. */
+	p = text ? text : "";
+	end = p + len;
 	/* Arena offsets are 32-bit; kallsyms is ~10 MB, so 4 GiB is no limit in practice. */
 	if (len >= UINT32_MAX)
 		return -E2BIG;
 	k = calloc(1, sizeof(*k));
 	if (!k)
 		return -ENOMEM;
-	/* Names are substrings of lines with a NUL instead of the separator: never more than len+1. */
+	/* Names are substrings of lines, NUL instead of separator: never more than len + 1. */
 	k->names = malloc(len + 1);
 	if (!k->names) {
 		err = -ENOMEM;
@@ -328,11 +331,12 @@ int ksyms__parse(const char *text, size_t len, struct ksyms **out)
 	for (i = 0; i < n; i++) {
 		k->syms[i].addr = ents[i].addr;
 		k->syms[i].name = k->names + ents[i].name_off;
-		k->syms[i].module = ents[i].mod_off == NO_MODULE ? NULL : k->names + ents[i].mod_off;
+		k->syms[i].module =
+			ents[i].mod_off == NO_MODULE ? NULL : k->names + ents[i].mod_off;
 	}
 	for (i = 0; i < n; i++)
-		k->ends[i] = symbol_end(&k->syms[i], i + 1 < n ? k->syms[i + 1].addr : UINT64_MAX,
-					&tm);
+		k->ends[i] =
+			symbol_end(&k->syms[i], i + 1 < n ? k->syms[i + 1].addr : UINT64_MAX, &tm);
 	k->count = n;
 	*out = k;
 	k = NULL;

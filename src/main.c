@@ -13,6 +13,7 @@
 
 #include "log.h"
 #include "session.h"
+#include "version.h"
 
 #define DEFAULT_HZ 99
 #define DEFAULT_DURATION_MS 10000

@@ -194,7 +194,7 @@ static int cmp_start(const void *a, const void *b)
 
 int proc_maps__parse(const char *text, size_t len, struct proc_maps **out)
 {
-	const char *p = text, *end = text + len;
+	const char *p, *end;
 	struct proc_maps *m = NULL;
 	size_t lines = 0, cap, i, kept;
 	char *arena;
@@ -203,12 +203,15 @@ int proc_maps__parse(const char *text, size_t len, struct proc_maps **out)
 	*out = NULL;
 	if (!text && len)
 		return -EINVAL;
+	/* NULL with len 0 is an empty input; pointer arithmetic on NULL is not allowed. */
+	p = text ? text : "";
+	end = p + len;
 	m = calloc(1, sizeof(*m));
 	if (!m)
 		return -ENOMEM;
 	/* One entry per line at most; count them so that nothing is reallocated. */
 	for (i = 0; i < len; i++)
-		lines += text[i] == '\n';
+		lines += p[i] == '\n';
 	cap = lines + 1;
 	m->maps = calloc(cap, sizeof(*m->maps));
 	/* Paths are substrings of lines, each followed by a NUL instead of a newline. */

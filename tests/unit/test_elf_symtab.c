@@ -139,8 +139,8 @@ static void readelf_segments(const char *path, struct seg_list *out)
 		unsigned long long off, va, pa, fs, ms;
 		int pos = 0;
 
-		if (sscanf(line, " LOAD %llx %llx %llx %llx %llx%n", &off, &va, &pa, &fs, &ms, &pos) !=
-			    5 ||
+		if (sscanf(line, " LOAD %llx %llx %llx %llx %llx%n", &off, &va, &pa, &fs, &ms,
+			   &pos) != 5 ||
 		    out->n == sizeof(out->v) / sizeof(out->v[0]))
 			continue;
 		out->v[out->n++] = (struct load_seg){
@@ -191,8 +191,9 @@ static void expect_alias(struct elf_symtab *e, const struct nm_list *l, const st
 	const char *got = elf_symtab__lookup(e, addr, &off);
 
 	if (!got || !alias_of(l, segs, s->addr, got))
-		test_fail(__FILE__, __LINE__, "0x%llx (%s+0x%llx): got %s", (unsigned long long)addr,
-			  s->name, (unsigned long long)(addr - s->addr), got ? got : "(none)");
+		test_fail(__FILE__, __LINE__, "0x%llx (%s+0x%llx): got %s",
+			  (unsigned long long)addr, s->name, (unsigned long long)(addr - s->addr),
+			  got ? got : "(none)");
 	if (off != addr - s->addr)
 		test_fail(__FILE__, __LINE__, "0x%llx (%s): offset 0x%llx, want 0x%llx",
 			  (unsigned long long)addr, s->name, (unsigned long long)off,
@@ -287,12 +288,13 @@ static void check_plt_unclaimed(struct elf_symtab *e, const char *path)
 		char name[64], type[64];
 		const char *p = strchr(line, ']');
 
-		if (!p || sscanf(p + 1, "%63s %63s %llx %llx %llx", name, type, &addr, &off,
-				 &size) != 5)
+		if (!p ||
+		    sscanf(p + 1, "%63s %63s %llx %llx %llx", name, type, &addr, &off, &size) != 5)
 			continue;
 		if (strncmp(name, ".plt", 4) || !size)
 			continue;
-		if (elf_symtab__lookup(e, addr, NULL) || elf_symtab__lookup(e, addr + size - 1, NULL))
+		if (elf_symtab__lookup(e, addr, NULL) ||
+		    elf_symtab__lookup(e, addr + size - 1, NULL))
 			test_fail(__FILE__, __LINE__, "%s at 0x%llx is given a symbol", name, addr);
 		checked++;
 	}
@@ -386,7 +388,7 @@ TEST(elf_symtab_nopie_offset_to_vaddr)
 /* "Build ID: <hex>" as printed by readelf -n (or eu-readelf -n). */
 static bool tool_build_id(const char *path, char *out, size_t size)
 {
-	static const char *const tools[] = { "readelf", "eu-readelf" };
+	static const char *const tools[] = {"readelf", "eu-readelf"};
 	char cmd[1024], line[1024];
 	bool found = false;
 	size_t i;
@@ -415,7 +417,7 @@ static bool tool_build_id(const char *path, char *out, size_t size)
 
 TEST(elf_symtab_build_id)
 {
-	static const char *const names[] = { "symbols", "symbols_nopie" };
+	static const char *const names[] = {"symbols", "symbols_nopie"};
 	char want[256];
 	size_t i;
 
@@ -490,9 +492,9 @@ TEST(elf_symtab_debug_only_copy)
 
 static const char *system_libc(void)
 {
-	static const char *const paths[] = { "/lib/x86_64-linux-gnu/libc.so.6",
-					     "/lib/aarch64-linux-gnu/libc.so.6", "/lib64/libc.so.6",
-					     "/usr/lib/libc.so.6" };
+	static const char *const paths[] = {"/lib/x86_64-linux-gnu/libc.so.6",
+					    "/lib/aarch64-linux-gnu/libc.so.6", "/lib64/libc.so.6",
+					    "/usr/lib/libc.so.6"};
 	size_t i;
 
 	for (i = 0; i < sizeof(paths) / sizeof(paths[0]); i++)

@@ -193,8 +193,8 @@ static uint64_t text_addr_of(const char *path, const char *want, char *type_out)
 
 TEST(ksyms_real_kallsyms_round_trip)
 {
-	static const char *const names[] = { "vfs_read", "schedule", "do_sys_openat2",
-					     "__x64_sys_getpid", "kmem_cache_alloc" };
+	static const char *const names[] = {"vfs_read", "schedule", "do_sys_openat2",
+					    "__x64_sys_getpid", "kmem_cache_alloc"};
 	struct timespec t0, t1;
 	struct ksyms *k = NULL;
 	const struct ksym *s;

@@ -179,8 +179,17 @@ int main(int argc, char **argv)
 		perror("mmap");
 		return 1;
 	}
+	/* Created before forking so that every test shares it; removed at the end. */
+	test_tmp_dir();
 	for (i = 0; i < ntests; i++)
 		if (selected(tests[i].name, argc, argv))
 			failed += run_one(&tests[i]);
+	if (!getenv("CPROF_KEEP_TMP")) {
+		char cmd[300];
+
+		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", test_tmp_dir());
+		if (system(cmd) != 0)
+			fprintf(stderr, "could not remove %s\n", test_tmp_dir());
+	}
 	return failed ? 1 : 0;
 }

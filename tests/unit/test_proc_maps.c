@@ -330,7 +330,7 @@ TEST(proc_maps_read_gone_and_zombie)
 			fclose(f);
 		}
 		if (!zombie)
-			nanosleep(&(struct timespec){ 0, 10 * 1000 * 1000 }, NULL);
+			nanosleep(&(struct timespec){0, 10 * 1000 * 1000}, NULL);
 	}
 	CHECK(zombie);
 	CHECK_INT(proc_maps__read(pid, &m), ==, -ESRCH);

@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# Command-line behaviour that needs no BPF: help, version, and bad input
+# (each a clear one-line message and the documented exit code).
+source "$(dirname "$0")/../lib.sh"
+
+# expect_fail NAME CODE PATTERN ARGS...: cprof ARGS exits with CODE and prints PATTERN.
+expect_fail() {
+	local name=$1 code=$2 pattern=$3 rc
+	shift 3
+	"$CPROF" "$@" >"$TMP/out" 2>"$TMP/err"
+	rc=$?
+	if [ "$rc" != "$code" ]; then
+		not_ok "$name" "exit $rc, want $code; stderr: $(head -c 300 "$TMP/err")"
+	elif ! grep -q -- "$pattern" "$TMP/err"; then
+		not_ok "$name" "stderr lacks '$pattern': $(head -c 300 "$TMP/err")"
+	elif [ "$(grep -c 'cprof' "$TMP/err")" -gt 2 ]; then
+		not_ok "$name" "more than a short message: $(head -c 300 "$TMP/err")"
+	else
+		ok "$name"
+	fi
+}
+
+"$CPROF" --help >"$TMP/help" 2>&1
+check help_exits_zero [ $? -eq 0 ]
+for opt in --pid --all --frequency --duration --output --format --per-thread --include-idle \
+	--no-children --map-size --top --verbose --version; do
+	check "help_documents_$opt" grep -q -- "$opt" "$TMP/help"
+done
+"$CPROF" --version | grep -q '^cprof [0-9]' && ok version_format || not_ok version_format "$("$CPROF" --version)"
+
+expect_fail unknown_option_is_usage_error 2 "unknown option '--bogus'" --bogus
+expect_fail missing_argument 2 "needs an argument" -F
+expect_fail frequency_zero 2 "invalid frequency '0'" -F 0
+expect_fail frequency_not_a_number 2 "invalid frequency 'abc'" -F abc
+expect_fail frequency_too_high 2 "invalid frequency" -F 1000000
+expect_fail duration_negative 2 "invalid duration" -d -1
+expect_fail duration_garbage 2 "invalid duration" -d 5x
+expect_fail pid_garbage 2 "invalid PID" -p 12ab
+expect_fail pid_and_command 2 "cannot be combined" -p 1 -- true
+expect_fail all_and_pid 2 "cannot be combined" -a -p 1
+expect_fail unknown_format 2 "unknown format" --format svg
+expect_fail map_size_too_small 2 "invalid map size" --map-size 1
+
+# These fail before any BPF is loaded, so they hold for any user.
+expect_fail nonexistent_pid 1 "no such process: 2147483646" -p 2147483646 -d 1
+expect_fail unwritable_output_dir 1 "cannot write output file '/nonexistent-dir/p.pb.gz'" \
+	-o /nonexistent-dir/p.pb.gz -d 1
+mkdir -p "$TMP/ro" && chmod 0555 "$TMP/ro"
+# root ignores directory permissions; a read-only bind mount is refused even to root.
+if [ "$(id -u)" = 0 ] && mount --bind -o ro "$TMP/ro" "$TMP/ro" 2>/dev/null &&
+	mount -o remount,bind,ro "$TMP/ro" 2>/dev/null; then
+	expect_fail readonly_output_dir 1 "Read-only file system" -o "$TMP/ro/p.pb.gz" -d 1
+	umount "$TMP/ro"
+elif [ "$(id -u)" != 0 ]; then
+	expect_fail readonly_output_dir 1 "Permission denied" -o "$TMP/ro/p.pb.gz" -d 1
+else
+	skip readonly_output_dir "cannot make a read-only bind mount here"
+fi
+finish

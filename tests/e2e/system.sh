@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Whole-system mode and signals: -a sees every process; SIGINT/SIGTERM stop
+# early and still write a valid profile.
+source "$(dirname "$0")/../lib.sh"
+
+if ! why=$(can_bpf 2>&1); then
+	skip system "$why"
+	exit 0
+fi
+
+"$FIX/known_tree" 4 &
+bg=$!
+sleep 0.2
+"$CPROF" -a -d 1.5 -F 199 --format folded -o "$TMP/a.folded" 2>"$TMP/a.err"
+check all_exit_zero [ $? -eq 0 ]
+check all_sees_other_process grep -q '^known_tree;.*;main;work;hot_a ' "$TMP/a.folded"
+check all_summary_processes grep -qE 'samples in [0-9.]+ s at 199 Hz on [0-9]+ CPUs?, [0-9]+ process' "$TMP/a.err"
+
+# Default mode is whole-system.
+"$CPROF" -d 1 -F 99 -o "$TMP/default.pb.gz" 2>"$TMP/default.err"
+check default_is_whole_system go tool pprof -raw "$TMP/default.pb.gz"
+
+for sig in INT TERM; do
+	"$CPROF" -a -d 30 -F 199 -o "$TMP/sig.pb.gz" 2>"$TMP/sig.err" &
+	p=$!
+	sleep 1.5
+	start=$(date +%s%N)
+	kill -"$sig" "$p"
+	wait "$p"
+	rc=$?
+	ms=$((($(date +%s%N) - start) / 1000000))
+	check "sig${sig}_exit_zero" [ "$rc" -eq 0 ]
+	check "sig${sig}_stops_promptly" [ "$ms" -lt 5000 ]
+	check "sig${sig}_profile_valid" go tool pprof -raw "$TMP/sig.pb.gz"
+done
+# With --include-idle, idle CPUs appear as pid 0 (swapper).
+"$CPROF" -a -d 1 --include-idle --format folded -o "$TMP/idle.folded" 2>/dev/null
+check include_idle_swapper grep -q '^swapper' "$TMP/idle.folded"
+wait "$bg"
+finish
