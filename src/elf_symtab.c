@@ -735,6 +735,13 @@ static int load_symbols(struct elf_symtab *e)
 	err = to_ranges(u, nu, e->ranges, &nr);
 	if (err)
 		goto cleanup;
+	/* Nesting is rare, so most of the 2n worst case is unused. */
+	if (nr) {
+		struct elf_range *shrunk = realloc(e->ranges, nr * sizeof(*e->ranges));
+
+		if (shrunk)
+			e->ranges = shrunk;
+	}
 	e->nranges = nr;
 	e->nsyms = nu;
 cleanup:

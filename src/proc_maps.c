@@ -11,15 +11,14 @@
  * spaces; the kernel escapes a newline in a file name as "\012".
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #define LOG_MODULE "maps"
 #include "log.h"
 #include "proc_maps.h"
+#include "procfs.h"
 
 #define DELETED_SUFFIX	   " (deleted)"
 #define DELETED_SUFFIX_LEN (sizeof(DELETED_SUFFIX) - 1)
@@ -255,45 +254,6 @@ cleanup:
 	return err;
 }
 
-/* /proc files report size 0, so read until EOF into a growing buffer. */
-static int read_all(int fd, char **buf_out, size_t *len_out)
-{
-	size_t cap = 64 * 1024, len = 0;
-	char *buf = malloc(cap), *nbuf;
-	ssize_t n;
-	int err = 0;
-
-	if (!buf)
-		return -ENOMEM;
-	for (;;) {
-		if (cap - len < 4096) {
-			nbuf = realloc(buf, cap * 2);
-			if (!nbuf) {
-				err = -ENOMEM;
-				goto cleanup;
-			}
-			buf = nbuf;
-			cap *= 2;
-		}
-		n = read(fd, buf + len, cap - len);
-		if (n < 0) {
-			err = -errno;
-			if (err == -EINTR)
-				continue;
-			goto cleanup;
-		}
-		if (!n)
-			break;
-		len += n;
-	}
-	*buf_out = buf;
-	*len_out = len;
-	buf = NULL;
-cleanup:
-	free(buf);
-	return err;
-}
-
 /*
  * -ESRCH covers every way of finding no process: no /proc entry, an exit
  * during the read, and an empty maps file. The latter is a zombie (its mm is
@@ -304,27 +264,18 @@ int proc_maps__read(int pid, struct proc_maps **out)
 {
 	char path[64], *buf = NULL;
 	size_t len = 0;
-	int fd, err;
+	int err;
 
 	*out = NULL;
 	if (pid <= 0)
 		return -EINVAL;
 	snprintf(path, sizeof(path), "/proc/%d/maps", pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		err = -errno;
-		if (err == -ENOENT)
-			err = -ESRCH;
-		else
-			pr_debug("open %s: %s", path, strerror(-err));
-		return err;
-	}
-	err = read_all(fd, &buf, &len);
-	close(fd);
+	/* Maps of a large process run to megabytes; procfs reads until EOF. */
+	err = procfs__read_all(path, &buf, &len);
 	if (err) {
 		if (err != -ESRCH)
 			pr_debug("read %s: %s", path, strerror(-err));
-		goto cleanup;
+		return err;
 	}
 	if (!len) {
 		err = -ESRCH;
@@ -355,7 +306,7 @@ const struct proc_map *proc_maps__get(const struct proc_maps *m, size_t i)
 	return m && i < m->count ? &m->maps[i] : NULL;
 }
 
-const struct proc_map *proc_maps__find(const struct proc_maps *m, uint64_t addr)
+const struct proc_map *proc_maps__find_index(const struct proc_maps *m, uint64_t addr, size_t *idx)
 {
 	size_t lo = 0, hi;
 
@@ -373,7 +324,14 @@ const struct proc_map *proc_maps__find(const struct proc_maps *m, uint64_t addr)
 	}
 	if (!lo || addr >= m->maps[lo - 1].end)
 		return NULL;
+	if (idx)
+		*idx = lo - 1;
 	return &m->maps[lo - 1];
+}
+
+const struct proc_map *proc_maps__find(const struct proc_maps *m, uint64_t addr)
+{
+	return proc_maps__find_index(m, addr, NULL);
 }
 
 size_t proc_maps__bad_lines(const struct proc_maps *m)

@@ -49,6 +49,8 @@ size_t proc_maps__count(const struct proc_maps *m);
 const struct proc_map *proc_maps__get(const struct proc_maps *m, size_t i);
 /* The mapping containing addr (binary search), or NULL. */
 const struct proc_map *proc_maps__find(const struct proc_maps *m, uint64_t addr);
+/* Same, and *idx (optional) gets its index for proc_maps__get and per-mapping arrays. */
+const struct proc_map *proc_maps__find_index(const struct proc_maps *m, uint64_t addr, size_t *idx);
 /* Number of lines that could not be parsed. */
 size_t proc_maps__bad_lines(const struct proc_maps *m);
 

@@ -349,21 +349,7 @@ static uint32_t user_mapping(struct symbolizer *s, struct proc_state *st, size_t
 
 static const struct proc_map *find_map(struct proc_state *st, uint64_t addr, size_t *idx)
 {
-	const struct proc_map *m;
-	size_t i, n;
-
-	if (!st->maps)
-		return NULL;
-	m = proc_maps__find(st->maps, addr);
-	if (!m)
-		return NULL;
-	/* Recover the index for the per-map arrays. */
-	n = proc_maps__count(st->maps);
-	for (i = 0; i < n; i++)
-		if (proc_maps__get(st->maps, i) == m)
-			break;
-	*idx = i;
-	return i < n ? m : NULL;
+	return st->maps ? proc_maps__find_index(st->maps, addr, idx) : NULL;
 }
 
 static uint32_t resolve_user(struct symbolizer *s, struct proc_state *st, uint64_t addr, bool leaf)

@@ -13,7 +13,7 @@ fi
 # check_tree NAME PPROF FOLDED [ROOT]: the full stacks (ROOT;work;hot_x, default
 # ;main) and the 70/30 split.
 check_tree() {
-	local name=$1 pb=$2 folded=$3 root=${4:-;main} a b
+	local name=$1 pb=$2 folded=$3 root=${4-;main} a b
 	a=$(pprof_flat "$pb" hot_a)
 	b=$(pprof_flat "$pb" hot_b)
 	if within "$a" 70 5 && within "$b" 30 5; then ok "${name}_pprof_shares"; else

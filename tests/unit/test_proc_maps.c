@@ -220,6 +220,27 @@ TEST(proc_maps_unsorted)
 	proc_maps__free(m);
 }
 
+TEST(proc_maps_find_index)
+{
+	struct proc_maps *m = parse_fixture("pie.maps");
+	const struct proc_map *p;
+	size_t i, idx;
+
+	for (i = 0; i < proc_maps__count(m); i++) {
+		const struct proc_map *want = proc_maps__get(m, i);
+
+		idx = SIZE_MAX;
+		p = proc_maps__find_index(m, want->end - 1, &idx);
+		CHECK(p == want);
+		CHECK_INT(idx, ==, i);
+	}
+	idx = 77;
+	CHECK(proc_maps__find_index(m, 0x1000, &idx) == NULL);
+	CHECK_INT(idx, ==, 77);
+	CHECK(proc_maps__find_index(m, 0x5581a3a00000, NULL) == proc_maps__get(m, 0));
+	proc_maps__free(m);
+}
+
 TEST(proc_maps_no_trailing_newline)
 {
 	struct proc_maps *m = parse_fixture("no_newline.maps");
