@@ -16,6 +16,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <linux/capability.h>
+#include <sys/syscall.h>
+
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
@@ -73,14 +76,47 @@ static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list 
 	return 0;
 }
 
+#ifndef CAP_PERFMON
+#define CAP_PERFMON 38
+#endif
+#ifndef CAP_BPF
+#define CAP_BPF 39
+#endif
+
+static bool has_cap(const struct __user_cap_data_struct *d, int cap)
+{
+	return d[cap / 32].effective & (1u << (cap % 32));
+}
+
+/*
+ * Says up front what is missing instead of letting the kernel answer EPERM
+ * somewhere inside libbpf. CAP_SYS_ADMIN covers both on every kernel.
+ */
+static int check_privileges(void)
+{
+	struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_data_struct data[2] = {};
+
+	if (geteuid() == 0)
+		return 0;
+	if (syscall(SYS_capget, &hdr, data))
+		return 0; /* cannot tell: let the kernel decide */
+	if (has_cap(data, CAP_SYS_ADMIN) || (has_cap(data, CAP_BPF) && has_cap(data, CAP_PERFMON)))
+		return 0;
+	pr_err("cprof needs root, or the capabilities CAP_BPF and CAP_PERFMON (CAP_SYS_ADMIN "
+	       "before Linux 5.8); running as uid %u without them",
+	       (unsigned int)geteuid());
+	return -EPERM;
+}
+
 static void explain_load_error(int err)
 {
 	switch (err) {
 	case -EPERM:
 	case -EACCES:
-		pr_err("cannot load the BPF program: %s; cprof needs root, or CAP_BPF and "
-		       "CAP_PERFMON (CAP_SYS_ADMIN before Linux 5.8); kernels before 5.11 also "
-		       "need a high enough RLIMIT_MEMLOCK",
+		pr_err("cannot load the BPF program: %s; check kernel.unprivileged_bpf_disabled "
+		       "and lockdown, and before Linux 5.11 RLIMIT_MEMLOCK (ulimit -l); -v shows "
+		       "libbpf's log",
 		       strerror(-err));
 		break;
 	case -ENOSYS:
@@ -172,6 +208,9 @@ int sampler__new(const struct sampler_opts *opts, struct sampler **out)
 
 	*out = NULL;
 	libbpf_set_print(libbpf_print);
+	err = check_privileges();
+	if (err)
+		return err;
 	s = calloc(1, sizeof(*s));
 	if (!s)
 		return -ENOMEM;

@@ -56,4 +56,16 @@ elif [ "$(id -u)" != 0 ]; then
 else
 	skip readonly_output_dir "cannot make a read-only bind mount here"
 fi
+
+# Without privileges: one line naming what is missing, exit 1.
+if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
+	(cd / && setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all \
+		"$CPROF" -d 1 -o /dev/null >"$TMP/out" 2>"$TMP/err")
+	rc=$?
+	if [ $rc -eq 1 ] && grep -q "needs root, or the capabilities CAP_BPF and CAP_PERFMON" "$TMP/err" &&
+		[ "$(wc -l <"$TMP/err")" -eq 1 ]; then ok unprivileged_message; else
+		not_ok unprivileged_message "exit $rc: $(cat "$TMP/err")"; fi
+else
+	skip unprivileged_message "needs root (to drop privileges) and setpriv"
+fi
 finish
