@@ -51,6 +51,10 @@ STATIC := -static
 endif
 
 BPF_OUT := .output/bpf-$(BPF_ARCH)
+# Kernels before 5.3 reject any backward jump, loop or not; clang's tail
+# merging makes shared blocks that are reached by jumping back. The test
+# tests/e2e/bpf_object.sh checks the result.
+BPF_CFLAGS := -mllvm -enable-tail-merge=false
 SKEL := $(BPF_OUT)/profile.skel.h
 
 CFLAGS := -std=gnu11 -g -Wall -Wextra -Werror -Wno-missing-field-initializers \
@@ -82,9 +86,9 @@ $(DEPS)/.stamp: third_party/build.sh third_party/versions
 
 # The BPF object is built without any CO-RE relocation so that it also loads
 # on kernels without /sys/kernel/btf/vmlinux; bpf/profile_abi.h is shared with user space.
-$(BPF_OUT)/profile.bpf.o: bpf/profile.bpf.c bpf/profile_abi.h $(DEPS)/.stamp | $(BPF_OUT)
+$(BPF_OUT)/profile.bpf.o: bpf/profile.bpf.c bpf/profile_abi.h Makefile $(DEPS)/.stamp | $(BPF_OUT)
 	$(call msg,BPF,$@)
-	$(Q)$(CLANG) -g -O2 -target bpf -D__TARGET_ARCH_$(BPF_ARCH) -I$(DEPS)/include \
+	$(Q)$(CLANG) -g -O2 -target bpf -D__TARGET_ARCH_$(BPF_ARCH) $(BPF_CFLAGS) -I$(DEPS)/include \
 		-idirafter $(DEPS)/uapi -Wall -Werror -c $< -o $@.tmp
 	$(Q)$(BPFTOOL) gen object $@ $@.tmp
 	$(Q)rm -f $@.tmp

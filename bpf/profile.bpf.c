@@ -121,23 +121,24 @@ static __always_inline void record(struct bpf_perf_event_data *ctx, void *stack_
 	key->user_stack_id = (__u32)uid;
 	key->kern_stack_id = (__u32)kid;
 
+	/*
+	 * Straight-line on purpose (no early return): kernels before 5.3 reject
+	 * any backward jump, and clang turns shared exits into one.
+	 */
 	count = bpf_map_lookup_elem(count_map, key);
-	if (count) {
+	if (!count) {
+		err = bpf_map_update_elem(count_map, key, &one, BPF_NOEXIST);
+		if (err == 0) {
+			stat_add(new_keys_stat, 1);
+		} else {
+			/* Another CPU inserted the same key first, or the map is full. */
+			count = bpf_map_lookup_elem(count_map, key);
+			if (!count)
+				stat_add(CPROF_STAT_COUNTS_FULL, 1);
+		}
+	}
+	if (count)
 		__sync_fetch_and_add(count, 1);
-		return;
-	}
-	err = bpf_map_update_elem(count_map, key, &one, BPF_NOEXIST);
-	if (err == 0) {
-		stat_add(new_keys_stat, 1);
-		return;
-	}
-	/* Another CPU inserted the same key first. */
-	count = bpf_map_lookup_elem(count_map, key);
-	if (count) {
-		__sync_fetch_and_add(count, 1);
-		return;
-	}
-	stat_add(CPROF_STAT_COUNTS_FULL, 1);
 }
 
 SEC("perf_event")
