@@ -123,9 +123,10 @@ $(OUT)/unit_tests: $(TEST_OBJS) $(LIB_OBJS)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
 
+# The shipped binary keeps its symbol table (cprof can profile itself) but not DWARF.
 ifeq ($(FLAVOR),$(HOST_ARCH))
 cprof: $(OUT)/cprof
-	$(Q)cp $(OUT)/cprof cprof
+	$(Q)$(LLVM_STRIP) --strip-debug -o cprof $(OUT)/cprof
 else
 cprof: $(OUT)/cprof
 endif
@@ -168,6 +169,6 @@ distclean:
 	rm -rf .output third_party/src cprof
 
 format:
-	clang-format -i src/*.c src/*.h bpf/*.c bpf/*.h tests/unit/*.c tests/unit/*.h
+	clang-format -i src/*.[ch] bpf/*.[ch] tests/unit/*.[ch] fixtures/src/*.c
 
 -include $(wildcard $(OUT)/obj/*.d $(OUT)/obj/tests/*.d)

@@ -23,6 +23,7 @@ PACKAGES=(
 	bpftool                           # skeleton generation
 	dpkg-dev                          # dpkg-source: unpacks + patches the pinned sources
 	file elfutils golang-go           # tests: `file`, eu-readelf, the pprof reader
+	clang-format                      # tests: the style gate (tests/e2e/style.sh)
 )
 
 installed() {

@@ -165,7 +165,7 @@ int cprof_sample(struct bpf_perf_event_data *ctx)
 
 	/* First sample of a process: user space snapshots its maps while it lives. */
 	if (key.pid && !bpf_map_lookup_elem(&seen, &key.pid)) {
-		struct cprof_event ev = { .pid = key.pid, .tid = key.tid };
+		struct cprof_event ev = {.pid = key.pid, .tid = key.tid};
 		__u32 one = 1;
 
 		bpf_map_update_elem(&seen, &key.pid, &one, BPF_ANY);

@@ -26,6 +26,7 @@
 #define LOG_MODULE "ksyms"
 #include "log.h"
 #include "ksyms.h"
+#include "textscan.h"
 
 /* Far larger than any kernel function (the largest in vmlinux are ~20 KiB). */
 #define KSYM_MAX_EXTENT (256 * 1024)
@@ -59,36 +60,6 @@ struct text_marks {
 	uint64_t etext, sinittext, einittext;
 	bool have_etext, have_sinit, have_einit, have_init;
 };
-
-static bool parse_hex(const char **p, const char *end, uint64_t *out)
-{
-	const char *s = *p;
-	uint64_t v = 0;
-	int n = 0;
-
-	while (s < end) {
-		char c = *s;
-		unsigned int d;
-
-		if (c >= '0' && c <= '9')
-			d = c - '0';
-		else if (c >= 'a' && c <= 'f')
-			d = c - 'a' + 10;
-		else if (c >= 'A' && c <= 'F')
-			d = c - 'A' + 10;
-		else
-			break;
-		if (++n > 16)
-			return false;
-		v = v << 4 | d;
-		s++;
-	}
-	if (!n)
-		return false;
-	*p = s;
-	*out = v;
-	return true;
-}
 
 static int leading_underscores(const char *s)
 {
@@ -129,7 +100,7 @@ static bool parse_line(const char *s, const char *end, char *arena, size_t *aren
 	size_t name_len, mod_len = 0;
 	char type;
 
-	if (!parse_hex(&s, end, &e->addr) || s >= end || *s != ' ')
+	if (!textscan__hex(&s, end, &e->addr) || s >= end || *s != ' ')
 		return false;
 	s++;
 	if (end - s < 2 || s[1] != ' ')
@@ -295,7 +266,7 @@ int ksyms__parse(const char *text, size_t len, struct ksyms **out)
 			const char *q = p;
 			uint64_t addr;
 
-			if (parse_hex(&q, eol, &addr) && q < eol && *q == ' ') {
+			if (textscan__hex(&q, eol, &addr) && q < eol && *q == ' ') {
 				any_line = true;
 				any_addr |= addr != 0;
 			}

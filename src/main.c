@@ -15,10 +15,10 @@
 #include "session.h"
 #include "version.h"
 
-#define DEFAULT_HZ 99
+#define DEFAULT_HZ	    99
 #define DEFAULT_DURATION_MS 10000
-#define MAX_HZ 100000
-#define MAX_PIDS 1024
+#define MAX_HZ		    100000
+#define MAX_PIDS	    1024
 
 enum {
 	OPT_FORMAT = 256,
@@ -133,21 +133,21 @@ static size_t parse_pids(char *s, uint32_t *pids, size_t n)
 int main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
-		{ "pid", required_argument, NULL, 'p' },
-		{ "all", no_argument, NULL, 'a' },
-		{ "frequency", required_argument, NULL, 'F' },
-		{ "duration", required_argument, NULL, 'd' },
-		{ "output", required_argument, NULL, 'o' },
-		{ "format", required_argument, NULL, OPT_FORMAT },
-		{ "per-thread", no_argument, NULL, OPT_PER_THREAD },
-		{ "include-idle", no_argument, NULL, OPT_INCLUDE_IDLE },
-		{ "no-children", no_argument, NULL, OPT_NO_CHILDREN },
-		{ "map-size", required_argument, NULL, OPT_MAP_SIZE },
-		{ "top", required_argument, NULL, OPT_TOP },
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "help", no_argument, NULL, 'h' },
-		{ "version", no_argument, NULL, OPT_VERSION },
-		{ NULL, 0, NULL, 0 },
+		{"pid", required_argument, NULL, 'p'},
+		{"all", no_argument, NULL, 'a'},
+		{"frequency", required_argument, NULL, 'F'},
+		{"duration", required_argument, NULL, 'd'},
+		{"output", required_argument, NULL, 'o'},
+		{"format", required_argument, NULL, OPT_FORMAT},
+		{"per-thread", no_argument, NULL, OPT_PER_THREAD},
+		{"include-idle", no_argument, NULL, OPT_INCLUDE_IDLE},
+		{"no-children", no_argument, NULL, OPT_NO_CHILDREN},
+		{"map-size", required_argument, NULL, OPT_MAP_SIZE},
+		{"top", required_argument, NULL, OPT_TOP},
+		{"verbose", no_argument, NULL, 'v'},
+		{"help", no_argument, NULL, 'h'},
+		{"version", no_argument, NULL, OPT_VERSION},
+		{NULL, 0, NULL, 0},
 	};
 	static uint32_t pids[MAX_PIDS];
 	struct session_opts o = {
@@ -187,7 +187,8 @@ int main(int argc, char **argv)
 			else if (strcmp(optarg, "folded") == 0)
 				o.format = FORMAT_FOLDED;
 			else
-				usage_error("unknown format '%s': expected pprof or folded", optarg);
+				usage_error("unknown format '%s': expected pprof or folded",
+					    optarg);
 			break;
 		case OPT_PER_THREAD:
 			o.per_thread = true;

@@ -176,34 +176,35 @@ int pb_writer__string(struct pb_writer *w, uint32_t field, const char *s)
 	return pb_writer__bytes(w, field, s, strlen(s));
 }
 
-int pb_writer__packed_uint64(struct pb_writer *w, uint32_t field, const uint64_t *v, size_t n)
+/* Element i of an array of unsigned integers of `width` bytes (4 or 8). */
+static uint64_t element(const void *v, size_t i, size_t width)
+{
+	return width == 4 ? ((const uint32_t *)v)[i] : ((const uint64_t *)v)[i];
+}
+
+static int packed(struct pb_writer *w, uint32_t field, const void *v, size_t n, size_t width)
 {
 	size_t i, size = 0;
 
 	if (!n)
 		return w->err;
 	for (i = 0; i < n; i++)
-		size += pb_varint_size(v[i]);
+		size += pb_varint_size(element(v, i, width));
 	pb_writer__tag(w, field, PB_WT_LEN);
 	pb_writer__varint(w, size);
 	for (i = 0; i < n && !w->err; i++)
-		pb_writer__varint(w, v[i]);
+		pb_writer__varint(w, element(v, i, width));
 	return w->err;
+}
+
+int pb_writer__packed_uint64(struct pb_writer *w, uint32_t field, const uint64_t *v, size_t n)
+{
+	return packed(w, field, v, n, sizeof(*v));
 }
 
 int pb_writer__packed_uint32(struct pb_writer *w, uint32_t field, const uint32_t *v, size_t n)
 {
-	size_t i, size = 0;
-
-	if (!n)
-		return w->err;
-	for (i = 0; i < n; i++)
-		size += pb_varint_size(v[i]);
-	pb_writer__tag(w, field, PB_WT_LEN);
-	pb_writer__varint(w, size);
-	for (i = 0; i < n && !w->err; i++)
-		pb_writer__varint(w, v[i]);
-	return w->err;
+	return packed(w, field, v, n, sizeof(*v));
 }
 
 int pb_writer__submessage(struct pb_writer *w, uint32_t field, pb_encode_fn encode, const void *msg)

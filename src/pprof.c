@@ -34,6 +34,7 @@
 #include "log.h"
 #include "pb_writer.h"
 #include "pprof.h"
+#include "u64map.h"
 #include "profile.h"
 #include "strpool.h"
 
@@ -198,44 +199,22 @@ static int collect_mappings(struct encoder *e)
 	return err;
 }
 
-/* Slots of the (name, system_name) -> function ID table hold ID 0 when empty. */
-struct func_slot {
-	uint64_t key;
-	uint32_t id;
-};
-
-static uint64_t hash_u64(uint64_t h)
-{
-	h ^= h >> 33;
-	h *= 0xff51afd7ed558ccdull;
-	h ^= h >> 33;
-	h *= 0xc4ceb9fe1a85ec53ull;
-	h ^= h >> 33;
-	return h;
-}
-
 static int collect_functions(struct encoder *e)
 {
-	size_t i, n = profile__frame_count(e->p), nslots = 16, mask;
-	struct func_slot *table = NULL;
+	size_t i, n = profile__frame_count(e->p);
+	struct u64map *ids = u64map__new(); /* (name, system_name) string IDs -> function ID */
 	int err = 0;
 
-	/* At most one function per frame: at least twice that many slots never fill up. */
-	while (nslots < 2 * n)
-		nslots *= 2;
-	mask = nslots - 1;
-	table = calloc(nslots, sizeof(*table));
 	e->frame_func = calloc(n ? n : 1, sizeof(*e->frame_func));
 	e->funcs = calloc(n ? n : 1, sizeof(*e->funcs));
-	if (!table || !e->frame_func || !e->funcs) {
+	if (!ids || !e->frame_func || !e->funcs) {
 		err = -ENOMEM;
 		goto cleanup;
 	}
 	for (i = 0; i < n; i++) {
 		const struct profile_frame *f = profile__frame(e->p, (uint32_t)(i + 1));
 		struct func_info fi;
-		uint64_t key;
-		size_t j;
+		uint64_t key, id;
 
 		err = add_string(e, f->name, &fi.name);
 		if (!err)
@@ -244,18 +223,17 @@ static int collect_functions(struct encoder *e)
 		if (err)
 			goto cleanup;
 		key = (uint64_t)fi.name << 32 | fi.system_name;
-		for (j = hash_u64(key) & mask; table[j].id && table[j].key != key;
-		     j = (j + 1) & mask)
-			;
-		if (!table[j].id) {
+		if (!u64map__get(ids, key, &id)) {
 			e->funcs[e->nfuncs++] = fi;
-			table[j].key = key;
-			table[j].id = (uint32_t)e->nfuncs;
+			id = e->nfuncs;
+			err = u64map__set(ids, key, id);
+			if (err)
+				goto cleanup;
 		}
-		e->frame_func[i] = table[j].id;
+		e->frame_func[i] = (uint32_t)id;
 	}
 cleanup:
-	free(table);
+	u64map__free(ids);
 	return err;
 }
 

@@ -18,6 +18,7 @@
 #define LOG_MODULE "maps"
 #include "log.h"
 #include "proc_maps.h"
+#include "textscan.h"
 #include "procfs.h"
 
 #define DELETED_SUFFIX	   " (deleted)"
@@ -30,59 +31,6 @@ struct proc_maps {
 	/* All paths, NUL-terminated; sized from the input so it never moves. */
 	char *paths;
 };
-
-/* Parses up to 16 hex digits; advances *p. False if none or too many. */
-static bool parse_hex(const char **p, const char *end, uint64_t *out)
-{
-	const char *s = *p;
-	uint64_t v = 0;
-	int n = 0;
-
-	while (s < end) {
-		char c = *s;
-		unsigned int d;
-
-		if (c >= '0' && c <= '9')
-			d = c - '0';
-		else if (c >= 'a' && c <= 'f')
-			d = c - 'a' + 10;
-		else if (c >= 'A' && c <= 'F')
-			d = c - 'A' + 10;
-		else
-			break;
-		if (++n > 16)
-			return false;
-		v = v << 4 | d;
-		s++;
-	}
-	if (!n)
-		return false;
-	*p = s;
-	*out = v;
-	return true;
-}
-
-static bool parse_dec(const char **p, const char *end, uint64_t *out)
-{
-	const char *s = *p;
-	uint64_t v = 0;
-	int n = 0;
-
-	while (s < end && *s >= '0' && *s <= '9') {
-		unsigned int d = *s - '0';
-
-		if (v > (UINT64_MAX - d) / 10)
-			return false;
-		v = v * 10 + d;
-		s++;
-		n++;
-	}
-	if (!n)
-		return false;
-	*p = s;
-	*out = v;
-	return true;
-}
 
 static bool expect(const char **p, const char *end, char c)
 {
@@ -145,12 +93,13 @@ static bool parse_line(const char *s, const char *end, struct proc_map *m, char 
 	/* A carriage return is not something the kernel writes; tolerate one from fixtures. */
 	if (end > s && end[-1] == '\r')
 		end--;
-	if (!parse_hex(&s, end, &m->start) || !expect(&s, end, '-') ||
-	    !parse_hex(&s, end, &m->end) || !skip_blanks(&s, end) ||
+	if (!textscan__hex(&s, end, &m->start) || !expect(&s, end, '-') ||
+	    !textscan__hex(&s, end, &m->end) || !skip_blanks(&s, end) ||
 	    !parse_perms(&s, end, &m->perms) || !skip_blanks(&s, end) ||
-	    !parse_hex(&s, end, &m->offset) || !skip_blanks(&s, end) ||
-	    !parse_hex(&s, end, &major) || !expect(&s, end, ':') || !parse_hex(&s, end, &minor) ||
-	    !skip_blanks(&s, end) || !parse_dec(&s, end, &m->inode))
+	    !textscan__hex(&s, end, &m->offset) || !skip_blanks(&s, end) ||
+	    !textscan__hex(&s, end, &major) || !expect(&s, end, ':') ||
+	    !textscan__hex(&s, end, &minor) || !skip_blanks(&s, end) ||
+	    !textscan__dec(&s, end, &m->inode))
 		return false;
 	if (m->start >= m->end || major > UINT32_MAX || minor > UINT32_MAX)
 		return false;

@@ -19,8 +19,8 @@ enum proc_map_perm {
 };
 
 enum proc_map_kind {
-	PROC_MAP_FILE,	/* backed by a file: path is absolute */
-	PROC_MAP_ANON,	/* no path at all */
+	PROC_MAP_FILE,	  /* backed by a file: path is absolute */
+	PROC_MAP_ANON,	  /* no path at all */
 	PROC_MAP_SPECIAL, /* "[vdso]", "[heap]", "[stack]", "[vsyscall]", "[anon:...]", ... */
 };
 
@@ -31,10 +31,10 @@ struct proc_map {
 	uint64_t inode;
 	uint32_t dev_major;
 	uint32_t dev_minor;
-	unsigned int perms;	/* enum proc_map_perm bits */
+	unsigned int perms; /* enum proc_map_perm bits */
 	enum proc_map_kind kind;
-	const char *path;	/* NULL for PROC_MAP_ANON; " (deleted)" suffix removed */
-	bool deleted;		/* the path carried " (deleted)" */
+	const char *path; /* NULL for PROC_MAP_ANON; " (deleted)" suffix removed */
+	bool deleted;	  /* the path carried " (deleted)" */
 };
 
 struct proc_maps;

@@ -14,6 +14,7 @@
 
 #define LOG_MODULE "profile"
 #include "log.h"
+#include "hash.h"
 #include "profile.h"
 #include "strpool.h"
 
@@ -63,12 +64,7 @@ static uint64_t mix(uint64_t h, uint64_t v)
 
 static uint32_t finish(uint64_t h)
 {
-	h ^= h >> 30;
-	h *= 0xbf58476d1ce4e5b9ull;
-	h ^= h >> 27;
-	h *= 0x94d049bb133111ebull;
-	h ^= h >> 31;
-	return (uint32_t)h;
+	return (uint32_t)hash_u64(h);
 }
 
 #define HASH_SEED 0xcbf29ce484222325ull

@@ -19,19 +19,19 @@
 struct profile;
 
 struct profile_meta {
-	uint64_t hz;		/* sampling frequency */
-	uint64_t period_ns;	/* 1e9 / hz: the CPU time one sample stands for */
-	uint64_t time_ns;	/* wall-clock start of the profile, ns since the epoch */
-	uint64_t duration_ns;	/* wall-clock length of the profile */
+	uint64_t hz;	      /* sampling frequency */
+	uint64_t period_ns;   /* 1e9 / hz: the CPU time one sample stands for */
+	uint64_t time_ns;     /* wall-clock start of the profile, ns since the epoch */
+	uint64_t duration_ns; /* wall-clock length of the profile */
 };
 
 struct profile_mapping {
-	uint64_t start;		/* runtime start address */
-	uint64_t limit;		/* runtime end address (exclusive) */
-	uint64_t offset;	/* file offset of start */
-	const char *path;	/* interned; "" for anonymous memory */
-	const char *build_id;	/* interned lowercase hex GNU build ID; "" if unknown */
-	bool kernel;		/* the kernel image pseudo-mapping */
+	uint64_t start;	      /* runtime start address */
+	uint64_t limit;	      /* runtime end address (exclusive) */
+	uint64_t offset;      /* file offset of start */
+	const char *path;     /* interned; "" for anonymous memory */
+	const char *build_id; /* interned lowercase hex GNU build ID; "" if unknown */
+	bool kernel;	      /* the kernel image pseudo-mapping */
 };
 
 struct profile_frame {

@@ -29,7 +29,7 @@
 #define LOG_MODULE "bpf"
 #include "log.h"
 
-#define NOTIFY_PAGES 8		/* per-CPU perf buffer for first-sight notifications */
+#define NOTIFY_PAGES	  8 /* per-CPU perf buffer for first-sight notifications */
 #define IN_FLIGHT_WAIT_US 1000000
 
 struct sampler {
@@ -42,7 +42,7 @@ struct sampler {
 	int ncpus_possible;
 	bool started;
 	bool stopped;
-	uint64_t keys_at_flip;	/* NEW_KEYS of the active set when it became active */
+	uint64_t keys_at_flip; /* NEW_KEYS of the active set when it became active */
 	uint64_t collisions_at_flip;
 	uint64_t lost_notify;
 	uint64_t missing_stacks;
@@ -94,7 +94,7 @@ static bool has_cap(const struct __user_cap_data_struct *d, int cap)
  */
 static int check_privileges(void)
 {
-	struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_header_struct hdr = {.version = _LINUX_CAPABILITY_VERSION_3};
 	struct __user_cap_data_struct data[2] = {};
 
 	if (geteuid() == 0)
@@ -140,7 +140,7 @@ static void explain_load_error(int err)
 /* libbpf resolves tracepoints through tracefs; mount it where it is missing. */
 static const char *tracefs_dir(void)
 {
-	static const char *const dirs[] = { "/sys/kernel/tracing", "/sys/kernel/debug/tracing" };
+	static const char *const dirs[] = {"/sys/kernel/tracing", "/sys/kernel/debug/tracing"};
 	char path[128];
 	size_t i;
 
@@ -316,9 +316,10 @@ int sampler__start(struct sampler *s)
 		return err;
 	}
 	if (s->cfg.fork_layout != CPROF_FORK_NONE) {
-		s->fork_link = bpf_program__attach(s->cfg.fork_layout == CPROF_FORK_STATIC_COMM
-							   ? s->skel->progs.cprof_fork_static_comm
-							   : s->skel->progs.cprof_fork_dynamic_comm);
+		s->fork_link =
+			bpf_program__attach(s->cfg.fork_layout == CPROF_FORK_STATIC_COMM
+						    ? s->skel->progs.cprof_fork_static_comm
+						    : s->skel->progs.cprof_fork_dynamic_comm);
 		if (!s->fork_link)
 			pr_warn("children started during the profile are not followed: cannot "
 				"attach to sched_process_fork: %s",
@@ -540,9 +541,10 @@ int sampler__drain(struct sampler *s, sampler_entry_fn fn, void *ctx)
 	if (err)
 		return err;
 	if (!sampler__read_stats(s, st)) {
-		s->keys_at_flip = st[s->cfg.active_set ? CPROF_STAT_NEW_KEYS_SET1
-						       : CPROF_STAT_NEW_KEYS_SET0];
-		s->collisions_at_flip = st[CPROF_STAT_USER_COLLISION] + st[CPROF_STAT_KERN_COLLISION];
+		s->keys_at_flip =
+			st[s->cfg.active_set ? CPROF_STAT_NEW_KEYS_SET1 : CPROF_STAT_NEW_KEYS_SET0];
+		s->collisions_at_flip =
+			st[CPROF_STAT_USER_COLLISION] + st[CPROF_STAT_KERN_COLLISION];
 	}
 	err = drain_set(s, old, fn, ctx);
 	/* Once stopped nothing writes to either set: take the other one too. */

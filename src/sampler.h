@@ -16,8 +16,8 @@ struct sampler;
 
 struct sampler_opts {
 	unsigned int hz;
-	bool filter_pids;	/* only processes added with sampler__add_target */
-	bool follow_children;	/* with filter_pids: add their children as they fork */
+	bool filter_pids;     /* only processes added with sampler__add_target */
+	bool follow_children; /* with filter_pids: add their children as they fork */
 	bool include_idle;
 	uint32_t stack_entries; /* per set; 0 = default */
 	uint32_t count_entries; /* per set; 0 = default */

@@ -29,9 +29,9 @@
 #define LOG_MODULE NULL
 #include "log.h"
 
-#define POLL_MS 100
+#define POLL_MS		  100
 #define DRAIN_INTERVAL_MS 1000
-#define MAX_FRAMES (2 * CPROF_MAX_STACK_DEPTH + 2)
+#define MAX_FRAMES	  (2 * CPROF_MAX_STACK_DEPTH + 2)
 
 static volatile sig_atomic_t stop_requested;
 static volatile sig_atomic_t forward_signal;
@@ -82,7 +82,7 @@ static uint64_t now_ns(clockid_t clk)
  */
 static void raise_limits(void)
 {
-	struct rlimit rl = { RLIM_INFINITY, RLIM_INFINITY };
+	struct rlimit rl = {RLIM_INFINITY, RLIM_INFINITY};
 
 	if (setrlimit(RLIMIT_MEMLOCK, &rl))
 		pr_debug("cannot raise RLIMIT_MEMLOCK: %s (only matters before Linux 5.11)",
@@ -125,7 +125,7 @@ static void on_entry(void *ctx, const struct sampler_entry *e)
 {
 	struct run *r = ctx;
 	uint32_t frames[MAX_FRAMES], n = 0;
-	struct profile_labels labels = { .pid = e->pid };
+	struct profile_labels labels = {.pid = e->pid};
 	const char *pname;
 
 	/* Leaf first: the kernel part (if any) sits on top of the user part. */
@@ -230,9 +230,9 @@ int session__run(const struct session_opts *o)
 		.stack_entries = o->map_entries,
 		.count_entries = o->map_entries,
 	};
-	struct profile_meta meta = { .hz = o->hz, .period_ns = 1000000000ull / o->hz };
-	struct summary_info info = { .hz = o->hz, .include_idle = o->include_idle };
-	struct run r = { .o = o };
+	struct profile_meta meta = {.hz = o->hz, .period_ns = 1000000000ull / o->hz};
+	struct summary_info info = {.hz = o->hz, .include_idle = o->include_idle};
+	struct run r = {.o = o};
 	struct output *out = NULL;
 	struct target *cmd = NULL;
 	uint64_t start, deadline = 0, next_drain, now;

@@ -71,7 +71,7 @@ static struct func_total *function_totals(const struct profile *p, size_t *n_out
 						goto fail;
 					funcs = tmp;
 				}
-				funcs[n] = (struct func_total){ f->name, frame_module(p, f), 0, 0 };
+				funcs[n] = (struct func_total){f->name, frame_module(p, f), 0, 0};
 				v = n++;
 				if (u64map__set(index, key, v))
 					goto fail;
@@ -174,12 +174,15 @@ void summary__print(FILE *f, const struct profile *p, const struct summary_info 
 	struct func_total *funcs;
 	size_t nfuncs = 0, i;
 
-	fprintf(f, "cprof: %" PRIu64 " samples in %.2f s at %" PRIu64 " Hz on %d CPU%s, %zu process%s\n",
+	fprintf(f,
+		"cprof: %" PRIu64 " samples in %.2f s at %" PRIu64
+		" Hz on %d CPU%s, %zu process%s\n",
 		total, (double)in->duration_ns / 1e9, in->hz, in->ncpus, in->ncpus == 1 ? "" : "s",
 		count_processes(p), count_processes(p) == 1 ? "" : "es");
 	if (lost)
-		fprintf(f, "cprof: LOST %" PRIu64 " samples (%.1f%%): the counts map was full; "
-			   "raise --map-size\n",
+		fprintf(f,
+			"cprof: LOST %" PRIu64 " samples (%.1f%%): the counts map was full; "
+			"raise --map-size\n",
 			lost, pct(lost, total + lost));
 	else
 		fprintf(f, "cprof: lost samples: 0\n");
@@ -190,22 +193,26 @@ void summary__print(FILE *f, const struct profile *p, const struct summary_info 
 			"\n",
 			stacks, in->stats[CPROF_STAT_USER_COLLISION],
 			in->stats[CPROF_STAT_KERN_COLLISION],
-			in->stats[CPROF_STAT_USER_STACK_ERR] + in->stats[CPROF_STAT_KERN_STACK_ERR] +
-				in->missing_stacks);
+			in->stats[CPROF_STAT_USER_STACK_ERR] +
+				in->stats[CPROF_STAT_KERN_STACK_ERR] + in->missing_stacks);
 	if (in->sym.unknown_user || in->sym.unknown_kernel)
-		fprintf(f, "cprof: unknown frames (shown as module+offset): user %" PRIu64 " of %" PRIu64
-			   ", kernel %" PRIu64 " of %" PRIu64 "\n",
+		fprintf(f,
+			"cprof: unknown frames (shown as module+offset): user %" PRIu64
+			" of %" PRIu64 ", kernel %" PRIu64 " of %" PRIu64 "\n",
 			in->sym.unknown_user, in->sym.user_frames, in->sym.unknown_kernel,
 			in->sym.kernel_frames);
 	if (in->sym.processes_gone)
-		fprintf(f, "cprof: %" PRIu64 " process%s exited before its memory map could be read\n",
+		fprintf(f,
+			"cprof: %" PRIu64 " process%s exited before its memory map could be read\n",
 			in->sym.processes_gone, in->sym.processes_gone == 1 ? "" : "es");
 	if (in->lost_notifications + in->stats[CPROF_STAT_NOTIFY_LOST])
-		fprintf(f, "cprof: %" PRIu64 " new-process notifications lost (those processes "
-			   "were read late)\n",
+		fprintf(f,
+			"cprof: %" PRIu64 " new-process notifications lost (those processes "
+			"were read late)\n",
 			in->lost_notifications + in->stats[CPROF_STAT_NOTIFY_LOST]);
 	if (in->stats[CPROF_STAT_IDLE] && !in->include_idle)
-		fprintf(f, "cprof: %" PRIu64 " idle samples not counted (--include-idle keeps them)\n",
+		fprintf(f,
+			"cprof: %" PRIu64 " idle samples not counted (--include-idle keeps them)\n",
 			in->stats[CPROF_STAT_IDLE]);
 	if (!total)
 		return;

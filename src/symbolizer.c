@@ -33,7 +33,7 @@ struct elf_entry {
 	uint32_t dev_major;
 	uint32_t dev_minor;
 	uint64_t inode;
-	struct elf_symtab *elf; /* NULL: the file could not be opened as ELF */
+	struct elf_symtab *elf;	      /* NULL: the file could not be opened as ELF */
 	struct elf_entry *same_inode; /* chain of the index bucket */
 	struct elf_entry *next;	      /* all entries, for freeing */
 };
@@ -43,7 +43,7 @@ struct proc_state {
 	uint64_t start_time;
 	uint64_t exe_inode; /* an exec keeps the PID and start time but not the memory map */
 	const char *comm;
-	struct proc_maps *maps; /* NULL when the process was gone before we could look */
+	struct proc_maps *maps;	  /* NULL when the process was gone before we could look */
 	struct elf_symtab **elfs; /* per maps index; borrowed from the cache */
 	uint32_t *mapping_ids;	  /* per maps index; 0 until first used */
 	struct u64map *frames;	  /* (address << 1 | leaf) -> frame index */
@@ -417,7 +417,7 @@ int symbolizer__user_frames(struct symbolizer *s, uint32_t pid, const uint64_t *
 
 static void load_ksyms(struct symbolizer *s)
 {
-	struct profile_mapping pm = { .kernel = true, .limit = UINT64_MAX };
+	struct profile_mapping pm = {.kernel = true, .limit = UINT64_MAX};
 	int err;
 
 	s->ksyms_tried = true;

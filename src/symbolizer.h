@@ -18,14 +18,14 @@ struct profile;
 struct symbolizer;
 
 struct symbolizer_stats {
-	uint64_t user_frames;	  /* distinct user frames resolved */
-	uint64_t kernel_frames;	  /* distinct kernel frames resolved */
-	uint64_t unknown_user;	  /* of which without a symbol */
+	uint64_t user_frames;	/* distinct user frames resolved */
+	uint64_t kernel_frames; /* distinct kernel frames resolved */
+	uint64_t unknown_user;	/* of which without a symbol */
 	uint64_t unknown_kernel;
-	uint64_t processes;	  /* processes snapshotted */
-	uint64_t processes_gone;  /* gone before their memory map could be read */
-	uint64_t elf_files;	  /* ELF files opened */
-	uint64_t elf_errors;	  /* mapped files that could not be opened as ELF */
+	uint64_t processes;	 /* processes snapshotted */
+	uint64_t processes_gone; /* gone before their memory map could be read */
+	uint64_t elf_files;	 /* ELF files opened */
+	uint64_t elf_errors;	 /* mapped files that could not be opened as ELF */
 };
 
 int symbolizer__new(struct profile *prof, struct symbolizer **out);

@@ -29,7 +29,7 @@ struct target {
 
 int target__spawn(char *const argv[], struct target **out)
 {
-	int go[2] = { -1, -1 }, errp[2] = { -1, -1 }, err;
+	int go[2] = {-1, -1}, errp[2] = {-1, -1}, err;
 	struct target *t;
 	char c;
 

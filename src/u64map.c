@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <stdlib.h>
 
+#include "hash.h"
 #include "u64map.h"
 
 struct slot {
@@ -19,17 +20,6 @@ struct u64map {
 	size_t cap; /* power of two */
 	size_t count;
 };
-
-static size_t hash_u64(uint64_t k)
-{
-	/* splitmix64 finalizer: addresses and PIDs are far from uniform. */
-	k ^= k >> 30;
-	k *= 0xbf58476d1ce4e5b9ULL;
-	k ^= k >> 27;
-	k *= 0x94d049bb133111ebULL;
-	k ^= k >> 31;
-	return (size_t)k;
-}
 
 struct u64map *u64map__new(void)
 {
@@ -50,7 +40,7 @@ static struct slot *find(const struct u64map *m, uint64_t key)
 
 	if (!m->cap)
 		return NULL;
-	for (i = hash_u64(key) & (m->cap - 1);; i = (i + 1) & (m->cap - 1)) {
+	for (i = (size_t)hash_u64(key) & (m->cap - 1);; i = (i + 1) & (m->cap - 1)) {
 		if (!m->slots[i].used)
 			return NULL;
 		if (m->slots[i].key == key)
@@ -69,7 +59,8 @@ static int grow(struct u64map *m)
 	for (i = 0; i < m->cap; i++) {
 		if (!m->slots[i].used)
 			continue;
-		for (j = hash_u64(m->slots[i].key) & (ncap - 1); ns[j].used; j = (j + 1) & (ncap - 1))
+		for (j = hash_u64(m->slots[i].key) & (ncap - 1); ns[j].used;
+		     j = (j + 1) & (ncap - 1))
 			;
 		ns[j] = m->slots[i];
 	}
@@ -95,9 +86,9 @@ int u64map__set(struct u64map *m, uint64_t key, uint64_t value)
 		if (err)
 			return err;
 	}
-	for (i = hash_u64(key) & (m->cap - 1); m->slots[i].used; i = (i + 1) & (m->cap - 1))
+	for (i = (size_t)hash_u64(key) & (m->cap - 1); m->slots[i].used; i = (i + 1) & (m->cap - 1))
 		;
-	m->slots[i] = (struct slot){ .key = key, .value = value, .used = true };
+	m->slots[i] = (struct slot){.key = key, .value = value, .used = true};
 	m->count++;
 	return 0;
 }

@@ -24,53 +24,53 @@ const char *test_fixtures_dir(void);
 const char *test_tmp_dir(void);
 void test_hexdump_diff(const uint8_t *got, size_t got_len, const uint8_t *want, size_t want_len);
 
-#define TEST(name)                                                                                 \
-	static void name(void);                                                                    \
-	__attribute__((constructor)) static void register_##name(void)                            \
-	{                                                                                          \
-		test_register(#name, name);                                                        \
-	}                                                                                          \
+#define TEST(name)                                                     \
+	static void name(void);                                        \
+	__attribute__((constructor)) static void register_##name(void) \
+	{                                                              \
+		test_register(#name, name);                            \
+	}                                                              \
 	static void name(void)
 
-#define CHECK(cond)                                                                                \
-	do {                                                                                       \
-		if (!(cond))                                                                       \
-			test_fail(__FILE__, __LINE__, "CHECK(%s)", #cond);                         \
+#define CHECK(cond)                                                        \
+	do {                                                               \
+		if (!(cond))                                               \
+			test_fail(__FILE__, __LINE__, "CHECK(%s)", #cond); \
 	} while (0)
 
-#define CHECK_INT(a, op, b)                                                                        \
-	do {                                                                                       \
-		long long _a = (long long)(a), _b = (long long)(b);                                \
-		if (!(_a op _b))                                                                   \
-			test_fail(__FILE__, __LINE__, "%s %s %s: %lld vs %lld", #a, #op, #b, _a,   \
-				  _b);                                                             \
+#define CHECK_INT(a, op, b)                                                                      \
+	do {                                                                                     \
+		long long _a = (long long)(a), _b = (long long)(b);                              \
+		if (!(_a op _b))                                                                 \
+			test_fail(__FILE__, __LINE__, "%s %s %s: %lld vs %lld", #a, #op, #b, _a, \
+				  _b);                                                           \
 	} while (0)
 
-#define CHECK_U64(a, op, b)                                                                        \
-	do {                                                                                       \
-		unsigned long long _a = (unsigned long long)(a), _b = (unsigned long long)(b);    \
-		if (!(_a op _b))                                                                   \
-			test_fail(__FILE__, __LINE__, "%s %s %s: 0x%llx vs 0x%llx", #a, #op, #b,   \
-				  _a, _b);                                                         \
+#define CHECK_U64(a, op, b)                                                                      \
+	do {                                                                                     \
+		unsigned long long _a = (unsigned long long)(a), _b = (unsigned long long)(b);   \
+		if (!(_a op _b))                                                                 \
+			test_fail(__FILE__, __LINE__, "%s %s %s: 0x%llx vs 0x%llx", #a, #op, #b, \
+				  _a, _b);                                                       \
 	} while (0)
 
-#define CHECK_STR(a, b)                                                                            \
-	do {                                                                                       \
-		const char *_a = (a), *_b = (b);                                                   \
-		if (!_a || !_b || strcmp(_a, _b) != 0)                                             \
-			test_fail(__FILE__, __LINE__, "%s == %s: \"%s\" vs \"%s\"", #a, #b,        \
-				  _a ? _a : "(null)", _b ? _b : "(null)");                         \
+#define CHECK_STR(a, b)                                                                     \
+	do {                                                                                \
+		const char *_a = (a), *_b = (b);                                            \
+		if (!_a || !_b || strcmp(_a, _b) != 0)                                      \
+			test_fail(__FILE__, __LINE__, "%s == %s: \"%s\" vs \"%s\"", #a, #b, \
+				  _a ? _a : "(null)", _b ? _b : "(null)");                  \
 	} while (0)
 
 /* Exact bytes, nanopb style: CHECK_BYTES(buf, len, "\x08\x96\x01"). */
-#define CHECK_BYTES(buf, len, lit)                                                                 \
-	do {                                                                                       \
-		const uint8_t *_g = (const uint8_t *)(buf);                                        \
-		size_t _gl = (len), _wl = sizeof(lit) - 1;                                         \
-		if (_gl != _wl || memcmp(_g, lit, _wl) != 0) {                                     \
-			test_hexdump_diff(_g, _gl, (const uint8_t *)(lit), _wl);                   \
-			test_fail(__FILE__, __LINE__, "bytes of %s differ", #buf);                 \
-		}                                                                                  \
+#define CHECK_BYTES(buf, len, lit)                                                 \
+	do {                                                                       \
+		const uint8_t *_g = (const uint8_t *)(buf);                        \
+		size_t _gl = (len), _wl = sizeof(lit) - 1;                         \
+		if (_gl != _wl || memcmp(_g, lit, _wl) != 0) {                     \
+			test_hexdump_diff(_g, _gl, (const uint8_t *)(lit), _wl);   \
+			test_fail(__FILE__, __LINE__, "bytes of %s differ", #buf); \
+		}                                                                  \
 	} while (0)
 
 #define SKIP(...) test_skip(__VA_ARGS__)

@@ -18,7 +18,7 @@
 
 #include "test.h"
 
-#define MAX_TESTS 1024
+#define MAX_TESTS      1024
 #define TEST_TIMEOUT_S 60
 
 struct test_entry {
@@ -35,7 +35,7 @@ static char *result_msg;
 void test_register(const char *name, test_fn fn)
 {
 	if (ntests < MAX_TESTS)
-		tests[ntests++] = (struct test_entry){ name, fn };
+		tests[ntests++] = (struct test_entry){name, fn};
 }
 
 static __attribute__((noreturn)) void finish(int code, const char *fmt, va_list ap)
@@ -148,7 +148,7 @@ static int run_one(const struct test_entry *t)
 			printf("not ok %s - timed out after %d s\n", t->name, TEST_TIMEOUT_S);
 			return 1;
 		}
-		nanosleep(&(struct timespec){ 0, 10 * 1000 * 1000 }, NULL);
+		nanosleep(&(struct timespec){0, 10 * 1000 * 1000}, NULL);
 		waited++;
 	}
 	if (WIFSIGNALED(status)) {

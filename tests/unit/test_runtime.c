@@ -134,7 +134,7 @@ TEST(output_dev_full_saves_fallback)
 
 TEST(target_runs_and_forwards_status)
 {
-	char *argv[] = { "sh", "-c", "exit 5", NULL };
+	char *argv[] = {"sh", "-c", "exit 5", NULL};
 	struct target *t = NULL;
 	int status = 0;
 
@@ -147,7 +147,7 @@ TEST(target_runs_and_forwards_status)
 
 TEST(target_exec_failure_reported)
 {
-	char *argv[] = { "/nonexistent/cmd", NULL };
+	char *argv[] = {"/nonexistent/cmd", NULL};
 	struct target *t = NULL;
 
 	CHECK_INT(target__spawn(argv, &t), ==, 0);
@@ -158,7 +158,7 @@ TEST(target_exec_failure_reported)
 TEST(target_held_until_released)
 {
 	char marker[512], cmdline[600];
-	char *argv[] = { "sh", "-c", cmdline, NULL };
+	char *argv[] = {"sh", "-c", cmdline, NULL};
 	struct target *t = NULL;
 
 	snprintf(marker, sizeof(marker), "%s/started", test_tmp_dir());
