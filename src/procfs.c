@@ -146,3 +146,20 @@ int procfs__start_time(uint32_t pid, uint64_t *ticks)
 	*ticks = v;
 	return 0;
 }
+
+int procfs__tgid(uint32_t tid, uint32_t *tgid)
+{
+	char path[64], buf[4096], *p;
+	unsigned int v;
+	int n;
+
+	snprintf(path, sizeof(path), "/proc/%u/status", tid);
+	n = procfs__read_small(path, buf, sizeof(buf));
+	if (n < 0)
+		return n;
+	p = strstr(buf, "\nTgid:");
+	if (!p || sscanf(p + 6, "%u", &v) != 1)
+		return -EINVAL;
+	*tgid = v;
+	return 0;
+}

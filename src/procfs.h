@@ -15,6 +15,8 @@ int procfs__read_all(const char *path, char **out, size_t *len);
 int procfs__comm(uint32_t pid, char *buf, size_t size);
 /* True while /proc/PID exists (a zombie still counts). */
 bool procfs__pid_exists(uint32_t pid);
+/* The thread group (process) a thread ID belongs to, from /proc/TID/status. */
+int procfs__tgid(uint32_t tid, uint32_t *tgid);
 /* The process's start time in clock ticks since boot (field 22 of /proc/PID/stat). */
 int procfs__start_time(uint32_t pid, uint64_t *ticks);
 

@@ -399,14 +399,27 @@ uint64_t sampler__missing_stacks(const struct sampler *s)
 	return s->missing_stacks;
 }
 
+static uint64_t read_stat(struct sampler *s, __u32 idx, uint64_t *vals)
+{
+	uint64_t sum = 0;
+	int cpu;
+
+	if (bpf_map_lookup_elem(bpf_map__fd(s->skel->maps.stats), &idx, vals))
+		return 0;
+	for (cpu = 0; cpu < s->ncpus_possible; cpu++)
+		sum += vals[cpu];
+	return sum;
+}
+
 bool sampler__should_drain(struct sampler *s)
 {
-	uint64_t st[CPROF_STAT_MAX], keys, collisions;
+	uint64_t vals[s->ncpus_possible], keys, collisions;
 
-	if (sampler__read_stats(s, st))
-		return true;
-	keys = st[s->cfg.active_set ? CPROF_STAT_NEW_KEYS_SET1 : CPROF_STAT_NEW_KEYS_SET0];
-	collisions = st[CPROF_STAT_USER_COLLISION] + st[CPROF_STAT_KERN_COLLISION];
+	/* Called every poll: three lookups, not the whole stats array. */
+	keys = read_stat(s, s->cfg.active_set ? CPROF_STAT_NEW_KEYS_SET1 : CPROF_STAT_NEW_KEYS_SET0,
+			 vals);
+	collisions = read_stat(s, CPROF_STAT_USER_COLLISION, vals) +
+		     read_stat(s, CPROF_STAT_KERN_COLLISION, vals);
 	/*
 	 * Collision odds grow with the stack map's fill, and a collided stack
 	 * stays lost until its bucket is cleared: drain early in both cases.

@@ -99,7 +99,9 @@ struct run {
 	struct profile *prof;
 	struct symbolizer *sym;
 	struct sampler *sampler;
-	int errors; /* entries that could not be added (allocation failures) */
+	int errors;	/* entries that could not be added (allocation failures) */
+	uint32_t *pids; /* -p targets, thread IDs replaced by their process */
+	size_t npids;
 };
 
 static void on_process(void *ctx, uint32_t pid)
@@ -174,12 +176,12 @@ static int drain(struct run *r)
 	return err;
 }
 
-static bool any_alive(const struct session_opts *o)
+static bool any_alive(const struct run *r)
 {
 	size_t i;
 
-	for (i = 0; i < o->npids; i++)
-		if (procfs__pid_exists(o->pids[i]))
+	for (i = 0; i < r->npids; i++)
+		if (procfs__pid_exists(r->pids[i]))
 			return true;
 	return false;
 }
@@ -212,7 +214,9 @@ static int deliver(const struct session_opts *o, struct profile *prof, struct ou
 	}
 	err = output__write(out, gz, gz_len);
 	if (!err)
-		fprintf(stderr, "cprof: wrote %s (pprof, %zu bytes)\n", output__path(out), gz_len);
+		fprintf(stderr, "cprof: wrote %s%s (pprof, %zu bytes)\n",
+			strcmp(output__path(out), "stdout") ? "" : "the profile to ",
+			output__path(out), gz_len);
 cleanup:
 	free(raw);
 	free(gz);
@@ -242,15 +246,30 @@ int session__run(const struct session_opts *o)
 
 	install_signals();
 	raise_limits();
-	for (i = 0; i < o->npids; i++) {
-		if (!procfs__pid_exists(o->pids[i])) {
-			pr_err("no such process: %u", o->pids[i]);
-			return 1;
+	r.npids = o->npids;
+	r.pids = calloc(o->npids ? o->npids : 1, sizeof(*r.pids));
+	if (!r.pids) {
+		pr_err("out of memory");
+		return 1;
+	}
+	memcpy(r.pids, o->pids, o->npids * sizeof(*r.pids));
+	for (i = 0; i < r.npids; i++) {
+		uint32_t tgid;
+
+		if (!procfs__pid_exists(r.pids[i])) {
+			pr_err("no such process: %u", r.pids[i]);
+			goto cleanup;
+		}
+		/* Samples are matched by process; a thread ID stands for its process. */
+		if (procfs__tgid(r.pids[i], &tgid) == 0 && tgid != r.pids[i]) {
+			pr_warn("%u is a thread of process %u: profiling process %u", r.pids[i],
+				tgid, tgid);
+			r.pids[i] = tgid;
 		}
 	}
 	err = output__open(o->output, o->format == FORMAT_PPROF, &out);
 	if (err)
-		return 1;
+		goto cleanup;
 	meta.time_ns = now_ns(CLOCK_REALTIME);
 	r.prof = profile__new(&meta);
 	if (!r.prof || symbolizer__new(r.prof, &r.sym)) {
@@ -260,10 +279,10 @@ int session__run(const struct session_opts *o)
 	err = sampler__new(&so, &r.sampler);
 	if (err)
 		goto cleanup;
-	for (i = 0; i < o->npids; i++) {
-		if (sampler__add_target(r.sampler, o->pids[i]))
+	for (i = 0; i < r.npids; i++) {
+		if (sampler__add_target(r.sampler, r.pids[i]))
 			goto cleanup;
-		symbolizer__note_process(r.sym, o->pids[i]);
+		symbolizer__note_process(r.sym, r.pids[i]);
 	}
 	if (o->command) {
 		err = target__spawn(o->command, &cmd);
@@ -303,7 +322,7 @@ int session__run(const struct session_opts *o)
 			cmd_done = true;
 			break;
 		}
-		if (o->npids && !cmd && !any_alive(o)) {
+		if (r.npids && !cmd && !any_alive(&r)) {
 			pr_info("all target processes have exited");
 			break;
 		}
@@ -348,5 +367,6 @@ cleanup:
 	symbolizer__free(r.sym);
 	profile__free(r.prof);
 	output__free(out);
+	free(r.pids);
 	return exit_code;
 }
