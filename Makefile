@@ -8,11 +8,11 @@
 #   x86_64  static musl binary (default on x86_64 hosts)
 #   asan    glibc + AddressSanitizer/UBSan, for the sanitizer test run
 #   arm64   static musl cross build (see third_party/build.sh)
+#   fuzz    clang with libFuzzer coverage + ASan/UBSan, for tests/fuzz (deps of asan)
 
 HOST_ARCH := $(shell uname -m)
 FLAVOR ?= $(HOST_ARCH)
 OUT := .output/$(FLAVOR)
-DEPS := $(OUT)/deps
 VERSION := $(shell cat VERSION 2>/dev/null || echo 0.0.0)
 GIT_REV := $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
 
@@ -28,7 +28,17 @@ CLANG ?= clang
 BPFTOOL ?= bpftool
 LLVM_STRIP ?= llvm-strip
 
-ifeq ($(FLAVOR),asan)
+ifeq ($(FLAVOR),fuzz)
+# Library code gets coverage instrumentation too, or libFuzzer fuzzes blind.
+CC := clang
+BPF_ARCH := x86
+TARGET_ARCH_NAME := x86_64
+DEPS_FLAVOR := asan
+SAN := -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all
+EXTRA_CFLAGS := $(SAN) -O1
+EXTRA_LDFLAGS := -fsanitize=fuzzer,address,undefined
+STATIC :=
+else ifeq ($(FLAVOR),asan)
 CC := clang
 BPF_ARCH := x86
 TARGET_ARCH_NAME := x86_64
@@ -50,6 +60,9 @@ EXTRA_CFLAGS := -O2
 STATIC := -static
 endif
 
+DEPS_FLAVOR ?= $(FLAVOR)
+DEPS := .output/$(DEPS_FLAVOR)/deps
+
 BPF_OUT := .output/bpf-$(BPF_ARCH)
 # Kernels before 5.3 reject any backward jump, loop or not; clang's tail
 # merging makes shared blocks that are reached by jumping back. The test
@@ -61,7 +74,7 @@ CFLAGS := -std=gnu11 -g -Wall -Wextra -Werror -Wno-missing-field-initializers \
 	-D_GNU_SOURCE -fno-omit-frame-pointer $(EXTRA_CFLAGS) \
 	-Isrc -Ibpf -I$(BPF_OUT) -I$(OUT) -I$(DEPS)/include -idirafter $(DEPS)/uapi
 LDFLAGS := $(STATIC) $(EXTRA_LDFLAGS)
-LDLIBS := -L$(DEPS)/lib -lbpf -lelf -lz
+LDLIBS := -L$(DEPS)/lib -lbpf -lelf -lz -liberty-demangle
 
 SRCS := $(sort $(wildcard src/*.c))
 OBJS := $(patsubst src/%.c,$(OUT)/obj/%.o,$(SRCS))
@@ -69,20 +82,23 @@ LIB_OBJS := $(filter-out $(OUT)/obj/main.o,$(OBJS))
 TEST_SRCS := $(sort $(wildcard tests/unit/*.c))
 TEST_OBJS := $(patsubst tests/unit/%.c,$(OUT)/obj/tests/%.o,$(TEST_SRCS))
 
+FUZZ_SRCS := $(sort $(wildcard tests/fuzz/fuzz_*.c))
+FUZZERS := $(patsubst tests/fuzz/%.c,.output/fuzz/bin/%,$(FUZZ_SRCS))
+
 FIXTURE_SRCS := $(sort $(wildcard fixtures/src/*.c))
 FIXTURES := $(patsubst fixtures/src/%.c,.output/fixtures/%,$(FIXTURE_SRCS))
 
 .DELETE_ON_ERROR:
 
-.PHONY: FORCE all deps cprof unit-tests fixtures test test-unit demo clean distclean format
+.PHONY: FORCE all deps cprof unit-tests fuzzers fixtures test test-unit demo clean distclean format
 
 all: cprof fixtures
 
 deps: $(DEPS)/.stamp
 
 $(DEPS)/.stamp: third_party/build.sh third_party/versions
-	$(call msg,DEPS,$(FLAVOR))
-	$(Q)third_party/build.sh $(FLAVOR)
+	$(call msg,DEPS,$(DEPS_FLAVOR))
+	$(Q)third_party/build.sh $(DEPS_FLAVOR)
 
 # The BPF object is built without any CO-RE relocation so that it also loads
 # on kernels without /sys/kernel/btf/vmlinux; bpf/profile_abi.h is shared with user space.
@@ -133,6 +149,22 @@ endif
 
 unit-tests: $(OUT)/unit_tests
 
+# libFuzzer targets (tests/fuzz/fuzz_*.c) over the parsers of outside input.
+# `make fuzzers` builds them in the fuzz flavor; tests/fuzz/run runs them.
+ifeq ($(FLAVOR),fuzz)
+.output/fuzz/bin/%: tests/fuzz/%.c $(LIB_OBJS) | .output/fuzz/bin
+	$(call msg,FUZZER,$@)
+	$(Q)$(CC) $(CFLAGS) $(EXTRA_LDFLAGS) $< $(LIB_OBJS) $(LDLIBS) -o $@
+
+fuzzers: $(FUZZERS)
+else
+fuzzers:
+	$(Q)$(MAKE) --no-print-directory FLAVOR=fuzz fuzzers
+endif
+
+.output/fuzz/bin:
+	$(Q)mkdir -p $@
+
 # Fixtures are ordinary glibc programs, as a user's workload would be: dynamic,
 # PIE unless the name says nopie, frame pointers in every function so stacks
 # are complete. clang, because GCC 12 skips the frame setup in leaf functions
@@ -145,6 +177,16 @@ unit-tests: $(OUT)/unit_tests
 		$(if $(findstring nopie,$*),-no-pie -fno-pie,) -o $@ $< -lpthread
 
 fixtures: $(FIXTURES)
+
+# bench: the symbolization benchmark driver of bench/run, built like cprof
+# and linked against its objects, so it times the code the profiler runs.
+.PHONY: bench
+bench: $(OUT)/symbench
+
+$(OUT)/symbench: bench/symbench.c $(LIB_OBJS) $(DEPS)/.stamp
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $< $(LIB_OBJS) $(LDLIBS) -o $@
+# end bench
 
 $(BPF_OUT) $(OUT)/obj $(OUT)/obj/tests .output/fixtures:
 	$(Q)mkdir -p $@
@@ -169,6 +211,6 @@ distclean:
 	rm -rf .output third_party/src cprof
 
 format:
-	clang-format -i src/*.[ch] bpf/*.[ch] tests/unit/*.[ch] fixtures/src/*.c
+	clang-format -i src/*.[ch] bpf/*.[ch] tests/unit/*.[ch] tests/fuzz/*.c fixtures/src/*.c
 
 -include $(wildcard $(OUT)/obj/*.d $(OUT)/obj/tests/*.d)
