@@ -155,9 +155,11 @@ int cprof_sample(struct bpf_perf_event_data *ctx)
 	key.pid = id >> 32;
 	key.tid = (__u32)id;
 
-	if (key.tid == 0 && !cfg->include_idle) {
+	if (key.tid == 0) {
+		/* Counted either way, so the summary can say how many were kept or left out. */
 		stat_add(CPROF_STAT_IDLE, 1);
-		return 0;
+		if (!cfg->include_idle)
+			return 0;
 	}
 	if (cfg->filter_pids && !bpf_map_lookup_elem(&targets, &key.pid))
 		return 0;

@@ -33,8 +33,21 @@ for sig in INT TERM; do
 	check "sig${sig}_stops_promptly" [ "$ms" -lt 5000 ]
 	check "sig${sig}_profile_valid" go tool pprof -raw "$TMP/sig.pb.gz"
 done
-# With --include-idle, idle CPUs appear as pid 0 (swapper).
-"$CPROF" -a -d 1 --include-idle --format folded -o "$TMP/idle.folded" 2>/dev/null
-check include_idle_swapper grep -q '^swapper' "$TMP/idle.folded"
+# With --include-idle, idle CPUs appear as the swapper task, exactly as many
+# samples as the BPF side counted as idle (the count is in a profile comment).
+"$CPROF" -a -d 1 --include-idle -o "$TMP/idle.pb.gz" 2>/dev/null
+go tool pprof -raw "$TMP/idle.pb.gz" >"$TMP/idle.raw" 2>&1
+counted=$(sed -n 's/^Comment: cprof: idle samples included: \([0-9]*\)$/\1/p' "$TMP/idle.raw")
+kept=$(go tool pprof -traces -tagfocus=comm=swapper "$TMP/idle.pb.gz" 2>/dev/null |
+	awk '$1 ~ /^[0-9.]+(ms|s)$/ { n++ } END { print n + 0 }')
+if [ -z "$counted" ]; then
+	not_ok include_idle_counted "no idle comment in the profile"
+elif [ "$counted" -eq 0 ]; then
+	skip include_idle_counted "no CPU was idle during the run"
+elif [ "$kept" -gt 0 ]; then
+	ok include_idle_counted
+else
+	not_ok include_idle_counted "$counted idle samples counted but no swapper stack in the profile"
+fi
 wait "$bg"
 finish
