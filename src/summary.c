@@ -214,6 +214,9 @@ void summary__print(FILE *f, const struct profile *p, const struct summary_info 
 		fprintf(f,
 			"cprof: %" PRIu64 " idle samples not counted (--include-idle keeps them)\n",
 			in->stats[CPROF_STAT_IDLE]);
+	else if (in->stats[CPROF_STAT_IDLE])
+		fprintf(f, "cprof: %" PRIu64 " idle samples included (the swapper task)\n",
+			in->stats[CPROF_STAT_IDLE]);
 	if (!total)
 		return;
 	funcs = function_totals(p, &nfuncs);
