@@ -7,7 +7,8 @@
 # FLAVOR selects the toolchain:
 #   x86_64  static musl binary (default on x86_64 hosts)
 #   asan    glibc + AddressSanitizer/UBSan, for the sanitizer test run
-#   arm64   static musl cross build (see third_party/build.sh)
+#   arm64   static musl cross build with clang (see third_party/build.sh);
+#           `make arm64` builds .output/arm64/cprof on any host
 #   fuzz    clang with libFuzzer coverage + ASan/UBSan, for tests/fuzz (deps of asan)
 
 HOST_ARCH := $(shell uname -m)
@@ -90,7 +91,8 @@ FIXTURES := $(patsubst fixtures/src/%.c,.output/fixtures/%,$(FIXTURE_SRCS))
 
 .DELETE_ON_ERROR:
 
-.PHONY: FORCE all deps cprof unit-tests fuzzers fixtures test test-unit demo clean distclean format
+.PHONY: FORCE all deps cprof unit-tests fuzzers fixtures guest-fixtures arm64 test test-unit demo \
+	clean distclean format
 
 all: cprof fixtures
 
@@ -170,13 +172,50 @@ endif
 # are complete. clang, because GCC 12 skips the frame setup in leaf functions
 # that use no stack even with -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer,
 # which hides the caller of a sampled leaf from a frame-pointer unwinder.
+FIXTURE_CFLAGS := -O1 -g -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer -fno-inline \
+	-fno-optimize-sibling-calls -Wall -Werror
 .output/fixtures/%: fixtures/src/%.c | .output/fixtures
 	$(call msg,FIXTURE,$@)
-	$(Q)$(CLANG) -O1 -g -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer -fno-inline \
-		-fno-optimize-sibling-calls -Wall -Werror \
-		$(if $(findstring nopie,$*),-no-pie -fno-pie,) -o $@ $< -lpthread
+	$(Q)$(CLANG) $(FIXTURE_CFLAGS) $(if $(findstring nopie,$*),-no-pie -fno-pie,) -o $@ $< -lpthread
 
-fixtures: $(FIXTURES)
+# Fixtures for symbolization tests (tests/e2e/symbolize_*.sh), made from the
+# ones above:
+# - known_tree_stripped: no symbol table at all, and a .gnu_debuglink (name +
+#   CRC32) to known_tree_stripped.debug, its separate debug file;
+# - known_tree_buildid: stripped, no debuglink, so only its GNU build ID can
+#   find the debug file (the test lays out a DEBUG_DIR/.build-id/ tree);
+# - cpp_names: real C++ mangling, compiled as C++ but linked without libstdc++.
+SYMBOLIZE_FIXTURES := .output/fixtures/known_tree_stripped .output/fixtures/known_tree_stripped.debug \
+	.output/fixtures/known_tree_buildid .output/fixtures/cpp_names
+.output/fixtures/known_tree_stripped.debug: .output/fixtures/known_tree
+	$(call msg,FIXTURE,$@)
+	$(Q)objcopy --only-keep-debug $< $@
+.output/fixtures/known_tree_stripped: .output/fixtures/known_tree .output/fixtures/known_tree_stripped.debug
+	$(call msg,FIXTURE,$@)
+	$(Q)objcopy --strip-all --add-gnu-debuglink=$(word 2,$^) $< $@
+.output/fixtures/known_tree_buildid: .output/fixtures/known_tree
+	$(call msg,FIXTURE,$@)
+	$(Q)objcopy --strip-all $< $@
+.output/fixtures/cpp_names: fixtures/src/cpp_names.cc | .output/fixtures
+	$(call msg,FIXTURE,$@)
+	$(Q)$(CLANG) -x c++ -std=c++17 -fno-exceptions -fno-rtti $(FIXTURE_CFLAGS) -o $@ $<
+# end of fixtures for symbolization tests
+
+fixtures: $(FIXTURES) $(SYMBOLIZE_FIXTURES)
+
+# Static copies for the QEMU guests of qemu/run, which have no C library: the
+# flavor's clang musl toolchain (third_party/build.sh), the same flags.
+GUEST_FIXTURES := $(addprefix $(OUT)/fixtures/,known_tree syscall_heavy drop_cap)
+$(OUT)/fixtures/%: fixtures/src/%.c $(DEPS)/.stamp | $(OUT)/fixtures
+	$(call msg,FIXTURE,$@)
+	$(Q)$(CURDIR)/.output/$(FLAVOR)/toolchain/cc $(FIXTURE_CFLAGS) -idirafter $(DEPS)/uapi \
+		-o $@ $< -lpthread
+
+guest-fixtures: $(GUEST_FIXTURES)
+
+# The arm64 binary, cross-built: .output/arm64/cprof (./build.sh arm64).
+arm64:
+	$(Q)$(MAKE) --no-print-directory FLAVOR=arm64 cprof
 
 # bench: the symbolization benchmark driver of bench/run, built like cprof
 # and linked against its objects, so it times the code the profiler runs.
@@ -188,12 +227,14 @@ $(OUT)/symbench: bench/symbench.c $(LIB_OBJS) $(DEPS)/.stamp
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $< $(LIB_OBJS) $(LDLIBS) -o $@
 # end bench
 
-$(BPF_OUT) $(OUT)/obj $(OUT)/obj/tests .output/fixtures:
+$(BPF_OUT) $(OUT)/obj $(OUT)/obj/tests $(OUT)/fixtures .output/fixtures:
 	$(Q)mkdir -p $@
 
-# The whole suite: unit tests (musl and ASan+UBSan builds) and end-to-end tests.
+# The whole suite: unit tests (musl and ASan+UBSan builds) and end-to-end tests,
+# which check the arm64 build too (its BPF object; the QEMU matrix runs it).
 test: all unit-tests
 	$(Q)$(MAKE) --no-print-directory FLAVOR=asan unit-tests
+	$(Q)$(MAKE) --no-print-directory FLAVOR=arm64 cprof
 	$(Q)tests/run
 
 test-unit: unit-tests fixtures
@@ -208,7 +249,7 @@ clean:
 	rm -rf $(OUT) .output/bpf-* .output/fixtures cprof
 
 distclean:
-	rm -rf .output third_party/src cprof
+	rm -rf .output third_party/src qemu/cache cprof
 
 format:
 	clang-format -i src/*.[ch] bpf/*.[ch] tests/unit/*.[ch] tests/fuzz/*.c fixtures/src/*.c

@@ -4,7 +4,8 @@
 # One-step build of cprof on a Debian 12 machine:
 #
 #   ./build.sh [MAKE ARGS...]     e.g. ./build.sh, ./build.sh V=1,
-#                                 ./build.sh FLAVOR=asan unit-tests, ./build.sh test
+#                                 ./build.sh FLAVOR=asan unit-tests, ./build.sh test,
+#                                 ./build.sh arm64 (.output/arm64/cprof)
 #
 # 1. Installs the Debian packages the build and the tests need, only those
 #    missing (apt-get update runs only then). Not root: prints what to install.
@@ -20,10 +21,15 @@ PACKAGES=(
 	musl-tools musl-dev               # musl-gcc: the static cprof binary
 	linux-libc-dev                    # kernel UAPI headers (copied to deps/uapi)
 	clang llvm libclang-rt-dev        # BPF object, ASan/UBSan build and runtime, llvm-strip
+	lld                               # links the arm64 cross build (make arm64)
 	bpftool                           # skeleton generation
 	dpkg-dev                          # dpkg-source: unpacks + patches the pinned sources
 	file elfutils golang-go           # tests: `file`, eu-readelf, the pprof reader
 	clang-format                      # tests: the style gate (tests/e2e/style.sh)
+	qemu-system-x86 qemu-system-arm   # tests: the kernel matrix (qemu/run)
+	cpio                              # tests: the matrix guests' initramfs
+	libc6-dbg                         # tests: glibc's separate debug files (symbolize_debug.sh)
+	protobuf-compiler                 # tests: protoc compiles the upload test server's .proto files
 )
 
 installed() {
@@ -35,6 +41,11 @@ install_missing() {
 	for p in "${PACKAGES[@]}"; do
 		installed "$p" || missing+=("$p")
 	done
+	# tests: the upload test server (tests/server) runs on Node.js. A node that
+	# did not come from Debian (e.g. NodeSource's, which bundles npm) is used as is.
+	if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
+		missing+=(nodejs npm)
+	fi
 	[[ ${#missing[@]} -eq 0 ]] && return 0
 
 	if [[ $(id -u) -ne 0 ]]; then

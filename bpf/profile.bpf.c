@@ -56,9 +56,13 @@ struct {
 	__type(value, __u64);
 } stats SEC(".maps");
 
-/* Samples currently being recorded into set 0 / set 1, across all CPUs. */
+/*
+ * Samples currently being recorded into set 0 / set 1, per CPU (user space
+ * sums them): one shared counter would move its cache line between CPUs
+ * twice per sample.
+ */
 struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, 2);
 	__type(key, __u32);
 	__type(value, __u64);
@@ -86,12 +90,29 @@ static __always_inline void stat_add(__u32 idx, __u64 n)
 		*v += n;
 }
 
+/*
+ * Locked even though the slot is this CPU's own: the locked add is the full
+ * barrier that orders it before the re-read of active_set in cprof_sample.
+ */
 static __always_inline void in_flight_add(__u32 set, __s64 delta)
 {
 	__u64 *v = bpf_map_lookup_elem(&in_flight, &set);
 
 	if (v)
 		__sync_fetch_and_add(v, delta);
+}
+
+/* First sample of a process: user space snapshots its maps while it lives. */
+static __always_inline void announce(struct bpf_perf_event_data *ctx, const struct cprof_key *key)
+{
+	struct cprof_event ev = {.pid = key->pid, .tid = key->tid};
+	__u32 one = 1;
+
+	if (key->pid && !bpf_map_lookup_elem(&seen, &key->pid)) {
+		bpf_map_update_elem(&seen, &key->pid, &one, BPF_ANY);
+		if (bpf_perf_event_output(ctx, &events, BPF_F_CURRENT_CPU, &ev, sizeof(ev)))
+			stat_add(CPROF_STAT_NOTIFY_LOST, 1);
+	}
 }
 
 /*
@@ -127,6 +148,12 @@ static __always_inline void record(struct bpf_perf_event_data *ctx, void *stack_
 	 */
 	count = bpf_map_lookup_elem(count_map, key);
 	if (!count) {
+		/*
+		 * A process's first sample always makes a new key (the key holds
+		 * its pid), so checking for new processes here, not on every
+		 * sample, misses none.
+		 */
+		announce(ctx, key);
 		err = bpf_map_update_elem(count_map, key, &one, BPF_NOEXIST);
 		if (err == 0) {
 			stat_add(new_keys_stat, 1);
@@ -164,17 +191,6 @@ int cprof_sample(struct bpf_perf_event_data *ctx)
 	if (cfg->filter_pids && !bpf_map_lookup_elem(&targets, &key.pid))
 		return 0;
 	stat_add(CPROF_STAT_SAMPLES, 1);
-
-	/* First sample of a process: user space snapshots its maps while it lives. */
-	if (key.pid && !bpf_map_lookup_elem(&seen, &key.pid)) {
-		struct cprof_event ev = {.pid = key.pid, .tid = key.tid};
-		__u32 one = 1;
-
-		bpf_map_update_elem(&seen, &key.pid, &one, BPF_ANY);
-		if (bpf_perf_event_output(ctx, &events, BPF_F_CURRENT_CPU, &ev, sizeof(ev)))
-			stat_add(CPROF_STAT_NOTIFY_LOST, 1);
-	}
-
 	bpf_get_current_comm(&key.comm, sizeof(key.comm));
 
 	/*

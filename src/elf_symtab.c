@@ -33,14 +33,19 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #define LOG_MODULE "elf"
 #include "log.h"
 #include "elf_symtab.h"
+#include "range.h"
+#include "u64map.h"
 
 /* Build IDs are 20 bytes (sha1) in practice; anything much larger is not one. */
 #define MAX_BUILD_ID_SIZE 64
+/* A .gnu_debuglink names a file in a directory; longer is not a file name. */
+#define MAX_DEBUGLINK_LEN 255
 
 struct elf_segment {
 	uint64_t offset;
@@ -52,7 +57,7 @@ struct elf_segment {
 
 /* [start, end) belongs to the symbol that starts at sym_start. */
 struct elf_range {
-	uint64_t start;
+	uint64_t start; /* start and end first: range_find */
 	uint64_t end;
 	uint64_t sym_start;
 	const char *name;
@@ -61,12 +66,18 @@ struct elf_range {
 struct elf_symtab {
 	char *path;
 	int fd;
+	void *image; /* private copy of an in-memory ELF image, or NULL */
 	Elf *elf;
 	uint64_t file_size;
 	int type;
 	struct elf_segment *segs;
 	size_t nsegs;
 	char build_id[2 * MAX_BUILD_ID_SIZE + 1];
+	bool has_symtab;
+	char debuglink[MAX_DEBUGLINK_LEN + 1]; /* "" when none */
+	uint32_t debuglink_crc;
+	struct elf_symtab *debug; /* separate debug file: its .symtab replaces ours */
+	char *debug_path;	  /* kept after the debug file is closed */
 	bool loaded;
 	struct elf_range *ranges;
 	size_t nranges;
@@ -79,8 +90,10 @@ struct cand {
 	uint64_t start;
 	uint64_t size;
 	const char *name;
-	uint32_t shndx; /* 0 when unknown (SHN_XINDEX) */
+	uint32_t shndx;	 /* 0 when unknown (SHN_XINDEX) */
+	uint16_t strtab; /* index in load_ctx.tabs */
 	uint8_t bind_rank;
+	uint8_t from_debug; /* shndx is a section of the debug file */
 };
 
 /* One symbol per address, after alias selection. */
@@ -88,8 +101,27 @@ struct usym {
 	uint64_t start;
 	uint64_t end;
 	const char *name;
-	size_t name_len;
+	uint16_t strtab;
 	bool sized;
+};
+
+/*
+ * The string tables names point into. They are copied whole once the
+ * symbols are chosen: one memcpy per table rather than a strlen and a
+ * memcpy per name, which was a third of the load time of large tables.
+ */
+struct strtab_ref {
+	const char *str;
+	size_t size;
+	size_t base; /* offset of the copy in elf_symtab.names */
+};
+
+struct load_ctx {
+	struct strtab_ref *tabs;
+	size_t ntabs;
+	size_t bytes;	      /* total size of tabs */
+	size_t max_bytes;     /* crafted tables that overlap must not multiply memory */
+	struct u64map *index; /* from_debug << 32 | section index -> tabs index */
 };
 
 static bool range_in_file(const struct elf_symtab *e, uint64_t off, uint64_t size)
@@ -180,6 +212,62 @@ static int read_segments_and_notes(struct elf_symtab *e)
 }
 
 /*
+ * .gnu_debuglink: the debug file's name, NUL-terminated and padded to 4
+ * bytes, then the CRC32 of that file in the ELF file's byte order.
+ */
+static void read_debuglink(struct elf_symtab *e, Elf_Scn *scn, const GElf_Shdr *sh)
+{
+	const unsigned char *d, *crc;
+	Elf_Data *data;
+	size_t len, crc_off;
+
+	if (sh->sh_type != SHT_PROGBITS || (sh->sh_flags & SHF_COMPRESSED) ||
+	    !range_in_file(e, sh->sh_offset, sh->sh_size))
+		return;
+	data = elf_rawdata(scn, NULL);
+	if (!data || !data->d_buf)
+		return;
+	d = data->d_buf;
+	len = strnlen((const char *)d, data->d_size);
+	crc_off = (len + 4) & ~(size_t)3;
+	/* A name with a '/' would leave the directories the debug file is looked for in. */
+	if (!len || len > MAX_DEBUGLINK_LEN || crc_off + 4 > data->d_size || memchr(d, '/', len) ||
+	    (len <= 2 && d[0] == '.' && d[len - 1] == '.'))
+		return;
+	crc = d + crc_off;
+	if (elf_getident(e->elf, NULL)[EI_DATA] == ELFDATA2MSB)
+		e->debuglink_crc = (uint32_t)crc[0] << 24 | crc[1] << 16 | crc[2] << 8 | crc[3];
+	else
+		e->debuglink_crc = (uint32_t)crc[3] << 24 | crc[2] << 16 | crc[1] << 8 | crc[0];
+	memcpy(e->debuglink, d, len);
+	e->debuglink[len] = '\0';
+}
+
+/* Whether there is a symbol table to read, and where a separate debug file is. */
+static void scan_sections(struct elf_symtab *e)
+{
+	Elf_Scn *scn = NULL;
+	size_t shstrndx;
+	GElf_Shdr sh;
+
+	if (elf_getshdrstrndx(e->elf, &shstrndx))
+		shstrndx = 0;
+	while ((scn = elf_nextscn(e->elf, scn))) {
+		const char *name;
+
+		if (!gelf_getshdr(scn, &sh))
+			continue;
+		/* A table stripped into a debug file stays as SHT_NOBITS: not one to read. */
+		if (sh.sh_type == SHT_SYMTAB && sh.sh_size)
+			e->has_symtab = true;
+		if (!e->debuglink[0] && shstrndx &&
+		    (name = elf_strptr(e->elf, shstrndx, sh.sh_name)) &&
+		    !strcmp(name, ".gnu_debuglink"))
+			read_debuglink(e, scn, &sh);
+	}
+}
+
+/*
  * libelf quietly indexes only the headers that fit in a truncated file; we
  * refuse such a file instead, as it is not the one that was mapped.
  */
@@ -207,27 +295,62 @@ static int check_header_tables(struct elf_symtab *e, const GElf_Ehdr *eh)
 	return 0;
 }
 
+static struct elf_symtab *new_symtab(const char *display_path)
+{
+	struct elf_symtab *e = calloc(1, sizeof(*e));
+
+	if (!e)
+		return NULL;
+	e->fd = -1;
+	e->path = strdup(display_path);
+	if (!e->path) {
+		free(e);
+		return NULL;
+	}
+	return e;
+}
+
+/* The checks and reads common to files and memory images, once e->elf is set. */
+static int read_headers(struct elf_symtab *e)
+{
+	GElf_Ehdr eh;
+	int err;
+
+	if (!e->elf || elf_kind(e->elf) != ELF_K_ELF || !gelf_getehdr(e->elf, &eh)) {
+		pr_debug("%s: not a usable ELF file: %s", e->path, elf_errmsg(-1));
+		return -ENOEXEC;
+	}
+	if (eh.e_type != ET_EXEC && eh.e_type != ET_DYN) {
+		pr_debug("%s: ELF type %u is neither an executable nor a shared object", e->path,
+			 eh.e_type);
+		return -ENOEXEC;
+	}
+	e->type = eh.e_type;
+	err = check_header_tables(e, &eh);
+	if (err)
+		return err;
+	err = read_segments_and_notes(e);
+	if (err)
+		return err;
+	scan_sections(e);
+	return 0;
+}
+
 int elf_symtab__open_fd(int fd, const char *display_path, struct elf_symtab **out)
 {
 	struct elf_symtab *e = NULL;
-	GElf_Ehdr eh;
 	struct stat st;
 	int err = 0;
 
 	*out = NULL;
 	if (!display_path)
 		display_path = "(fd)";
-	e = calloc(1, sizeof(*e));
+	e = new_symtab(display_path);
 	if (!e) {
 		close(fd);
 		return -ENOMEM;
 	}
 	e->fd = fd;
-	e->path = strdup(display_path);
-	if (!e->path) {
-		err = -ENOMEM;
-		goto cleanup;
-	}
 	if (fstat(fd, &st)) {
 		err = -errno;
 		pr_debug("%s: stat: %s", display_path, strerror(-err));
@@ -246,22 +369,43 @@ int elf_symtab__open_fd(int fd, const char *display_path, struct elf_symtab **ou
 		goto cleanup;
 	}
 	e->elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	if (!e->elf || elf_kind(e->elf) != ELF_K_ELF || !gelf_getehdr(e->elf, &eh)) {
-		pr_debug("%s: not a usable ELF file: %s", display_path, elf_errmsg(-1));
-		err = -ENOEXEC;
-		goto cleanup;
-	}
-	if (eh.e_type != ET_EXEC && eh.e_type != ET_DYN) {
-		pr_debug("%s: ELF type %u is neither an executable nor a shared object",
-			 display_path, eh.e_type);
-		err = -ENOEXEC;
-		goto cleanup;
-	}
-	e->type = eh.e_type;
-	err = check_header_tables(e, &eh);
+	err = read_headers(e);
 	if (err)
 		goto cleanup;
-	err = read_segments_and_notes(e);
+	*out = e;
+	e = NULL;
+cleanup:
+	elf_symtab__free(e);
+	return err;
+}
+
+int elf_symtab__open_memory(const void *image, size_t size, const char *display_path,
+			    struct elf_symtab **out)
+{
+	struct elf_symtab *e;
+	int err;
+
+	*out = NULL;
+	if (!image || !size)
+		return -EINVAL;
+	e = new_symtab(display_path ? display_path : "(memory)");
+	if (!e)
+		return -ENOMEM;
+	/* libelf may convert data in place: it gets a copy, which also outlives the caller's. */
+	e->image = malloc(size);
+	if (!e->image) {
+		err = -ENOMEM;
+		goto cleanup;
+	}
+	memcpy(e->image, image, size);
+	e->file_size = size;
+	if (elf_version(EV_CURRENT) == EV_NONE) {
+		pr_debug("libelf: %s", elf_errmsg(-1));
+		err = -EINVAL;
+		goto cleanup;
+	}
+	e->elf = elf_memory(e->image, size);
+	err = read_headers(e);
 	if (err)
 		goto cleanup;
 	*out = e;
@@ -296,6 +440,10 @@ static void close_file(struct elf_symtab *e)
 		close(e->fd);
 		e->fd = -1;
 	}
+	free(e->image);
+	e->image = NULL;
+	elf_symtab__free(e->debug);
+	e->debug = NULL;
 }
 
 void elf_symtab__free(struct elf_symtab *e)
@@ -307,6 +455,7 @@ void elf_symtab__free(struct elf_symtab *e)
 	free(e->ranges);
 	free(e->names);
 	free(e->path);
+	free(e->debug_path);
 	free(e);
 }
 
@@ -318,6 +467,49 @@ const char *elf_symtab__build_id(const struct elf_symtab *e)
 int elf_symtab__type(const struct elf_symtab *e)
 {
 	return e ? e->type : ET_NONE;
+}
+
+bool elf_symtab__has_symtab(const struct elf_symtab *e)
+{
+	return e && e->has_symtab;
+}
+
+const char *elf_symtab__debuglink(const struct elf_symtab *e, uint32_t *crc)
+{
+	if (!e || !e->debuglink[0])
+		return NULL;
+	if (crc)
+		*crc = e->debuglink_crc;
+	return e->debuglink;
+}
+
+int elf_symtab__set_debug_file(struct elf_symtab *e, struct elf_symtab *debug)
+{
+	if (!e || !debug || e->loaded || !debug->elf) {
+		elf_symtab__free(debug);
+		return -EINVAL;
+	}
+	/* A debug file with another build ID belongs to another build. */
+	if (e->build_id[0] && strcmp(e->build_id, debug->build_id)) {
+		pr_debug("%s: build ID %s, not %s of %s", debug->path,
+			 debug->build_id[0] ? debug->build_id : "(none)", e->build_id, e->path);
+		elf_symtab__free(debug);
+		return -ESTALE;
+	}
+	free(e->debug_path);
+	e->debug_path = strdup(debug->path);
+	if (!e->debug_path) {
+		elf_symtab__free(debug);
+		return -ENOMEM;
+	}
+	elf_symtab__free(e->debug);
+	e->debug = debug;
+	return 0;
+}
+
+const char *elf_symtab__debug_path(const struct elf_symtab *e)
+{
+	return e ? e->debug_path : NULL;
 }
 
 int elf_symtab__offset_to_vaddr(const struct elf_symtab *e, uint64_t file_offset, uint64_t *vaddr)
@@ -443,21 +635,53 @@ static bool get_strtab(struct elf_symtab *e, size_t ndx, const char **str, size_
 	return true;
 }
 
-static int collect(struct elf_symtab *e, Elf_Scn *scn, const GElf_Shdr *sh, struct cand **cands,
-		   size_t *n, size_t *cap)
+/* The index of the string table a symbol table links to, registered on first use. */
+static int strtab_index(struct elf_symtab *e, bool from_debug, uint32_t link, struct load_ctx *ctx,
+			const char **str, size_t *strsz, uint16_t *idx)
+{
+	uint64_t key = (uint64_t)from_debug << 32 | link, v;
+	struct strtab_ref *t;
+
+	if (!get_strtab(e, link, str, strsz)) {
+		pr_debug("%s: symbol table links to no usable string table", e->path);
+		return -ENOEXEC;
+	}
+	if (u64map__get(ctx->index, key, &v)) {
+		*idx = (uint16_t)v;
+		return 0;
+	}
+	if (ctx->ntabs > UINT16_MAX || *strsz > ctx->max_bytes - ctx->bytes) {
+		pr_debug("%s: too many or too large string tables", e->path);
+		return -E2BIG;
+	}
+	t = realloc(ctx->tabs, (ctx->ntabs + 1) * sizeof(*ctx->tabs));
+	if (!t)
+		return -ENOMEM;
+	ctx->tabs = t;
+	t[ctx->ntabs] = (struct strtab_ref){.str = *str, .size = *strsz, .base = ctx->bytes};
+	if (u64map__set(ctx->index, key, ctx->ntabs))
+		return -ENOMEM;
+	ctx->bytes += *strsz;
+	*idx = (uint16_t)ctx->ntabs++;
+	return 0;
+}
+
+static int collect(struct elf_symtab *e, bool from_debug, struct load_ctx *ctx, Elf_Scn *scn,
+		   const GElf_Shdr *sh, struct cand **cands, size_t *n, size_t *cap)
 {
 	size_t nsyms, i, strsz, entsize;
 	const char *str;
+	uint16_t strtab;
 	Elf_Data *d;
+	int err;
 
 	if (!range_in_file(e, sh->sh_offset, sh->sh_size) || (sh->sh_flags & SHF_COMPRESSED)) {
 		pr_debug("%s: symbol table lies outside the file", e->path);
 		return -ENOEXEC;
 	}
-	if (!get_strtab(e, sh->sh_link, &str, &strsz)) {
-		pr_debug("%s: symbol table links to no usable string table", e->path);
-		return -ENOEXEC;
-	}
+	err = strtab_index(e, from_debug, sh->sh_link, ctx, &str, &strsz, &strtab);
+	if (err)
+		return err;
 	d = elf_getdata(scn, NULL);
 	if (!d) {
 		pr_debug("%s: symbol table: %s", e->path, elf_errmsg(-1));
@@ -494,7 +718,9 @@ static int collect(struct elf_symtab *e, Elf_Scn *scn, const GElf_Shdr *sh, stru
 			.size = sym.st_size,
 			.name = str + sym.st_name,
 			.shndx = sym.st_shndx == SHN_XINDEX ? 0 : sym.st_shndx,
+			.strtab = strtab,
 			.bind_rank = bind_rank(GELF_ST_BIND(sym.st_info)),
+			.from_debug = from_debug,
 		};
 	}
 	return 0;
@@ -551,7 +777,8 @@ static size_t to_usyms(const struct elf_symtab *e, const struct cand *c, size_t 
 		if (!sized) {
 			uint64_t seg_end = exec_segment_end(e, c[i].start);
 
-			end = section_end(e, c[best].shndx, c[i].start);
+			end = section_end(c[best].from_debug ? e->debug : e, c[best].shndx,
+					  c[i].start);
 			if (seg_end < end)
 				end = seg_end;
 		}
@@ -559,6 +786,7 @@ static size_t to_usyms(const struct elf_symtab *e, const struct cand *c, size_t 
 			.start = c[i].start,
 			.end = end,
 			.name = c[best].name,
+			.strtab = c[best].strtab,
 			.sized = sized,
 		};
 	}
@@ -634,29 +862,27 @@ static int to_ranges(struct usym *u, size_t n, struct elf_range *r, size_t *nr)
 	return 0;
 }
 
-/* Copies the kept names into one arena and points the ranges at it. */
-static int intern_names(struct elf_symtab *e, struct usym *u, size_t n)
+/* Copies the string tables into one arena and points the symbols at their copies. */
+static int copy_names(struct elf_symtab *e, const struct load_ctx *ctx, struct usym *u, size_t n)
 {
-	size_t total = 0, i, off = 0;
+	size_t i;
 
-	for (i = 0; i < n; i++) {
-		u[i].name_len = strlen(u[i].name);
-		total += u[i].name_len + 1;
-	}
-	e->names = malloc(total ? total : 1);
+	e->names = malloc(ctx->bytes ? ctx->bytes : 1);
 	if (!e->names)
 		return -ENOMEM;
+	for (i = 0; i < ctx->ntabs; i++)
+		memcpy(e->names + ctx->tabs[i].base, ctx->tabs[i].str, ctx->tabs[i].size);
 	for (i = 0; i < n; i++) {
-		memcpy(e->names + off, u[i].name, u[i].name_len + 1);
-		u[i].name = e->names + off;
-		off += u[i].name_len + 1;
+		const struct strtab_ref *t = &ctx->tabs[u[i].strtab];
+
+		u[i].name = e->names + t->base + (u[i].name - t->str);
 	}
 	return 0;
 }
 
 /* Appends the candidates of every table of one type; a bad table is skipped. */
-static int collect_all(struct elf_symtab *e, uint32_t type, struct cand **cands, size_t *n,
-		       size_t *cap)
+static int collect_all(struct elf_symtab *e, bool from_debug, uint32_t type, struct load_ctx *ctx,
+		       struct cand **cands, size_t *n, size_t *cap)
 {
 	Elf_Scn *scn = NULL;
 	GElf_Shdr sh;
@@ -666,7 +892,7 @@ static int collect_all(struct elf_symtab *e, uint32_t type, struct cand **cands,
 		/* A table stripped into a debug file is SHT_NOBITS and so never matches. */
 		if (!gelf_getshdr(scn, &sh) || sh.sh_type != type)
 			continue;
-		err = collect(e, scn, &sh, cands, n, cap);
+		err = collect(e, from_debug, ctx, scn, &sh, cands, n, cap);
 		if (err == -ENOMEM)
 			return err;
 	}
@@ -691,6 +917,10 @@ static bool has_start(const struct cand *c, size_t n, uint64_t addr)
 
 static int load_symbols(struct elf_symtab *e)
 {
+	struct load_ctx ctx = {
+		.max_bytes = 2 * (e->file_size + (e->debug ? e->debug->file_size : 0)),
+		.index = u64map__new(),
+	};
 	struct cand *cands = NULL;
 	struct usym *u = NULL;
 	size_t n = 0, cap = 0, nu, nr, nsymtab, i, kept;
@@ -698,14 +928,20 @@ static int load_symbols(struct elf_symtab *e)
 
 	if (!e->elf)
 		return -EBADF;
-	err = collect_all(e, SHT_SYMTAB, &cands, &n, &cap);
+	if (!ctx.index)
+		return -ENOMEM;
+	/* A debug file's .symtab describes the same addresses as the stripped file's would. */
+	if (e->debug)
+		err = collect_all(e->debug, true, SHT_SYMTAB, &ctx, &cands, &n, &cap);
+	else
+		err = collect_all(e, false, SHT_SYMTAB, &ctx, &cands, &n, &cap);
 	if (err)
 		goto cleanup;
 	err = sort_by_start(cands, n);
 	if (err)
 		goto cleanup;
 	nsymtab = n;
-	err = collect_all(e, SHT_DYNSYM, &cands, &n, &cap);
+	err = collect_all(e, false, SHT_DYNSYM, &ctx, &cands, &n, &cap);
 	if (err)
 		goto cleanup;
 	for (i = nsymtab, kept = nsymtab; i < n; i++)
@@ -724,7 +960,7 @@ static int load_symbols(struct elf_symtab *e)
 	}
 	nu = to_usyms(e, cands, n, u);
 	/* The names still point into the mapped file: copy them before it goes. */
-	err = intern_names(e, u, nu);
+	err = copy_names(e, &ctx, u, nu);
 	if (err)
 		goto cleanup;
 	e->ranges = malloc((2 * nu + 1) * sizeof(*e->ranges));
@@ -747,16 +983,28 @@ static int load_symbols(struct elf_symtab *e)
 cleanup:
 	free(cands);
 	free(u);
+	free(ctx.tabs);
+	u64map__free(ctx.index);
 	return err;
+}
+
+static uint64_t elapsed_us(const struct timespec *t0)
+{
+	struct timespec t1;
+
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	return (uint64_t)(t1.tv_sec - t0->tv_sec) * 1000000 + (t1.tv_nsec - t0->tv_nsec) / 1000;
 }
 
 static void ensure_loaded(struct elf_symtab *e)
 {
+	struct timespec t0;
 	int err;
 
 	if (e->loaded)
 		return;
 	e->loaded = true;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
 	err = load_symbols(e);
 	if (err) {
 		pr_warn("%s: cannot load symbols: %s", e->path, strerror(-err));
@@ -767,33 +1015,25 @@ static void ensure_loaded(struct elf_symtab *e)
 		e->nranges = 0;
 		e->nsyms = 0;
 	} else {
-		pr_debug("%s: %zu function symbols", e->path, e->nsyms);
+		pr_debug("%s: %zu function symbols%s%s, loaded in %.1f ms", e->path, e->nsyms,
+			 e->debug_path ? " from " : "", e->debug_path ? e->debug_path : "",
+			 elapsed_us(&t0) / 1000.0);
 	}
 	close_file(e);
 }
 
 const char *elf_symtab__lookup(struct elf_symtab *e, uint64_t vaddr, uint64_t *sym_offset)
 {
-	size_t lo = 0, hi;
 	const struct elf_range *r;
+	ptrdiff_t i;
 
 	if (!e)
 		return NULL;
 	ensure_loaded(e);
-	hi = e->nranges;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (e->ranges[mid].start <= vaddr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (!lo)
+	i = range_find(e->ranges, e->nranges, sizeof(*e->ranges), vaddr);
+	if (i < 0)
 		return NULL;
-	r = &e->ranges[lo - 1];
-	if (vaddr >= r->end)
-		return NULL;
+	r = &e->ranges[i];
 	if (sym_offset)
 		*sym_offset = vaddr - r->sym_start;
 	return r->name;

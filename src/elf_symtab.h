@@ -11,6 +11,7 @@
 #ifndef CPROF_ELF_SYMTAB_H
 #define CPROF_ELF_SYMTAB_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -19,12 +20,29 @@ struct elf_symtab;
 int elf_symtab__open(const char *path, struct elf_symtab **out);
 /* Takes ownership of fd (closed by elf_symtab__free or on error). */
 int elf_symtab__open_fd(int fd, const char *display_path, struct elf_symtab **out);
+/* An ELF image in memory (the vDSO), copied: the caller's buffer may go away. */
+int elf_symtab__open_memory(const void *image, size_t size, const char *display_path,
+			    struct elf_symtab **out);
 void elf_symtab__free(struct elf_symtab *e);
 
 /* Lowercase hex GNU build ID, or NULL if the file has none. */
 const char *elf_symtab__build_id(const struct elf_symtab *e);
 /* ET_EXEC (non-PIE executable) or ET_DYN (PIE / shared object). */
 int elf_symtab__type(const struct elf_symtab *e);
+
+/* Whether the file has a .symtab; a stripped file has only .dynsym, if that. */
+bool elf_symtab__has_symtab(const struct elf_symtab *e);
+/* The .gnu_debuglink file name and its CRC32, or NULL when the file has none. */
+const char *elf_symtab__debuglink(const struct elf_symtab *e, uint32_t *crc);
+/*
+ * Takes debug (a separate debug file, see debug_file.h) as the source of the
+ * .symtab; .dynsym still comes from e. Refused (-ESTALE) when both have build
+ * IDs and they differ, or after the symbols were loaded. debug is owned by e
+ * from here on, or freed on error.
+ */
+int elf_symtab__set_debug_file(struct elf_symtab *e, struct elf_symtab *debug);
+/* The debug file's path, or NULL when there is none. */
+const char *elf_symtab__debug_path(const struct elf_symtab *e);
 
 /*
  * Converts a file offset to the ELF virtual address using the PT_LOAD segment

@@ -11,14 +11,25 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "http.h"
+#include "labels.h"
 #include "log.h"
+#include "procfs.h"
 #include "session.h"
+#include "upload.h"
 #include "version.h"
 
 #define DEFAULT_HZ	    99
 #define DEFAULT_DURATION_MS 10000
 #define MAX_HZ		    100000
 #define MAX_PIDS	    1024
+/* Continuous mode: prime, so sampling does not beat with the many 100 Hz timers. */
+#define DEFAULT_CONTINUOUS_HZ 19
+#define DEFAULT_SPOOL_DIR     "/var/spool/cprof"
+#define DEFAULT_SPOOL_MAX     (100ull << 20)
+#define DEFAULT_TIMEOUT_MS    10000
+#define MAX_USER_LABELS	      32
+#define MAX_TOKEN_BYTES	      8192
 
 enum {
 	OPT_FORMAT = 256,
@@ -27,6 +38,16 @@ enum {
 	OPT_NO_CHILDREN,
 	OPT_MAP_SIZE,
 	OPT_TOP,
+	OPT_DEBUG_DIR,
+	OPT_SERVER,
+	OPT_SERVER_PROTOCOL,
+	OPT_INTERVAL,
+	OPT_LABEL,
+	OPT_TOKEN_FILE,
+	OPT_TENANT,
+	OPT_SPOOL_DIR,
+	OPT_SPOOL_MAX,
+	OPT_TIMEOUT,
 	OPT_VERSION,
 };
 
@@ -59,9 +80,33 @@ static const char usage_text[] =
 	"      --map-size N         stack/count map entries per drain interval\n"
 	"                           (default 16384); raise it if samples are lost\n"
 	"      --top N              functions listed in the summary (default 10)\n"
+	"      --debug-dir DIR      where separate debug files of stripped binaries\n"
+	"                           are looked for (default /usr/lib/debug)\n"
 	"  -v, --verbose            debug output, including libbpf's log\n"
 	"  -h, --help               this help\n"
 	"      --version            version\n"
+	"\n"
+	"Sending profiles to a server (Parca or Grafana Pyroscope, plain http://):\n"
+	"      --server URL         upload the profile, e.g. http://parca:7070 or\n"
+	"                           http://pyroscope:4040; if the upload fails, it is\n"
+	"                           written to -o (default cprof.pb.gz) and cprof exits 3\n"
+	"      --server-protocol P  auto (default: from the URL, else one probe),\n"
+	"                           parca, pyroscope, or pyroscope-ingest (/ingest)\n"
+	"      --interval DURATION  continuous mode: profile until stopped (or -d), one\n"
+	"                           upload per interval, e.g. 10s or 1m; -F defaults to 19\n"
+	"      --label NAME=VALUE   add a series label (repeatable); defaults: __name__,\n"
+	"                           service_name, hostname, kernel_release, arch, and\n"
+	"                           in whole-system mode pid, comm, cgroup, container_id,\n"
+	"                           systemd_unit per process\n"
+	"      --token-file FILE    bearer token (instead of CPROF_TOKEN)\n"
+	"      --tenant ID          X-Scope-OrgID header, for multi-tenant servers\n"
+	"      --timeout SECONDS    connect, send and receive timeouts (default 10)\n"
+	"      --spool-dir DIR      continuous mode: where intervals wait while the server\n"
+	"                           is unreachable (default " DEFAULT_SPOOL_DIR ")\n"
+	"      --spool-max-bytes N  its size cap, e.g. 500M (default 100M); the oldest\n"
+	"                           intervals are dropped first, and counted\n"
+	"  Credentials come from the environment, never the command line:\n"
+	"  CPROF_TOKEN (a bearer token) or CPROF_BASIC_AUTH (user:password).\n"
 	"\n"
 	"At the end cprof prints a summary to stderr: samples, duration, processes,\n"
 	"lost samples with the reason, and the top functions by self samples.\n"
@@ -71,11 +116,15 @@ static const char usage_text[] =
 	"  cprof -F 999 -- ./build.sh         profile a command at 999 Hz\n"
 	"  cprof -a -d 5 -o host.pb.gz        the whole system for 5 s\n"
 	"  cprof --format folded -o - -- make | flamegraph.pl > make.svg\n"
+	"  cprof -p 1234 -d 10 --server http://parca:7070\n"
+	"  cprof -a --interval 10s --server http://pyroscope:4040 --label env=prod\n"
 	"  go tool pprof -top cprof.pb.gz     read the result\n"
 	"\n"
 	"Exit status: 0 on success; 1 on a runtime error (the reason is printed);\n"
-	"2 on a usage error; with a command, the command's status (127 if it could\n"
-	"not be started, 128+N if it was killed by signal N).\n"
+	"2 on a usage error; 3 when the profile was collected and saved but the\n"
+	"server did not take it (one-shot: saved to -o; continuous: intervals left in\n"
+	"the spool, refused or dropped); with a command, the command's status (127\n"
+	"if it could not be started, 128+N if it was killed by signal N).\n"
 	"Needs root, or CAP_BPF and CAP_PERFMON (CAP_SYS_ADMIN before Linux 5.8).\n";
 
 static void usage_error(const char *fmt, const char *arg)
@@ -104,18 +153,124 @@ static unsigned long parse_ulong(const char *s, const char *what, unsigned long 
 	return v;
 }
 
-static uint64_t parse_duration_ms(const char *s)
+/* Seconds, or a number with a unit: 500ms, 10s, 5m, 1h. */
+static uint64_t parse_duration_ms(const char *s, const char *what)
 {
-	double v;
+	double v, unit = 1000.0;
 	char *end;
 
 	errno = 0;
 	v = strtod(s, &end);
-	if (end != s && (strcmp(end, "s") == 0))
-		end++;
-	if (errno || end == s || *end || !isfinite(v) || v <= 0 || v > 365.0 * 86400)
-		usage_error("invalid duration '%s': expected seconds, e.g. 10 or 2.5", s);
-	return (uint64_t)(v * 1000.0 + 0.5) ? (uint64_t)(v * 1000.0 + 0.5) : 1;
+	if (end != s) {
+		if (strcmp(end, "ms") == 0)
+			unit = 1.0, end += 2;
+		else if (strcmp(end, "s") == 0)
+			end++;
+		else if (strcmp(end, "m") == 0)
+			unit = 60000.0, end++;
+		else if (strcmp(end, "h") == 0)
+			unit = 3600000.0, end++;
+	}
+	if (errno || end == s || *end || !isfinite(v) || v <= 0 || v * unit > 365.0 * 86400000) {
+		char msg[160];
+
+		snprintf(msg, sizeof(msg),
+			 "invalid %s '%%s': expected seconds, e.g. 10 or 2.5, or 500ms, 5m, 1h",
+			 what);
+		usage_error(msg, s);
+	}
+	return (uint64_t)(v * unit + 0.5) ? (uint64_t)(v * unit + 0.5) : 1;
+}
+
+/* A byte count with an optional K, M or G (powers of 1024). */
+static uint64_t parse_size(const char *s, const char *what, uint64_t min, uint64_t max)
+{
+	unsigned long long v;
+	uint64_t mul = 1;
+	char *end;
+
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (end != s && end[0] && !end[1]) {
+		if (*end == 'K' || *end == 'k')
+			mul = 1ull << 10, end++;
+		else if (*end == 'M')
+			mul = 1ull << 20, end++;
+		else if (*end == 'G')
+			mul = 1ull << 30, end++;
+	}
+	if (errno || end == s || *end || s[0] == '-' || v > max / mul || v * mul < min) {
+		char msg[160];
+
+		snprintf(msg, sizeof(msg),
+			 "invalid %s '%%s': expected bytes, e.g. 500M, from %llu to %lluG", what,
+			 (unsigned long long)min, (unsigned long long)(max >> 30));
+		usage_error(msg, s);
+	}
+	return v * mul;
+}
+
+/* The whole file, without trailing whitespace; exits 1 if it cannot be read. */
+static char *read_token_file(const char *path)
+{
+	static char buf[MAX_TOKEN_BYTES + 1];
+	int n = procfs__read_small(path, buf, sizeof(buf));
+
+	if (n < 0) {
+		fprintf(stderr, "cprof: cannot read the token file '%s': %s\n", path, strerror(-n));
+		exit(1);
+	}
+	while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == '\r' || buf[n - 1] == ' ' ||
+			 buf[n - 1] == '\t'))
+		buf[--n] = '\0';
+	if (n == 0 || n == MAX_TOKEN_BYTES) {
+		fprintf(stderr, "cprof: the token file '%s' is empty or larger than %d bytes\n",
+			path, MAX_TOKEN_BYTES);
+		exit(1);
+	}
+	return buf;
+}
+
+/* Checks and completes the --server options; usage errors exit 2. */
+static void finish_upload_opts(struct session_opts *o, struct upload_opts *u,
+			       const char *token_file, bool set_without_server)
+{
+	struct http_url url;
+	const char *why;
+
+	if (!u->url) {
+		if (set_without_server)
+			usage_error(
+				"--interval, --label, --token-file, --tenant, --timeout and the "
+				"spool and protocol options need --server%s",
+				"");
+		return;
+	}
+	if (http__parse_url(u->url, &url, &why)) {
+		char msg[400];
+
+		snprintf(msg, sizeof(msg), "bad server URL '%%s': %s", why);
+		usage_error(msg, u->url);
+	}
+	if (o->format == FORMAT_FOLDED)
+		usage_error("--server sends pprof: --format folded cannot be combined with it%s",
+			    "");
+	if (o->interval_ms && o->output_given)
+		usage_error("--interval cannot be combined with -o: intervals the server misses "
+			    "wait in --spool-dir%s",
+			    "");
+	u->token = token_file ? read_token_file(token_file) : getenv("CPROF_TOKEN");
+	u->basic_auth = getenv("CPROF_BASIC_AUTH");
+	if (u->token && !*u->token)
+		u->token = NULL;
+	if (u->basic_auth && !*u->basic_auth)
+		u->basic_auth = NULL;
+	if (u->token && u->basic_auth)
+		usage_error(
+			"both a bearer token (CPROF_TOKEN or --token-file) and CPROF_BASIC_AUTH "
+			"are set; use one%s",
+			"");
+	o->upload = u;
 }
 
 static size_t parse_pids(char *s, uint32_t *pids, size_t n)
@@ -144,12 +299,31 @@ int main(int argc, char **argv)
 		{"no-children", no_argument, NULL, OPT_NO_CHILDREN},
 		{"map-size", required_argument, NULL, OPT_MAP_SIZE},
 		{"top", required_argument, NULL, OPT_TOP},
+		{"debug-dir", required_argument, NULL, OPT_DEBUG_DIR},
+		{"server", required_argument, NULL, OPT_SERVER},
+		{"server-protocol", required_argument, NULL, OPT_SERVER_PROTOCOL},
+		{"interval", required_argument, NULL, OPT_INTERVAL},
+		{"label", required_argument, NULL, OPT_LABEL},
+		{"token-file", required_argument, NULL, OPT_TOKEN_FILE},
+		{"tenant", required_argument, NULL, OPT_TENANT},
+		{"spool-dir", required_argument, NULL, OPT_SPOOL_DIR},
+		{"spool-max-bytes", required_argument, NULL, OPT_SPOOL_MAX},
+		{"timeout", required_argument, NULL, OPT_TIMEOUT},
 		{"verbose", no_argument, NULL, 'v'},
 		{"help", no_argument, NULL, 'h'},
 		{"version", no_argument, NULL, OPT_VERSION},
 		{NULL, 0, NULL, 0},
 	};
 	static uint32_t pids[MAX_PIDS];
+	static struct labels user_labels;
+	static struct upload_opts upload = {
+		.protocol = UPLOAD_AUTO,
+		.user_agent = "cprof/" CPROF_VERSION,
+		.timeout_ms = DEFAULT_TIMEOUT_MS,
+	};
+	const char *token_file = NULL, *why;
+	bool hz_set = false, server_only_set = false;
+	static char debug_dir[PATH_MAX];
 	struct session_opts o = {
 		.hz = DEFAULT_HZ,
 		.follow_children = true,
@@ -171,15 +345,17 @@ int main(int argc, char **argv)
 			break;
 		case 'F':
 			o.hz = (unsigned int)parse_ulong(optarg, "frequency", 1, MAX_HZ);
+			hz_set = true;
 			break;
 		case 'd':
-			o.duration_ms = parse_duration_ms(optarg);
+			o.duration_ms = parse_duration_ms(optarg, "duration");
 			duration_set = true;
 			break;
 		case 'o':
 			if (!*optarg)
 				usage_error("empty output file name%s", "");
 			o.output = optarg;
+			o.output_given = true;
 			break;
 		case OPT_FORMAT:
 			if (strcmp(optarg, "pprof") == 0)
@@ -205,6 +381,71 @@ int main(int argc, char **argv)
 		case OPT_TOP:
 			o.top_n = (int)parse_ulong(optarg, "--top count", 0, 10000);
 			break;
+		case OPT_DEBUG_DIR:
+			/* Debug files are opened from "/", whatever the working directory. */
+			if (!realpath(optarg, debug_dir)) {
+				char msg[160];
+
+				snprintf(msg, sizeof(msg), "debug directory '%%s': %s",
+					 strerror(errno));
+				usage_error(msg, optarg);
+			}
+			o.debug_dir = debug_dir;
+			break;
+		case OPT_SERVER:
+			upload.url = optarg;
+			break;
+		case OPT_SERVER_PROTOCOL:
+			if (upload__parse_protocol(optarg, &upload.protocol))
+				usage_error("unknown server protocol '%s': expected auto, parca, "
+					    "pyroscope or pyroscope-ingest",
+					    optarg);
+			server_only_set = true;
+			break;
+		case OPT_INTERVAL:
+			o.interval_ms = parse_duration_ms(optarg, "interval");
+			if (o.interval_ms < 1000)
+				usage_error("interval '%s' is too short: at least 1s", optarg);
+			server_only_set = true;
+			break;
+		case OPT_LABEL:
+			if (user_labels.n == MAX_USER_LABELS)
+				usage_error("too many labels (at most %s)", "32");
+			why = labels__parse_arg(&user_labels, optarg);
+			if (why) {
+				char msg[300];
+
+				snprintf(msg, sizeof(msg), "invalid label '%%s': %s", why);
+				usage_error(msg, optarg);
+			}
+			server_only_set = true;
+			break;
+		case OPT_TOKEN_FILE:
+			token_file = optarg;
+			server_only_set = true;
+			break;
+		case OPT_TENANT:
+			if (!*optarg || strpbrk(optarg, "\r\n"))
+				usage_error("invalid tenant '%s'", optarg);
+			upload.tenant = optarg;
+			server_only_set = true;
+			break;
+		case OPT_SPOOL_DIR:
+			if (!*optarg)
+				usage_error("empty spool directory%s", "");
+			o.spool_dir = optarg;
+			server_only_set = true;
+			break;
+		case OPT_SPOOL_MAX:
+			o.spool_max_bytes = parse_size(optarg, "spool size", 64u << 10, 1ull << 40);
+			server_only_set = true;
+			break;
+		case OPT_TIMEOUT:
+			upload.timeout_ms = (int)parse_duration_ms(optarg, "timeout");
+			if (upload.timeout_ms < 100 || upload.timeout_ms > 3600000)
+				usage_error("timeout '%s' out of range: 100ms to 1h", optarg);
+			server_only_set = true;
+			break;
 		case 'v':
 			log_set_level(LOG_DEBUG);
 			break;
@@ -228,7 +469,16 @@ int main(int argc, char **argv)
 	if (all && (o.command || o.npids))
 		usage_error("-a cannot be combined with -p or a command%s", "");
 	o.pids = pids;
-	if (!duration_set && !o.command)
+	finish_upload_opts(&o, &upload, token_file, server_only_set);
+	o.labels = &user_labels;
+	if (!o.spool_dir)
+		o.spool_dir = DEFAULT_SPOOL_DIR;
+	if (!o.spool_max_bytes)
+		o.spool_max_bytes = DEFAULT_SPOOL_MAX;
+	if (o.interval_ms && !hz_set)
+		o.hz = DEFAULT_CONTINUOUS_HZ;
+	/* Continuous mode runs until stopped, unless -d bounds it. */
+	if (!duration_set && !o.command && !o.interval_ms)
 		o.duration_ms = DEFAULT_DURATION_MS;
 	if (!o.output)
 		o.output = o.format == FORMAT_FOLDED ? "cprof.folded" : "cprof.pb.gz";

@@ -21,8 +21,9 @@
  *   finds their binaries, replacing the "module+offset" fallback names.
  * - Values are samples/count and cpu/nanoseconds (count * period); the
  *   default sample type is cpu, so pprof shows CPU time.
- * - Labels: pid (num), comm (str), thread_name (str), and tid (num) only for
- *   per-thread profiles. Empty strings are not written as labels: pprof
+ * - Labels: pid (num), comm (str), thread_name (str), ns_pid (num) only for
+ *   processes whose PID in their own namespace differs, and tid (num) only
+ *   for per-thread profiles. Empty strings are not written as labels: pprof
  *   readers drop a label whose value is string 0 anyway.
  */
 #include <errno.h>
@@ -32,6 +33,7 @@
 
 #define LOG_MODULE "pprof"
 #include "log.h"
+#include "compress.h"
 #include "pb_writer.h"
 #include "pprof.h"
 #include "u64map.h"
@@ -105,7 +107,7 @@ struct sample_info {
 /* Fixed strings; 0 when not in the table because nothing uses them. */
 struct known_strings {
 	uint32_t samples, count, cpu, nanoseconds;
-	uint32_t pid, tid, comm, thread_name;
+	uint32_t pid, tid, comm, thread_name, ns_pid;
 };
 
 struct encoder {
@@ -170,6 +172,8 @@ static int collect_samples(struct encoder *e)
 		}
 		if (!err && s->labels.tid)
 			err = add_string(e, "tid", &e->s.tid);
+		if (!err && s->labels.ns_pid)
+			err = add_string(e, "ns_pid", &e->s.ns_pid);
 	}
 	return err;
 }
@@ -338,6 +342,10 @@ static int encode_sample(struct pb_writer *w, const void *msg)
 		l = (struct label){.key = e->s.tid, .num = s->labels.tid};
 		pb_writer__submessage(w, SAMPLE_LABEL, encode_label, &l);
 	}
+	if (s->labels.ns_pid) {
+		l = (struct label){.key = e->s.ns_pid, .num = s->labels.ns_pid};
+		pb_writer__submessage(w, SAMPLE_LABEL, encode_label, &l);
+	}
 	return w->err;
 }
 
@@ -458,5 +466,20 @@ cleanup:
 	free(e.funcs);
 	free(e.frame_func);
 	strpool__free(e.strings);
+	return err;
+}
+
+int pprof__encode_gz(const struct profile *p, uint8_t **out, size_t *out_len)
+{
+	uint8_t *raw = NULL;
+	size_t raw_len = 0;
+	int err;
+
+	*out = NULL;
+	*out_len = 0;
+	err = pprof__encode(p, &raw, &raw_len);
+	if (!err)
+		err = compress__gzip(raw, raw_len, out, out_len);
+	free(raw);
 	return err;
 }

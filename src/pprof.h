@@ -15,5 +15,7 @@ struct profile;
 
 /* On success *out is a malloc'ed buffer the caller frees; returns 0 or a negative errno. */
 int pprof__encode(const struct profile *p, uint8_t **out, size_t *out_len);
+/* The same, gzipped: what .pb.gz files hold and profiling servers take. */
+int pprof__encode_gz(const struct profile *p, uint8_t **out, size_t *out_len);
 
 #endif

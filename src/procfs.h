@@ -11,12 +11,21 @@
 int procfs__read_small(const char *path, char *buf, size_t size);
 /* Reads a whole file of unknown size (as /proc files report size 0). Caller frees *out. */
 int procfs__read_all(const char *path, char **out, size_t *len);
+/* The same from an open file, which stays open; e.g. one from procfs__open_in_root. */
+int procfs__read_fd(int fd, char **out, size_t *len);
+/*
+ * Opens the regular file at path (absolute) as process pid sees it, through
+ * its root directory; pid 0 means our own root. Returns an fd or -errno.
+ */
+int procfs__open_in_root(uint32_t pid, const char *path);
 /* Process name from /proc/PID/comm without the newline; -ESRCH when gone. */
 int procfs__comm(uint32_t pid, char *buf, size_t size);
 /* True while /proc/PID exists (a zombie still counts). */
 bool procfs__pid_exists(uint32_t pid);
 /* The thread group (process) a thread ID belongs to, from /proc/TID/status. */
 int procfs__tgid(uint32_t tid, uint32_t *tgid);
+/* The PID in the process's own PID namespace (last NSpid field); = pid if not namespaced. */
+int procfs__ns_pid(uint32_t pid, uint32_t *ns_pid);
 /* The process's start time in clock ticks since boot (field 22 of /proc/PID/stat). */
 int procfs__start_time(uint32_t pid, uint64_t *ticks);
 

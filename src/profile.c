@@ -17,6 +17,7 @@
 #include "hash.h"
 #include "profile.h"
 #include "strpool.h"
+#include "u64map.h"
 
 #define MIN_CAP 64
 
@@ -296,8 +297,8 @@ static int sample_eq(const struct profile *p, uint32_t idx1, const void *key)
 	const struct sample_key *b = key;
 
 	return a->nframes == b->nframes && a->labels.pid == b->labels.pid &&
-	       a->labels.tid == b->labels.tid && a->labels.comm == b->labels.comm &&
-	       a->labels.thread_name == b->labels.thread_name &&
+	       a->labels.ns_pid == b->labels.ns_pid && a->labels.tid == b->labels.tid &&
+	       a->labels.comm == b->labels.comm && a->labels.thread_name == b->labels.thread_name &&
 	       (!a->nframes || memcmp(a->frames, b->frames, a->nframes * sizeof(*a->frames)) == 0);
 }
 
@@ -402,6 +403,11 @@ void profile__set_duration(struct profile *p, uint64_t duration_ns)
 	p->meta.duration_ns = duration_ns;
 }
 
+void profile__set_time(struct profile *p, uint64_t time_ns)
+{
+	p->meta.time_ns = time_ns;
+}
+
 size_t profile__mapping_count(const struct profile *p)
 {
 	return p->nmappings;
@@ -445,4 +451,98 @@ const char *profile__comment(const struct profile *p, size_t i)
 uint64_t profile__total_count(const struct profile *p)
 {
 	return p->total_count;
+}
+
+/* Copies frame idx of src into dst (with its mapping) unless done before; 0 if out of memory. */
+static uint32_t copy_frame(struct profile *dst, const struct profile *src, struct u64map *done,
+			   uint32_t idx)
+{
+	struct profile_frame f = src->frames[idx - 1];
+	uint64_t v;
+
+	if (u64map__get(done, idx, &v))
+		return (uint32_t)v;
+	if (f.mapping) {
+		f.mapping = profile__add_mapping(dst, &src->mappings[f.mapping - 1]);
+		if (!f.mapping)
+			return 0;
+	}
+	v = profile__add_frame(dst, &f);
+	if (v && u64map__set(done, idx, v))
+		return 0;
+	return (uint32_t)v;
+}
+
+int profile__split_by_pid(const struct profile *p, struct profile ***parts_out, size_t *nparts)
+{
+	struct u64map *by_pid = u64map__new(), **frame_maps = NULL;
+	struct profile **parts = NULL;
+	uint32_t *frames = NULL;
+	size_t n = 0, cap = 0, i, j, maxf = 0;
+	int err = 0;
+
+	*parts_out = NULL;
+	*nparts = 0;
+	for (i = 0; i < p->nsamples; i++)
+		if (p->samples[i].nframes > maxf)
+			maxf = p->samples[i].nframes;
+	frames = malloc((maxf ? maxf : 1) * sizeof(*frames));
+	if (!by_pid || !frames) {
+		err = -ENOMEM;
+		goto cleanup;
+	}
+	for (i = 0; i < p->nsamples && !err; i++) {
+		const struct profile_sample *s = &p->samples[i];
+		uint64_t k;
+
+		if (!u64map__get(by_pid, s->labels.pid, &k)) {
+			if (n == cap) {
+				size_t nc = cap ? cap * 2 : 16;
+				struct profile **np = reallocarray(parts, nc, sizeof(*np));
+				struct u64map **nm =
+					np ? reallocarray(frame_maps, nc, sizeof(*nm)) : NULL;
+
+				if (np)
+					parts = np;
+				if (!nm) {
+					err = -ENOMEM;
+					break;
+				}
+				frame_maps = nm;
+				cap = nc;
+			}
+			parts[n] = profile__new(&p->meta);
+			frame_maps[n] = u64map__new();
+			k = n++;
+			if (!parts[k] || !frame_maps[k] || u64map__set(by_pid, s->labels.pid, k)) {
+				err = -ENOMEM;
+				break;
+			}
+			for (j = 0; j < p->ncomments && !err; j++)
+				err = profile__add_comment(parts[k], p->comments[j]);
+		}
+		for (j = 0; j < s->nframes && !err; j++) {
+			frames[j] = copy_frame(parts[k], p, frame_maps[k], s->frames[j]);
+			if (!frames[j])
+				err = -ENOMEM;
+		}
+		if (!err)
+			err = profile__add_sample(parts[k], frames, s->nframes, &s->labels,
+						  s->count);
+	}
+cleanup:
+	for (i = 0; i < n; i++)
+		u64map__free(frame_maps[i]);
+	free(frame_maps);
+	free(frames);
+	u64map__free(by_pid);
+	if (err) {
+		for (i = 0; i < n; i++)
+			profile__free(parts[i]);
+		free(parts);
+		return err;
+	}
+	*parts_out = parts;
+	*nparts = n;
+	return 0;
 }

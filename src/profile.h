@@ -45,6 +45,7 @@ struct profile_frame {
 
 struct profile_labels {
 	uint32_t pid;		 /* host PID (thread group ID) */
+	uint32_t ns_pid;	 /* PID in the process's own PID namespace; 0 if the same */
 	uint32_t tid;		 /* 0 unless per-thread profiles were asked for */
 	const char *comm;	 /* interned process name */
 	const char *thread_name; /* interned name of the sampled thread */
@@ -76,6 +77,7 @@ int profile__add_comment(struct profile *p, const char *text);
 
 const struct profile_meta *profile__meta(const struct profile *p);
 void profile__set_duration(struct profile *p, uint64_t duration_ns);
+void profile__set_time(struct profile *p, uint64_t time_ns);
 size_t profile__mapping_count(const struct profile *p);
 const struct profile_mapping *profile__mapping(const struct profile *p, uint32_t idx);
 size_t profile__frame_count(const struct profile *p);
@@ -85,5 +87,13 @@ const struct profile_sample *profile__sample(const struct profile *p, size_t i);
 size_t profile__comment_count(const struct profile *p);
 const char *profile__comment(const struct profile *p, size_t i);
 uint64_t profile__total_count(const struct profile *p);
+
+/*
+ * One profile per process (labels.pid), in order of first appearance, for
+ * servers that keep a series per process. Each part has p's meta and
+ * comments and only the frames and mappings its samples use, renumbered
+ * 1..N. The caller frees each part and the array.
+ */
+int profile__split_by_pid(const struct profile *p, struct profile ***parts, size_t *nparts);
 
 #endif

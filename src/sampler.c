@@ -12,7 +12,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mount.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/utsname.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -109,11 +111,42 @@ static int check_privileges(void)
 	return -EPERM;
 }
 
+/*
+ * Before Linux 5.11 BPF maps are charged to RLIMIT_MEMLOCK, since then to the
+ * memory cgroup. True, with the limit, when that explains a refused load: an
+ * old kernel and a limit still finite because session.c could not raise it
+ * (no CAP_SYS_RESOURCE).
+ */
+static bool memlock_too_low(unsigned long long *limit_kib)
+{
+	unsigned int major, minor;
+	struct utsname u;
+	struct rlimit rl;
+
+	if (uname(&u) || sscanf(u.release, "%u.%u", &major, &minor) != 2)
+		return false;
+	if (major > 5 || (major == 5 && minor >= 11))
+		return false;
+	if (getrlimit(RLIMIT_MEMLOCK, &rl) || rl.rlim_cur == RLIM_INFINITY)
+		return false;
+	*limit_kib = rl.rlim_cur / 1024;
+	return true;
+}
+
 static void explain_load_error(int err)
 {
+	unsigned long long limit_kib;
+
 	switch (err) {
 	case -EPERM:
 	case -EACCES:
+		if (memlock_too_low(&limit_kib)) {
+			pr_err("cannot load the BPF program: %s; this kernel (before 5.11) charges "
+			       "BPF maps to RLIMIT_MEMLOCK, which is %llu KiB and cannot be raised "
+			       "without CAP_SYS_RESOURCE: run `ulimit -l unlimited` first",
+			       strerror(-err), limit_kib);
+			break;
+		}
 		pr_err("cannot load the BPF program: %s; check kernel.unprivileged_bpf_disabled "
 		       "and lockdown, and before Linux 5.11 RLIMIT_MEMLOCK (ulimit -l); -v shows "
 		       "libbpf's log",
@@ -234,6 +267,9 @@ int sampler__new(const struct sampler_opts *opts, struct sampler **out)
 	bpf_map__set_max_entries(s->skel->maps.stacks1, stacks);
 	bpf_map__set_max_entries(s->skel->maps.counts0, counts);
 	bpf_map__set_max_entries(s->skel->maps.counts1, counts);
+	/* Unused without a PID filter; a full-size hash map costs startup time to allocate. */
+	if (!opts->filter_pids)
+		bpf_map__set_max_entries(s->skel->maps.targets, 1);
 	s->opts.stack_entries = stacks;
 	s->opts.count_entries = counts;
 
@@ -429,14 +465,17 @@ bool sampler__should_drain(struct sampler *s)
 	       collisions != s->collisions_at_flip;
 }
 
+/* in_flight is per CPU: a sample is in flight on a set while any CPU counts one. */
 static int wait_in_flight(struct sampler *s, __u32 set)
 {
-	int fd = bpf_map__fd(s->skel->maps.in_flight), waited;
-	__u64 n = 0;
+	int fd = bpf_map__fd(s->skel->maps.in_flight), waited, cpu;
+	uint64_t vals[s->ncpus_possible], n = 0;
 
 	for (waited = 0; waited < IN_FLIGHT_WAIT_US; waited += 50) {
-		if (bpf_map_lookup_elem(fd, &set, &n))
+		if (bpf_map_lookup_elem(fd, &set, vals))
 			return -errno;
+		for (n = 0, cpu = 0; cpu < s->ncpus_possible; cpu++)
+			n += vals[cpu];
 		if (n == 0)
 			return 0;
 		usleep(50);
@@ -550,6 +589,12 @@ int sampler__drain(struct sampler *s, sampler_entry_fn fn, void *ctx)
 	err = update_config(s);
 	if (err)
 		return err;
+	/*
+	 * The other half of the BPF side's locked add: our store of active_set
+	 * must be visible before we read in_flight, or a sample that still saw
+	 * the old set could be missed.
+	 */
+	__sync_synchronize();
 	err = wait_in_flight(s, old);
 	if (err)
 		return err;

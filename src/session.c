@@ -4,8 +4,15 @@
  * short timeout, so new processes are snapshotted within milliseconds of
  * their first sample, and drains the in-kernel counts about once a second
  * (sooner when the maps fill), resolving stacks while their processes live.
+ *
+ * With --server the profile goes to a server, and to a file only if that
+ * fails (or -o asks for it). In continuous mode (--interval) the run is cut
+ * into intervals: at each boundary the maps are drained, the interval's
+ * profile is handed to the delivery thread, and a fresh profile begins
+ * where the last one ended, so intervals neither overlap nor leave gaps.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,7 +21,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "compress.h"
+#include "batch.h"
+#include "batcher.h"
+#include "delivery.h"
 #include "folded.h"
 #include "output.h"
 #include "pprof.h"
@@ -22,9 +31,11 @@
 #include "profile.h"
 #include "sampler.h"
 #include "session.h"
+#include "spool.h"
 #include "summary.h"
 #include "symbolizer.h"
 #include "target.h"
+#include "upload.h"
 
 #define LOG_MODULE NULL
 #include "log.h"
@@ -32,13 +43,24 @@
 #define POLL_MS		  100
 #define DRAIN_INTERVAL_MS 1000
 #define MAX_FRAMES	  (2 * CPROF_MAX_STACK_DEPTH + 2)
+/* One-shot: about 3.5 s of backoff in all. Continuous: the spool takes over sooner. */
+#define ONESHOT_ATTEMPTS    4
+#define CONTINUOUS_ATTEMPTS 3
 
 static volatile sig_atomic_t stop_requested;
 static volatile sig_atomic_t forward_signal;
+static volatile sig_atomic_t upload_phase; /* a one-shot upload is under way */
+static volatile sig_atomic_t cancel_upload;
 
 static void on_signal(int sig, siginfo_t *info, void *uctx)
 {
 	(void)uctx;
+	/* During an upload a signal ends the wait; the profile then goes to a file. */
+	if (upload_phase) {
+		cancel_upload = 1;
+		stop_requested = sig;
+		return;
+	}
 	if (stop_requested) {
 		/* A second signal means "now": no profile, no waiting. */
 		static const char msg[] = "cprof: interrupted again, exiting without a profile\n";
@@ -102,6 +124,15 @@ struct run {
 	int errors;	/* entries that could not be added (allocation failures) */
 	uint32_t *pids; /* -p targets, thread IDs replaced by their process */
 	size_t npids;
+	/* --server */
+	struct upload *upload;
+	struct batcher *batcher;
+	struct spool *spool;
+	struct delivery *delivery;
+	/* Continuous mode */
+	uint64_t interval_start;  /* CLOCK_MONOTONIC ns */
+	struct summary_info prev; /* counters at the last boundary (they are cumulative) */
+	uint64_t intervals, empty_intervals, unbatched, samples;
 };
 
 static void on_process(void *ctx, uint32_t pid)
@@ -109,6 +140,8 @@ static void on_process(void *ctx, uint32_t pid)
 	struct run *r = ctx;
 
 	symbolizer__note_process(r->sym, pid);
+	if (r->batcher)
+		batcher__note_process(r->batcher, pid);
 }
 
 static uint32_t lost_stack_frame(struct run *r, int err, int kernel)
@@ -151,6 +184,7 @@ static void on_entry(void *ctx, const struct sampler_entry *e)
 	pname = symbolizer__process_name(r->sym, e->pid);
 	labels.comm = pname ? pname : profile__intern(r->prof, e->comm);
 	labels.thread_name = profile__intern(r->prof, e->comm);
+	labels.ns_pid = symbolizer__ns_pid(r->sym, e->pid);
 	if (r->o->per_thread)
 		labels.tid = e->tid;
 	if (!labels.comm || !labels.thread_name)
@@ -188,9 +222,9 @@ static bool any_alive(const struct run *r)
 
 static int deliver(const struct session_opts *o, struct profile *prof, struct output *out)
 {
-	uint8_t *raw = NULL, *gz = NULL;
+	uint8_t *gz = NULL;
 	char *text = NULL;
-	size_t raw_len = 0, gz_len = 0, text_len = 0;
+	size_t gz_len = 0, text_len = 0;
 	int err;
 
 	if (o->format == FORMAT_FOLDED) {
@@ -202,14 +236,9 @@ static int deliver(const struct session_opts *o, struct profile *prof, struct ou
 		err = output__write(out, text, text_len);
 		goto cleanup;
 	}
-	err = pprof__encode(prof, &raw, &raw_len);
+	err = pprof__encode_gz(prof, &gz, &gz_len);
 	if (err) {
 		pr_err("cannot encode the pprof profile: %s", strerror(-err));
-		goto cleanup;
-	}
-	err = compress__gzip(raw, raw_len, &gz, &gz_len);
-	if (err) {
-		pr_err("cannot compress the profile: %s", strerror(-err));
 		goto cleanup;
 	}
 	err = output__write(out, gz, gz_len);
@@ -218,9 +247,194 @@ static int deliver(const struct session_opts *o, struct profile *prof, struct ou
 			strcmp(output__path(out), "stdout") ? "" : "the profile to ",
 			output__path(out), gz_len);
 cleanup:
-	free(raw);
 	free(gz);
 	free(text);
+	return err;
+}
+
+/*
+ * One-shot upload. Whatever the server does, the profile is kept: written
+ * to the output file when the upload fails, and also when -o asked for it.
+ */
+static int upload_or_save(struct run *r, struct output *out)
+{
+	enum upload_result res = UPLOAD_REJECTED;
+	struct batch *b = NULL;
+	int err;
+
+	err = batcher__make(r->batcher, r->prof, &b);
+	if (!err && !b->nseries) {
+		fprintf(stderr, "cprof: the profile has no samples: nothing to upload\n");
+		res = UPLOAD_OK;
+	} else if (!err) {
+		upload_phase = 1;
+		res = upload__send(r->upload, b, ONESHOT_ATTEMPTS, &cancel_upload);
+		upload_phase = 0;
+		if (res == UPLOAD_OK)
+			fprintf(stderr, "cprof: uploaded the profile to %s (%s, %zu series)\n",
+				upload__url(r->upload),
+				upload__protocol_name(upload__protocol(r->upload)), b->nseries);
+		else
+			pr_err("the upload to %s failed: %s", upload__url(r->upload),
+			       res == UPLOAD_CANCELED ? "interrupted"
+						      : upload__last_error(r->upload));
+	}
+	batch__free(b);
+	if (res == UPLOAD_OK && !r->o->output_given)
+		return 0;
+	err = deliver(r->o, r->prof, out);
+	if (res != UPLOAD_OK)
+		return EXIT_UPLOAD_FAILED;
+	return err ? 1 : 0;
+}
+
+static void read_info(struct run *r, struct summary_info *in)
+{
+	sampler__read_stats(r->sampler, in->stats);
+	in->lost_notifications = sampler__lost_notifications(r->sampler);
+	in->missing_stacks = sampler__missing_stacks(r->sampler);
+	in->sym = *symbolizer__stats(r->sym);
+}
+
+/* The counters are cumulative; an interval's profile reports its own share. */
+static struct summary_info since(const struct summary_info *cur, const struct summary_info *prev)
+{
+	struct summary_info d = *cur;
+	int i;
+
+	for (i = 0; i < CPROF_STAT_MAX; i++)
+		d.stats[i] -= prev->stats[i];
+	d.lost_notifications -= prev->lost_notifications;
+	d.missing_stacks -= prev->missing_stacks;
+	d.sym.user_frames -= prev->sym.user_frames;
+	d.sym.kernel_frames -= prev->sym.kernel_frames;
+	d.sym.unknown_user -= prev->sym.unknown_user;
+	d.sym.unknown_kernel -= prev->sym.unknown_kernel;
+	d.sym.processes -= prev->sym.processes;
+	d.sym.processes_gone -= prev->sym.processes_gone;
+	return d;
+}
+
+/*
+ * Continuous mode: the interval ends at now (the maps were just drained).
+ * Its profile goes to the delivery thread; the next begins at the same
+ * instant. Only running out of memory stops the run.
+ */
+static int end_interval(struct run *r, uint64_t now, bool last)
+{
+	struct summary_info cur = r->prev, delta;
+	struct profile_meta meta;
+	struct profile *next;
+	struct batch *b = NULL;
+
+	read_info(r, &cur);
+	delta = since(&cur, &r->prev);
+	delta.duration_ns = now - r->interval_start;
+	r->prev = cur;
+	profile__set_duration(r->prof, delta.duration_ns);
+	summary__add_comments(r->prof, &delta);
+	r->intervals++;
+	r->samples += profile__total_count(r->prof);
+	if (batcher__make(r->batcher, r->prof, &b)) {
+		r->unbatched++;
+	} else if (!b->nseries) {
+		r->empty_intervals++;
+		batch__free(b);
+	} else {
+		pr_info("interval %" PRIu64 ": %" PRIu64
+			" samples in %zu series, %zu bytes: queued",
+			r->intervals, profile__total_count(r->prof), b->nseries, batch__size(b));
+		delivery__submit(r->delivery, b);
+	}
+	if (last)
+		return 0;
+	meta = *profile__meta(r->prof);
+	meta.time_ns += delta.duration_ns;
+	meta.duration_ns = 0;
+	next = profile__new(&meta);
+	if (!next || symbolizer__set_profile(r->sym, next)) {
+		pr_err("out of memory starting a new interval");
+		if (next && symbolizer__set_profile(r->sym, r->prof) == 0)
+			profile__free(next);
+		return -ENOMEM;
+	}
+	profile__free(r->prof);
+	r->prof = next;
+	r->interval_start = now;
+	return 0;
+}
+
+/* The end of a continuous run: what was sampled, and where it all went. */
+static int finish_continuous(struct run *r, const struct summary_info *total)
+{
+	struct delivery_stats st;
+	bool complete;
+
+	fprintf(stderr,
+		"cprof: %" PRIu64 " samples in %.2f s at %" PRIu64 " Hz on %d CPU%s, %" PRIu64
+		" intervals of up to %.2f s\n",
+		r->samples, (double)total->duration_ns / 1e9, total->hz, total->ncpus,
+		total->ncpus == 1 ? "" : "s", r->intervals, (double)r->o->interval_ms / 1e3);
+	summary__print_losses(stderr, r->samples, total);
+	delivery__finish(r->delivery, &st);
+	fprintf(stderr,
+		"cprof: upload to %s (%s): %" PRIu64 " intervals to send, %" PRIu64
+		" sent (%" PRIu64 " after a stay in the spool), %" PRIu64 " spooled, %" PRIu64
+		" still in the spool %s, %" PRIu64 " refused, %" PRIu64 " dropped\n",
+		upload__url(r->upload), upload__protocol_name(upload__protocol(r->upload)),
+		st.submitted, st.sent, st.sent_from_spool, st.spooled, st.in_spool,
+		spool__dir(r->spool), st.rejected, st.dropped);
+	if (st.found_in_spool)
+		fprintf(stderr,
+			"cprof: %" PRIu64
+			" of those sent were left in the spool by an earlier run\n",
+			st.found_in_spool);
+	if (r->empty_intervals)
+		fprintf(stderr, "cprof: %" PRIu64 " intervals had no samples: nothing to send\n",
+			r->empty_intervals);
+	if (r->unbatched)
+		fprintf(stderr,
+			"cprof: %" PRIu64
+			" intervals could not be prepared for upload (out of memory)\n",
+			r->unbatched);
+	complete = !st.in_spool && !st.rejected && !st.dropped && !r->unbatched;
+	return complete ? 0 : EXIT_UPLOAD_FAILED;
+}
+
+/* What Pyroscope lists the profile under: the command, the process, or the host. */
+static void service_name(const struct run *r, char *buf, size_t size)
+{
+	const char *slash;
+
+	if (r->o->command) {
+		slash = strrchr(r->o->command[0], '/');
+		snprintf(buf, size, "%s", slash ? slash + 1 : r->o->command[0]);
+	} else if (r->npids) {
+		if (procfs__comm(r->pids[0], buf, size))
+			snprintf(buf, size, "%u", r->pids[0]);
+	} else {
+		snprintf(buf, size, "host");
+	}
+}
+
+static int setup_upload(struct run *r)
+{
+	const struct session_opts *o = r->o;
+	char service[256];
+	int err;
+
+	service_name(r, service, sizeof(service));
+	err = upload__new(o->upload, &r->upload);
+	if (err)
+		return err;
+	/* Whole-system mode: a series per process. */
+	err = batcher__new(service, o->labels, !o->npids && !o->command, &r->batcher);
+	if (err) {
+		pr_err("cannot set up the upload: %s", strerror(-err));
+		return err;
+	}
+	if (o->interval_ms)
+		err = spool__open(o->spool_dir, o->spool_max_bytes, &r->spool);
 	return err;
 }
 
@@ -239,7 +453,7 @@ int session__run(const struct session_opts *o)
 	struct run r = {.o = o};
 	struct output *out = NULL;
 	struct target *cmd = NULL;
-	uint64_t start, deadline = 0, next_drain, now;
+	uint64_t start, deadline = 0, next_drain, next_boundary = UINT64_MAX, now;
 	int err, status = 0, exit_code = 1;
 	bool cmd_done = false;
 	size_t i;
@@ -267,12 +481,18 @@ int session__run(const struct session_opts *o)
 			r.pids[i] = tgid;
 		}
 	}
-	err = output__open(o->output, o->format == FORMAT_PPROF, &out);
-	if (err)
+	/* Continuous mode writes no file: what the server misses waits in the spool. */
+	if (!o->interval_ms) {
+		err = output__open(o->output, o->format == FORMAT_PPROF, &out);
+		if (err)
+			goto cleanup;
+	}
+	if (o->upload && setup_upload(&r))
 		goto cleanup;
 	meta.time_ns = now_ns(CLOCK_REALTIME);
 	r.prof = profile__new(&meta);
-	if (!r.prof || symbolizer__new(r.prof, &r.sym)) {
+	if (!r.prof || symbolizer__new(r.prof, &r.sym) ||
+	    (o->debug_dir && symbolizer__set_debug_dir(r.sym, o->debug_dir))) {
 		pr_err("out of memory");
 		goto cleanup;
 	}
@@ -295,7 +515,18 @@ int session__run(const struct session_opts *o)
 	if (err)
 		goto cleanup;
 	start = now_ns(CLOCK_MONOTONIC);
+	profile__set_time(r.prof, now_ns(CLOCK_REALTIME));
 	pr_info("sampling started at %u Hz on %d CPUs", o->hz, sampler__cpu_count(r.sampler));
+	if (o->interval_ms) {
+		if (delivery__start(r.upload, r.spool, CONTINUOUS_ATTEMPTS, o->spool_max_bytes,
+				    &r.delivery))
+			goto cleanup;
+		r.interval_start = start;
+		r.prev = (struct summary_info){.hz = o->hz,
+					       .include_idle = o->include_idle,
+					       .ncpus = sampler__cpu_count(r.sampler)};
+		next_boundary = start + o->interval_ms * 1000000ull;
+	}
 	if (cmd) {
 		err = target__release(cmd);
 		if (err) {
@@ -315,9 +546,13 @@ int session__run(const struct session_opts *o)
 			break;
 		if (deadline && (deadline - now) / 1000000 < (uint64_t)timeout)
 			timeout = (int)((deadline - now) / 1000000) + 1;
+		if (next_boundary != UINT64_MAX && next_boundary > now &&
+		    (next_boundary - now) / 1000000 < (uint64_t)timeout)
+			timeout = (int)((next_boundary - now) / 1000000) + 1;
 		err = sampler__poll(r.sampler, timeout, on_process, &r);
 		if (err < 0)
 			pr_warn("polling for new processes failed: %s", strerror(-err));
+		symbolizer__recheck_new(r.sym);
 		if (cmd && target__exited(cmd, &status)) {
 			cmd_done = true;
 			break;
@@ -327,7 +562,19 @@ int session__run(const struct session_opts *o)
 			break;
 		}
 		now = now_ns(CLOCK_MONOTONIC);
-		if (now >= next_drain || sampler__should_drain(r.sampler)) {
+		/* The last interval ends with the run, after the loop. */
+		if (deadline && now >= deadline)
+			break;
+		if (now >= next_boundary) {
+			drain(&r);
+			if (end_interval(&r, now, false))
+				break;
+			/* After a stall, the next boundary is an interval from now, not a burst. */
+			next_boundary += o->interval_ms * 1000000ull;
+			if (next_boundary <= now)
+				next_boundary = now + o->interval_ms * 1000000ull;
+			next_drain = now + DRAIN_INTERVAL_MS * 1000000ull;
+		} else if (now >= next_drain || sampler__should_drain(r.sampler)) {
 			drain(&r);
 			next_drain = now + DRAIN_INTERVAL_MS * 1000000ull;
 		}
@@ -341,18 +588,24 @@ int session__run(const struct session_opts *o)
 	profile__set_duration(r.prof, now - start);
 	info.duration_ns = now - start;
 	drain(&r);
-	sampler__read_stats(r.sampler, info.stats);
-	info.lost_notifications = sampler__lost_notifications(r.sampler);
-	info.missing_stacks = sampler__missing_stacks(r.sampler);
-	info.sym = *symbolizer__stats(r.sym);
 	if (r.errors)
 		pr_warn("%d aggregated entries could not be added to the profile (out of memory)",
 			r.errors);
-	summary__add_comments(r.prof, &info);
-
-	err = deliver(o, r.prof, out);
-	summary__print(stderr, r.prof, &info, o->top_n);
-	exit_code = err ? 1 : 0;
+	if (o->interval_ms) {
+		/* The interval under way when the run stopped (-d, a signal) is sent too. */
+		end_interval(&r, now, true);
+		info = r.prev;
+		info.duration_ns = now - start;
+		exit_code = finish_continuous(&r, &info);
+	} else {
+		read_info(&r, &info);
+		summary__add_comments(r.prof, &info);
+		if (r.upload)
+			exit_code = upload_or_save(&r, out);
+		else
+			exit_code = deliver(o, r.prof, out) ? 1 : 0;
+		summary__print(stderr, r.prof, &info, o->top_n);
+	}
 
 	/* The command outlives a -d limit: let it finish and forward its status. */
 	if (cmd) {
@@ -362,6 +615,10 @@ int session__run(const struct session_opts *o)
 			exit_code = target__exit_code(status);
 	}
 cleanup:
+	delivery__free(r.delivery);
+	spool__free(r.spool);
+	batcher__free(r.batcher);
+	upload__free(r.upload);
 	target__free(cmd);
 	sampler__free(r.sampler);
 	symbolizer__free(r.sym);

@@ -11,6 +11,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
+struct labels;
+struct upload_opts;
+
+/* The profile was collected and saved, but the server did not take it all. */
+#define EXIT_UPLOAD_FAILED 3
+
 enum output_format {
 	FORMAT_PPROF,
 	FORMAT_FOLDED,
@@ -29,6 +35,14 @@ struct session_opts {
 	bool follow_children;
 	uint32_t map_entries; /* stack and count map entries per set */
 	int top_n;
+	const char *debug_dir; /* separate debug files; NULL: the default, "": none */
+	/* --server: */
+	const struct upload_opts *upload; /* NULL: write a file only */
+	const struct labels *labels;	  /* --label pairs, validated */
+	uint64_t interval_ms;		  /* continuous mode: one upload per interval; 0: once */
+	const char *spool_dir;		  /* continuous mode: failed uploads wait there */
+	uint64_t spool_max_bytes;
+	bool output_given; /* -o given: the file is written even when the upload works */
 };
 
 /* Runs the session; returns the process exit code (see --help). */

@@ -163,22 +163,22 @@ int summary__add_comments(struct profile *p, const struct summary_info *in)
 	err = profile__add_comment(p, buf);
 	if (err)
 		return err;
+	snprintf(buf, sizeof(buf),
+		 "cprof: symbols: separate debug files used %" PRIu64
+		 "; malformed perf map lines skipped %" PRIu64,
+		 in->sym.debug_files, in->sym.perf_map_bad_lines);
+	err = profile__add_comment(p, buf);
+	if (err)
+		return err;
 	snprintf(buf, sizeof(buf), "cprof: idle samples %s: %" PRIu64,
 		 in->include_idle ? "included" : "excluded", in->stats[CPROF_STAT_IDLE]);
 	return profile__add_comment(p, buf);
 }
 
-void summary__print(FILE *f, const struct profile *p, const struct summary_info *in, int top_n)
+void summary__print_losses(FILE *f, uint64_t total, const struct summary_info *in)
 {
-	uint64_t total = profile__total_count(p), lost = lost_samples(in), stacks = lost_stacks(in);
-	struct func_total *funcs;
-	size_t nfuncs = 0, i;
+	uint64_t lost = lost_samples(in), stacks = lost_stacks(in);
 
-	fprintf(f,
-		"cprof: %" PRIu64 " samples in %.2f s at %" PRIu64
-		" Hz on %d CPU%s, %zu process%s\n",
-		total, (double)in->duration_ns / 1e9, in->hz, in->ncpus, in->ncpus == 1 ? "" : "s",
-		count_processes(p), count_processes(p) == 1 ? "" : "es");
 	if (lost)
 		fprintf(f,
 			"cprof: LOST %" PRIu64 " samples (%.1f%%): the counts map was full; "
@@ -201,6 +201,9 @@ void summary__print(FILE *f, const struct profile *p, const struct summary_info 
 			" of %" PRIu64 ", kernel %" PRIu64 " of %" PRIu64 "\n",
 			in->sym.unknown_user, in->sym.user_frames, in->sym.unknown_kernel,
 			in->sym.kernel_frames);
+	if (in->sym.perf_map_bad_lines)
+		fprintf(f, "cprof: %" PRIu64 " malformed perf map lines skipped\n",
+			in->sym.perf_map_bad_lines);
 	if (in->sym.processes_gone)
 		fprintf(f,
 			"cprof: %" PRIu64 " process%s exited before its memory map could be read\n",
@@ -217,6 +220,20 @@ void summary__print(FILE *f, const struct profile *p, const struct summary_info 
 	else if (in->stats[CPROF_STAT_IDLE])
 		fprintf(f, "cprof: %" PRIu64 " idle samples included (the swapper task)\n",
 			in->stats[CPROF_STAT_IDLE]);
+}
+
+void summary__print(FILE *f, const struct profile *p, const struct summary_info *in, int top_n)
+{
+	uint64_t total = profile__total_count(p);
+	struct func_total *funcs;
+	size_t nfuncs = 0, i;
+
+	fprintf(f,
+		"cprof: %" PRIu64 " samples in %.2f s at %" PRIu64
+		" Hz on %d CPU%s, %zu process%s\n",
+		total, (double)in->duration_ns / 1e9, in->hz, in->ncpus, in->ncpus == 1 ? "" : "s",
+		count_processes(p), count_processes(p) == 1 ? "" : "es");
+	summary__print_losses(f, total, in);
 	if (!total)
 		return;
 	funcs = function_totals(p, &nfuncs);

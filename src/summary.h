@@ -28,6 +28,8 @@ struct summary_info {
 
 /* Adds the loss accounting to the profile as comments. */
 int summary__add_comments(struct profile *p, const struct summary_info *info);
+/* The loss lines of the report, for total samples in the profile(s). */
+void summary__print_losses(FILE *f, uint64_t total, const struct summary_info *info);
 /* Prints the report; top_n functions by self samples. */
 void summary__print(FILE *f, const struct profile *p, const struct summary_info *info, int top_n);
 

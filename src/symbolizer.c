@@ -6,7 +6,17 @@
  * that is mapped, even if it was deleted or replaced on disk, and it works
  * across mount namespaces. /proc/PID/root/PATH is the fallback, accepted only
  * when its device and inode match the mapping, so a different file that now
- * sits at the same path is never used.
+ * sits at the same path is never used. A file without .symtab gets its
+ * symbols from its separate debug file (debug_file.h) when there is one.
+ *
+ * Code that is not in an ELF file: the vDSO is named from cprof's own copy
+ * (the same image in every process of a kernel, checked byte for byte), and
+ * JIT code in anonymous memory from the process's perf map, read when the
+ * process is first seen and again on a miss, at most once per interval, as
+ * runtimes keep adding to it.
+ *
+ * Names are demangled for display (demangle.h); the raw name stays the
+ * frame's system_name.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -14,12 +24,17 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <time.h>
 #include <unistd.h>
 
+#include "debug_file.h"
+#include "demangle.h"
 #include "elf_symtab.h"
 #include "ksyms.h"
+#include "perf_map.h"
 #include "proc_maps.h"
 #include "procfs.h"
 #include "profile.h"
@@ -40,22 +55,47 @@ struct elf_entry {
 
 struct proc_state {
 	uint32_t pid;
+	uint32_t ns_pid; /* PID in its own namespace; 0 when the same as pid */
 	uint64_t start_time;
 	uint64_t exe_inode; /* an exec keeps the PID and start time but not the memory map */
 	const char *comm;
-	struct proc_maps *maps;	  /* NULL when the process was gone before we could look */
-	struct elf_symtab **elfs; /* per maps index; borrowed from the cache */
-	uint32_t *mapping_ids;	  /* per maps index; 0 until first used */
-	struct u64map *frames;	  /* (address << 1 | leaf) -> frame index */
-	bool refreshed;		  /* maps re-read during this interval */
-	bool verified;		  /* start time checked during this interval */
+	struct proc_maps *maps;	   /* NULL when the process was gone before we could look */
+	struct elf_symtab **elfs;  /* per maps index; borrowed from the cache */
+	uint32_t *mapping_ids;	   /* per maps index; 0 until first used */
+	struct u64map *frames;	   /* (address << 1 | leaf) -> frame index, see resolve_user */
+	struct perf_map *perf_map; /* NULL until read (and while there is none) */
+	uint32_t perf_map_gen;	   /* times perf_map was replaced */
+	size_t perf_map_bad;	   /* malformed lines of the current perf_map */
+	bool perf_map_read;	   /* perf map read during this interval */
+	bool refreshed;		   /* maps re-read during this interval */
+	bool verified;		   /* start time checked during this interval */
+	bool gone;		   /* found exited when a new profile began */
 };
+
+/* A process first seen at seen_ns, to be read once more (symbolizer__recheck_new). */
+struct fresh {
+	uint32_t pid;
+	uint64_t start_time;
+	uint64_t seen_ns;
+};
+
+/* Long enough for a dynamic loader to map the libraries, or a fork to exec. */
+#define RECHECK_AFTER_NS (50 * 1000000ull)
 
 struct symbolizer {
 	struct profile *prof;
 	struct u64map *procs;	  /* pid -> struct proc_state * */
 	struct u64map *elf_index; /* inode -> struct elf_entry * chain */
 	struct elf_entry *elf_list;
+	char *debug_dir;
+	struct u64map *display; /* interned raw name -> interned demangled name */
+	struct fresh *fresh;	/* processes first seen lately */
+	size_t nfresh;
+	size_t fresh_cap;
+	struct elf_symtab *vdso; /* our own vDSO, NULL if unavailable */
+	uint8_t *vdso_image;
+	size_t vdso_size;
+	bool vdso_tried;
 	struct ksyms *ksyms;
 	bool ksyms_tried;
 	uint32_t kernel_mapping;
@@ -74,9 +114,12 @@ int symbolizer__new(struct profile *prof, struct symbolizer **out)
 	s->prof = prof;
 	s->procs = u64map__new();
 	s->elf_index = u64map__new();
+	s->display = u64map__new();
 	s->kframes[0] = u64map__new();
 	s->kframes[1] = u64map__new();
-	if (!s->procs || !s->elf_index || !s->kframes[0] || !s->kframes[1]) {
+	s->debug_dir = strdup(DEBUG_FILE_DEFAULT_DIR);
+	if (!s->procs || !s->elf_index || !s->display || !s->kframes[0] || !s->kframes[1] ||
+	    !s->debug_dir) {
 		symbolizer__free(s);
 		return -ENOMEM;
 	}
@@ -92,6 +135,7 @@ static void proc_state__free(struct proc_state *st)
 	free(st->elfs);
 	free(st->mapping_ids);
 	u64map__free(st->frames);
+	perf_map__free(st->perf_map);
 	free(st);
 }
 
@@ -113,10 +157,26 @@ void symbolizer__free(struct symbolizer *s)
 		free(e);
 	}
 	u64map__free(s->elf_index);
+	u64map__free(s->display);
+	free(s->fresh);
+	free(s->debug_dir);
+	elf_symtab__free(s->vdso);
+	free(s->vdso_image);
 	ksyms__free(s->ksyms);
 	u64map__free(s->kframes[0]);
 	u64map__free(s->kframes[1]);
 	free(s);
+}
+
+int symbolizer__set_debug_dir(struct symbolizer *s, const char *dir)
+{
+	char *copy = strdup(dir ? dir : "");
+
+	if (!copy)
+		return -ENOMEM;
+	free(s->debug_dir);
+	s->debug_dir = copy;
+	return 0;
 }
 
 /* Opens the file behind an executable mapping; see the top comment for the order. */
@@ -146,6 +206,81 @@ static int open_mapped_file(uint32_t pid, const struct proc_map *m)
 	return fd;
 }
 
+/* A stripped file: its symbols may be in a separate debug file. */
+static void attach_debug_file(struct symbolizer *s, uint32_t pid, const struct proc_map *m,
+			      struct elf_symtab *elf)
+{
+	struct elf_symtab *dbg = NULL;
+
+	if (debug_file__find(s->debug_dir, pid, m->path, elf, &dbg))
+		return;
+	if (elf_symtab__set_debug_file(elf, dbg) == 0) {
+		s->stats.debug_files++;
+		pr_debug("%s: symbols from %s", m->path, elf_symtab__debug_path(elf));
+	}
+}
+
+/*
+ * The vDSO is one image per kernel and ABI, so cprof reads its own once
+ * (the auxiliary vector gives its address, our memory map its size).
+ */
+static void load_vdso(struct symbolizer *s)
+{
+	unsigned long base = getauxval(AT_SYSINFO_EHDR);
+	struct proc_maps *maps = NULL;
+	const struct proc_map *m;
+	int err;
+
+	s->vdso_tried = true;
+	if (!base || proc_maps__read(getpid(), &maps))
+		return;
+	m = proc_maps__find(maps, base);
+	if (m && m->start == base && m->kind == PROC_MAP_SPECIAL && !strcmp(m->path, "[vdso]")) {
+		s->vdso_size = m->end - m->start;
+		s->vdso_image = malloc(s->vdso_size);
+		if (s->vdso_image) {
+			memcpy(s->vdso_image, (const void *)base, s->vdso_size);
+			err = elf_symtab__open_memory(s->vdso_image, s->vdso_size, "[vdso]",
+						      &s->vdso);
+			if (err)
+				pr_debug("[vdso]: not usable as ELF: %s", strerror(-err));
+		}
+	}
+	proc_maps__free(maps);
+}
+
+/*
+ * Our vDSO symbols, if the process's vDSO is the same image: a 32-bit or
+ * x32 process has another one, and that must not get our names.
+ */
+static struct elf_symtab *vdso_for_map(struct symbolizer *s, uint32_t pid, const struct proc_map *m)
+{
+	struct elf_symtab *found = NULL;
+	uint8_t *buf = NULL;
+	char path[64];
+	int fd;
+
+	if (!s->vdso_tried)
+		load_vdso(s);
+	if (!s->vdso || m->end - m->start != s->vdso_size)
+		return NULL;
+	if (pid == (uint32_t)getpid())
+		return s->vdso;
+	snprintf(path, sizeof(path), "/proc/%u/mem", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return NULL;
+	buf = malloc(s->vdso_size);
+	if (buf && pread(fd, buf, s->vdso_size, (off_t)m->start) == (ssize_t)s->vdso_size &&
+	    !memcmp(buf, s->vdso_image, s->vdso_size))
+		found = s->vdso;
+	else
+		pr_debug("PID %u: its vDSO differs from ours: not named", pid);
+	free(buf);
+	close(fd);
+	return found;
+}
+
 static struct elf_symtab *elf_for_map(struct symbolizer *s, uint32_t pid, const struct proc_map *m)
 {
 	struct elf_entry *e, *head = NULL;
@@ -170,6 +305,8 @@ static struct elf_symtab *elf_for_map(struct symbolizer *s, uint32_t pid, const 
 		err = elf_symtab__open_fd(fd, m->path, &e->elf);
 		if (err)
 			pr_debug("%s: not usable as ELF: %s", m->path, strerror(-err));
+		else if (!elf_symtab__has_symtab(e->elf))
+			attach_debug_file(s, pid, m, e->elf);
 	} else {
 		err = fd;
 		pr_debug("%s (PID %u): cannot open: %s", m->path, pid, strerror(-err));
@@ -186,10 +323,42 @@ static struct elf_symtab *elf_for_map(struct symbolizer *s, uint32_t pid, const 
 	return e->elf;
 }
 
-/* Reads the memory map and opens the ELF files of its executable mappings. */
+/* (Re)reads the process's perf map; a process that is gone keeps the one read last. */
+static void read_perf_map(struct symbolizer *s, struct proc_state *st)
+{
+	struct perf_map *pm = NULL;
+
+	if (!st->pid || perf_map__read(st->pid, st->ns_pid, &pm))
+		return;
+	s->stats.perf_map_bad_lines += perf_map__bad_lines(pm) - st->perf_map_bad;
+	st->perf_map_bad = perf_map__bad_lines(pm);
+	perf_map__free(st->perf_map);
+	st->perf_map = pm;
+	st->perf_map_gen++;
+}
+
+/*
+ * Executable memory that is no ELF file's: anonymous (also when named with
+ * PR_SET_VMA_ANON_NAME) or a file that is not ELF (a memfd). JIT code lives
+ * there; [vsyscall] and the like do not.
+ */
+static bool jit_memory(const struct proc_map *m, const struct elf_symtab *elf)
+{
+	if (!(m->perms & PROC_MAP_EXEC) || elf)
+		return false;
+	return m->kind == PROC_MAP_ANON || m->kind == PROC_MAP_FILE ||
+	       (m->kind == PROC_MAP_SPECIAL && !strncmp(m->path, "[anon", 5));
+}
+
+/*
+ * Reads the memory map and opens the ELF files of its executable mappings.
+ * With JIT memory, the perf map is read now too, while the process surely
+ * lives; misses read it again later (jit_name).
+ */
 static int snapshot_maps(struct symbolizer *s, struct proc_state *st)
 {
 	struct proc_maps *maps = NULL;
+	bool jit = false;
 	size_t i, n;
 	int err;
 
@@ -210,9 +379,16 @@ static int snapshot_maps(struct symbolizer *s, struct proc_state *st)
 	for (i = 0; i < n; i++) {
 		const struct proc_map *m = proc_maps__get(maps, i);
 
-		if (m->kind == PROC_MAP_FILE && (m->perms & PROC_MAP_EXEC))
+		if (!(m->perms & PROC_MAP_EXEC))
+			continue;
+		if (m->kind == PROC_MAP_FILE)
 			st->elfs[i] = elf_for_map(s, st->pid, m);
+		else if (m->kind == PROC_MAP_SPECIAL && !strcmp(m->path, "[vdso]"))
+			st->elfs[i] = vdso_for_map(s, st->pid, m);
+		jit |= jit_memory(m, st->elfs[i]);
 	}
+	if (jit)
+		read_perf_map(s, st);
 	return 0;
 }
 
@@ -223,6 +399,38 @@ static uint64_t exe_inode(uint32_t pid)
 
 	snprintf(path, sizeof(path), "/proc/%u/exe", pid);
 	return stat(path, &st) == 0 ? (uint64_t)st.st_ino : 0;
+}
+
+static uint64_t monotonic_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* A process seen for the first time gets one more look (symbolizer__recheck_new). */
+static void remember_fresh(struct symbolizer *s, const struct proc_state *st)
+{
+	struct fresh *f;
+
+	if (!st->pid)
+		return;
+	if (s->nfresh == s->fresh_cap) {
+		size_t cap = s->fresh_cap ? 2 * s->fresh_cap : 64;
+
+		f = realloc(s->fresh, cap * sizeof(*f));
+		/* Without room the process keeps its first snapshot; nothing worse. */
+		if (!f)
+			return;
+		s->fresh = f;
+		s->fresh_cap = cap;
+	}
+	s->fresh[s->nfresh++] = (struct fresh){
+		.pid = st->pid,
+		.start_time = st->start_time,
+		.seen_ns = monotonic_ns(),
+	};
 }
 
 static struct proc_state *snapshot_process(struct symbolizer *s, uint32_t pid)
@@ -242,6 +450,9 @@ static struct proc_state *snapshot_process(struct symbolizer *s, uint32_t pid)
 	}
 	s->stats.processes++;
 	procfs__start_time(pid, &st->start_time);
+	remember_fresh(s, st);
+	if (pid && procfs__ns_pid(pid, &st->ns_pid) == 0 && st->ns_pid == pid)
+		st->ns_pid = 0;
 	st->exe_inode = pid ? exe_inode(pid) : 0;
 	if (pid == 0)
 		st->comm = profile__intern(s->prof, "swapper");
@@ -292,6 +503,15 @@ const char *symbolizer__process_name(struct symbolizer *s, uint32_t pid)
 	return ((struct proc_state *)(uintptr_t)v)->comm;
 }
 
+uint32_t symbolizer__ns_pid(struct symbolizer *s, uint32_t pid)
+{
+	uint64_t v;
+
+	if (!u64map__get(s->procs, pid, &v))
+		return 0;
+	return ((struct proc_state *)(uintptr_t)v)->ns_pid;
+}
+
 void symbolizer__new_interval(struct symbolizer *s)
 {
 	uint64_t key, val;
@@ -302,6 +522,7 @@ void symbolizer__new_interval(struct symbolizer *s)
 
 		st->refreshed = false;
 		st->verified = false;
+		st->perf_map_read = false;
 	}
 }
 
@@ -310,6 +531,41 @@ static const char *base_name(const char *path)
 	const char *p = strrchr(path, '/');
 
 	return p ? p + 1 : path;
+}
+
+/*
+ * Length of name without its symbol version: a debug file's .symtab names
+ * versioned definitions "clock_gettime@@GLIBC_2.17", which reads as a
+ * different function from the "clock_gettime" of .dynsym.
+ */
+static size_t unversioned_len(const char *name)
+{
+	const char *at = strchr(name, '@');
+
+	return at && at > name ? (size_t)(at - name) : strlen(name);
+}
+
+/* The name to show for an interned raw name: demangled once, then remembered. */
+static const char *display_name(struct symbolizer *s, const char *raw)
+{
+	char plain[4096], buf[4096];
+	const char *shown = raw, *name = raw;
+	size_t len = unversioned_len(raw);
+	uint64_t v;
+
+	if (u64map__get(s->display, (uintptr_t)raw, &v))
+		return (const char *)(uintptr_t)v;
+	if (len < sizeof(plain) && raw[len]) {
+		memcpy(plain, raw, len);
+		plain[len] = '\0';
+		shown = profile__intern(s->prof, plain);
+		name = plain;
+	}
+	if (shown && demangle__name(name, buf, sizeof(buf)))
+		shown = profile__intern(s->prof, buf);
+	if (!shown || u64map__set(s->display, (uintptr_t)raw, (uintptr_t)shown))
+		return NULL;
+	return shown;
 }
 
 static uint32_t add_frame(struct symbolizer *s, uint32_t mapping, uint64_t addr, const char *name,
@@ -322,8 +578,10 @@ static uint32_t add_frame(struct symbolizer *s, uint32_t mapping, uint64_t addr,
 		.unknown = unknown,
 	};
 
-	f.name = profile__intern(s->prof, name);
-	f.system_name = f.name;
+	f.system_name = profile__intern(s->prof, name);
+	if (!f.system_name)
+		return 0;
+	f.name = unknown ? f.system_name : display_name(s, f.system_name);
 	if (!f.name)
 		return 0;
 	return profile__add_frame(s->prof, &f);
@@ -347,40 +605,140 @@ static uint32_t user_mapping(struct symbolizer *s, struct proc_state *st, size_t
 	return st->mapping_ids[idx];
 }
 
-static const struct proc_map *find_map(struct proc_state *st, uint64_t addr, size_t *idx)
+/* The executable mapping holding addr: an instruction pointer is nowhere else. */
+static const struct proc_map *find_code(struct proc_state *st, uint64_t addr, size_t *idx)
 {
-	return st->maps ? proc_maps__find_index(st->maps, addr, idx) : NULL;
+	const struct proc_map *m = st->maps ? proc_maps__find_index(st->maps, addr, idx) : NULL;
+
+	return m && (m->perms & PROC_MAP_EXEC) ? m : NULL;
+}
+
+/*
+ * Code the snapshot does not know: the process mapped more since (dlopen,
+ * JIT), possibly where other data was, or it ran exec (a child of make seen
+ * before it became gcc), which makes it another program with another name,
+ * other addresses and no perf map yet.
+ */
+static void reread_process(struct symbolizer *s, struct proc_state *st)
+{
+	uint64_t exe = exe_inode(st->pid);
+	struct u64map *frames;
+	char comm[64];
+
+	if (exe && st->exe_inode && exe != st->exe_inode) {
+		frames = u64map__new();
+		if (frames) {
+			u64map__free(st->frames);
+			st->frames = frames;
+		}
+		st->exe_inode = exe;
+		if (procfs__comm(st->pid, comm, sizeof(comm)) == 0)
+			st->comm = profile__intern(s->prof, comm);
+		perf_map__free(st->perf_map);
+		st->perf_map = NULL;
+		st->perf_map_bad = 0;
+		st->perf_map_gen++;
+	}
+	snapshot_maps(s, st);
+}
+
+static void refresh_process(struct symbolizer *s, struct proc_state *st)
+{
+	st->refreshed = true;
+	reread_process(s, st);
+}
+
+void symbolizer__recheck_new(struct symbolizer *s)
+{
+	uint64_t now = monotonic_ns(), v;
+	size_t i, kept = 0;
+
+	for (i = 0; i < s->nfresh; i++) {
+		const struct fresh *f = &s->fresh[i];
+		struct proc_state *st;
+
+		if (now - f->seen_ns < RECHECK_AFTER_NS) {
+			s->fresh[kept++] = *f;
+			continue;
+		}
+		/* Still the process first seen (a recycled PID is not), and alive. */
+		if (!u64map__get(s->procs, f->pid, &v))
+			continue;
+		st = (struct proc_state *)(uintptr_t)v;
+		if (st->start_time == f->start_time && st->maps && procfs__pid_exists(f->pid))
+			reread_process(s, st);
+	}
+	s->nfresh = kept;
+}
+
+/*
+ * A JIT frame's name from the perf map. A miss reads the map again, at most
+ * once per interval: the runtime may have compiled that code since.
+ */
+static const char *jit_name(struct symbolizer *s, struct proc_state *st, uint64_t addr)
+{
+	const char *name = perf_map__lookup(st->perf_map, addr);
+
+	if (name || st->perf_map_read)
+		return name;
+	st->perf_map_read = true;
+	read_perf_map(s, st);
+	return perf_map__lookup(st->perf_map, addr);
+}
+
+/*
+ * The frames cache holds the frame index in its low 32 bits. An unnamed
+ * frame in code outside any ELF file also holds perf_map_gen + 1 above them:
+ * it is looked up again once the perf map may have changed.
+ */
+static bool cached_frame(struct proc_state *st, uint64_t key, uint32_t *frame, bool *retry)
+{
+	uint64_t v;
+
+	*retry = false;
+	if (!u64map__get(st->frames, key, &v))
+		return false;
+	*frame = (uint32_t)v;
+	if (!(v >> 32) || ((v >> 32) - 1 == st->perf_map_gen && st->perf_map_read))
+		return true;
+	*retry = true;
+	return false;
 }
 
 static uint32_t resolve_user(struct symbolizer *s, struct proc_state *st, uint64_t addr, bool leaf)
 {
-	uint64_t key = addr << 1 | leaf, lookup = leaf ? addr : addr - 1, v, file_off, vaddr;
+	uint64_t key = addr << 1 | leaf, lookup = leaf ? addr : addr - 1, file_off, vaddr, jit = 0;
 	const struct proc_map *m;
 	const char *name = NULL;
 	char buf[512];
 	uint32_t frame, mapping;
 	size_t idx = 0;
+	bool retry;
 
-	if (u64map__get(st->frames, key, &v))
-		return (uint32_t)v;
-	m = find_map(st, lookup, &idx);
-	/* Code mapped after the snapshot (dlopen): look once more per interval. */
+	if (cached_frame(st, key, &frame, &retry))
+		return frame;
+	m = find_code(st, lookup, &idx);
+	/* Once per interval at most: a frame-pointer walk can also end in garbage. */
 	if (!m && !st->refreshed && st->pid) {
-		st->refreshed = true;
-		if (snapshot_maps(s, st) == 0)
-			m = find_map(st, lookup, &idx);
+		refresh_process(s, st);
+		m = find_code(st, lookup, &idx);
 	}
 	if (!m) {
 		frame = add_frame(s, 0, addr, "[unknown]", false, true);
-		s->stats.unknown_user++;
+		if (!retry)
+			s->stats.unknown_user++;
 		goto out;
 	}
 	mapping = user_mapping(s, st, idx);
 	file_off = lookup - m->start + m->offset;
 	if (st->elfs[idx] && elf_symtab__offset_to_vaddr(st->elfs[idx], file_off, &vaddr) == 0)
 		name = elf_symtab__lookup(st->elfs[idx], vaddr, NULL);
+	else if (jit_memory(m, st->elfs[idx]))
+		name = jit_name(s, st, lookup);
 	if (name) {
 		frame = add_frame(s, mapping, addr, name, false, false);
+		if (retry)
+			s->stats.unknown_user--;
 	} else {
 		/* Never a neighbour's name: the module and offset are the honest answer. */
 		if (m->kind == PROC_MAP_FILE)
@@ -390,12 +748,16 @@ static uint32_t resolve_user(struct symbolizer *s, struct proc_state *st, uint64
 		else
 			snprintf(buf, sizeof(buf), "[anon]+0x%" PRIx64, lookup);
 		frame = add_frame(s, mapping, addr, buf, false, true);
-		s->stats.unknown_user++;
+		if (jit_memory(m, st->elfs[idx]))
+			jit = (uint64_t)st->perf_map_gen + 1;
+		if (!retry)
+			s->stats.unknown_user++;
 	}
 out:
-	s->stats.user_frames++;
+	if (!retry)
+		s->stats.user_frames++;
 	if (frame)
-		u64map__set(st->frames, key, frame);
+		u64map__set(st->frames, key, frame | jit << 32);
 	return frame;
 }
 
@@ -415,9 +777,17 @@ int symbolizer__user_frames(struct symbolizer *s, uint32_t pid, const uint64_t *
 	return 0;
 }
 
-static void load_ksyms(struct symbolizer *s)
+static uint32_t add_kernel_mapping(struct symbolizer *s)
 {
 	struct profile_mapping pm = {.kernel = true, .limit = UINT64_MAX};
+
+	pm.path = profile__intern(s->prof, "[kernel.kallsyms]");
+	pm.build_id = profile__intern(s->prof, "");
+	return pm.path && pm.build_id ? profile__add_mapping(s->prof, &pm) : 0;
+}
+
+static void load_ksyms(struct symbolizer *s)
+{
 	int err;
 
 	s->ksyms_tried = true;
@@ -426,11 +796,9 @@ static void load_ksyms(struct symbolizer *s)
 		pr_warn("cannot read /proc/kallsyms (%s): kernel frames are shown as [kernel]",
 			strerror(-err));
 	else if (ksyms__hidden(s->ksyms))
-		pr_warn("kernel addresses are hidden (kernel.kptr_restrict): kernel frames are "
-			"shown as [kernel]");
-	pm.path = profile__intern(s->prof, "[kernel.kallsyms]");
-	pm.build_id = profile__intern(s->prof, "");
-	s->kernel_mapping = profile__add_mapping(s->prof, &pm);
+		pr_warn("kernel addresses are hidden from cprof (kernel.kptr_restrict, or no "
+			"CAP_SYSLOG): kernel frames are shown as [kernel]");
+	s->kernel_mapping = add_kernel_mapping(s);
 }
 
 static uint32_t resolve_kernel(struct symbolizer *s, uint64_t addr, bool leaf)
@@ -478,4 +846,70 @@ uint32_t symbolizer__placeholder(struct symbolizer *s, const char *what, int ker
 const struct symbolizer_stats *symbolizer__stats(const struct symbolizer *s)
 {
 	return &s->stats;
+}
+
+/* Drops what indexes into the profile; the memory map and ELF files stay. */
+static int reset_process(struct symbolizer *s, struct proc_state *st)
+{
+	struct u64map *frames = u64map__new();
+
+	if (!frames)
+		return -ENOMEM;
+	u64map__free(st->frames);
+	st->frames = frames;
+	if (st->maps && st->mapping_ids)
+		memset(st->mapping_ids, 0, proc_maps__count(st->maps) * sizeof(*st->mapping_ids));
+	if (st->comm) {
+		st->comm = profile__intern(s->prof, st->comm);
+		if (!st->comm)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+int symbolizer__set_profile(struct symbolizer *s, struct profile *prof)
+{
+	struct u64map *display = u64map__new(), *k0 = u64map__new(), *k1 = u64map__new();
+	uint64_t key, val, *dead = NULL;
+	size_t pos = 0, ndead = 0, i;
+	int err = 0;
+
+	dead = calloc(u64map__count(s->procs) + 1, sizeof(*dead));
+	if (!display || !k0 || !k1 || !dead) {
+		u64map__free(display);
+		u64map__free(k0);
+		u64map__free(k1);
+		free(dead);
+		return -ENOMEM;
+	}
+	u64map__free(s->display);
+	u64map__free(s->kframes[0]);
+	u64map__free(s->kframes[1]);
+	s->display = display;
+	s->kframes[0] = k0;
+	s->kframes[1] = k1;
+	s->prof = prof;
+	s->kernel_mapping = s->ksyms_tried ? add_kernel_mapping(s) : 0;
+	/*
+	 * A process that has exited is forgotten one profile later: by then the
+	 * drains have taken every sample it left in the maps.
+	 */
+	while (u64map__next(s->procs, &pos, &key, &val))
+		if (((struct proc_state *)(uintptr_t)val)->gone)
+			dead[ndead++] = key;
+	for (i = 0; i < ndead; i++) {
+		if (u64map__get(s->procs, dead[i], &val))
+			proc_state__free((struct proc_state *)(uintptr_t)val);
+		u64map__delete(s->procs, dead[i]);
+	}
+	free(dead);
+	pos = 0;
+	while (u64map__next(s->procs, &pos, &key, &val)) {
+		struct proc_state *st = (struct proc_state *)(uintptr_t)val;
+
+		st->gone = st->pid && !procfs__pid_exists(st->pid);
+		if (!err)
+			err = reset_process(s, st);
+	}
+	return err;
 }

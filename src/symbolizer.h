@@ -2,7 +2,8 @@
 /*
  * Turns raw addresses into profile frames and mappings: kernel addresses via
  * kallsyms, user addresses via the process's memory map and the ELF symbol
- * table of the mapped file.
+ * table of the mapped file (or of its separate debug file), the vDSO image,
+ * or for JIT code the process's perf map.
  *
  * Processes are snapshotted when first seen (maps, name, and the mapped ELF
  * files opened), so samples of a process that exits before the profile is
@@ -22,17 +23,28 @@ struct symbolizer_stats {
 	uint64_t kernel_frames; /* distinct kernel frames resolved */
 	uint64_t unknown_user;	/* of which without a symbol */
 	uint64_t unknown_kernel;
-	uint64_t processes;	 /* processes snapshotted */
-	uint64_t processes_gone; /* gone before their memory map could be read */
-	uint64_t elf_files;	 /* ELF files opened */
-	uint64_t elf_errors;	 /* mapped files that could not be opened as ELF */
+	uint64_t processes;	     /* processes snapshotted */
+	uint64_t processes_gone;     /* gone before their memory map could be read */
+	uint64_t elf_files;	     /* ELF files opened */
+	uint64_t elf_errors;	     /* mapped files that could not be opened as ELF */
+	uint64_t debug_files;	     /* separate debug files used for stripped ones */
+	uint64_t perf_map_bad_lines; /* malformed lines in the perf maps read */
 };
 
 int symbolizer__new(struct profile *prof, struct symbolizer **out);
 void symbolizer__free(struct symbolizer *s);
+/* Where separate debug files are looked for (see debug_file.h); "" for nowhere. */
+int symbolizer__set_debug_dir(struct symbolizer *s, const char *dir);
 
 /* Snapshots a process now, while it lives (no-op if already known and not reused). */
 void symbolizer__note_process(struct symbolizer *s, uint32_t pid);
+/*
+ * Reads once more the memory map of each process first seen at least 50 ms
+ * ago and not looked at since, if it still lives: at first sight its loader
+ * may not have mapped every library yet, or a fork not have run exec. For
+ * the poll loop, so that short-lived processes are right before they exit.
+ */
+void symbolizer__recheck_new(struct symbolizer *s);
 
 /*
  * Resolves a stack (leaf first) into profile frame indices written to
@@ -48,9 +60,19 @@ uint32_t symbolizer__placeholder(struct symbolizer *s, const char *what, int ker
 
 /* Process name seen at snapshot time, or NULL if the process was never read. */
 const char *symbolizer__process_name(struct symbolizer *s, uint32_t pid);
+/* The process's PID in its own PID namespace, or 0 when it is the host PID (or unknown). */
+uint32_t symbolizer__ns_pid(struct symbolizer *s, uint32_t pid);
 
 const struct symbolizer_stats *symbolizer__stats(const struct symbolizer *s);
 /* Called once per drain: allows one fresh read of each process's maps again. */
 void symbolizer__new_interval(struct symbolizer *s);
+/*
+ * Makes prof the profile that frames and mappings go to (continuous mode
+ * starts one per interval). Everything that pointed into the previous
+ * profile is dropped or re-interned, and processes that have exited are
+ * forgotten, so a long run does not grow. Call it before freeing the
+ * previous profile.
+ */
+int symbolizer__set_profile(struct symbolizer *s, struct profile *prof);
 
 #endif

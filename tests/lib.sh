@@ -52,3 +52,60 @@ folded_share() {
 within() {
 	awk -v v="$1" -v e="$2" -v t="$3" 'BEGIN { d = v - e; if (d < 0) d = -d; exit !(d <= t) }'
 }
+
+# For the symbolization tests (tests/e2e/symbolize_*.sh). awk may be mawk,
+# which has no strtonum: HEX_AWK parses hex.
+HEX_AWK='function hex(s,  i, v) { v = 0; s = tolower(s); sub(/^0x/, "", s)
+	for (i = 1; i <= length(s); i++) v = v * 16 + index("0123456789abcdef", substr(s, i, 1)) - 1
+	return v }'
+# sym_file_range BINARY SYMBOL: "START END" (decimal) of SYMBOL's bytes as file
+# offsets, from nm -S and the PT_LOAD that holds it; fails if there is none.
+sym_file_range() {
+	local r
+	r=$({ nm -S "$1" | awk -v n="$2" '$4 == n { print "SYM", $1, $2 }'; readelf -lW "$1"; } |
+		awk "$HEX_AWK"'
+		$1 == "SYM" && !v { v = hex($2); s = hex($3) }
+		$1 == "LOAD" && v && !done { off = hex($2); va = hex($3); sz = hex($6)
+			if (v >= va && v < va + sz) { printf "%d %d\n", v - va + off, v - va + off + s; done = 1 } }')
+	[ -n "$r" ] && echo "$r"
+}
+# leaf_share FOLDED MODULE START END: percent of samples whose leaf frame is
+# MODULE+0xOFF with START <= OFF < END (a module+offset fallback name).
+leaf_share() {
+	awk -v m="$2+0x" -v lo="$3" -v hi="$4" "$HEX_AWK"'
+		{ n = $NF; total += n; line = $0; sub(/ [0-9]+$/, "", line)
+		  k = split(line, f, ";"); leaf = f[k]
+		  if (index(leaf, m) == 1) { off = hex(substr(leaf, length(m) + 1))
+			if (off >= lo && off < hi) hit += n } }
+		END { printf "%.1f\n", total ? 100 * hit / total : 0 }' "$1"
+}
+# check_fallback_split TEST FOLDED MODULE: FOLDED profiles a copy of
+# known_tree (MODULE) that cprof could not name; 70% and 30% of the leaves
+# must be MODULE+0xOFF inside hot_a's and hot_b's bytes in the file.
+check_fallback_split() {
+	local a0 a1 b0 b1 a b
+	read -r a0 a1 <<<"$(sym_file_range "$FIX/known_tree" hot_a)"
+	read -r b0 b1 <<<"$(sym_file_range "$FIX/known_tree" hot_b)"
+	a=$(leaf_share "$2" "$3" "$a0" "$a1")
+	b=$(leaf_share "$2" "$3" "$b0" "$b1")
+	if within "$a" 70 8 && within "$b" 30 8; then ok "$1"; else
+		not_ok "$1" "hot_a bytes $a%, hot_b bytes $b% (want 70/30): $(head -2 "$2")"; fi
+}
+
+# expect_fail NAME CODE PATTERN ARGS...: cprof ARGS exits with CODE and prints PATTERN
+# in a short message.
+expect_fail() {
+	local name=$1 code=$2 pattern=$3 rc
+	shift 3
+	"$CPROF" "$@" >"$TMP/out" 2>"$TMP/err"
+	rc=$?
+	if [ "$rc" != "$code" ]; then
+		not_ok "$name" "exit $rc, want $code; stderr: $(head -c 300 "$TMP/err")"
+	elif ! grep -q -- "$pattern" "$TMP/err"; then
+		not_ok "$name" "stderr lacks '$pattern': $(head -c 300 "$TMP/err")"
+	elif [ "$(grep -c 'cprof' "$TMP/err")" -gt 2 ]; then
+		not_ok "$name" "more than a short message: $(head -c 300 "$TMP/err")"
+	else
+		ok "$name"
+	fi
+}

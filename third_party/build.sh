@@ -7,8 +7,9 @@
 #
 # Result, all under .output/FLAVOR/deps/ (the Makefile's $(DEPS)):
 #   include/  bpf/*.h (libbpf), linux/{bpf,bpf_common,btf}.h (libbpf's newer
-#             UAPI copies), libelf.h gelf.h nlist.h, zlib.h zconf.h
-#   lib/      libbpf.a libelf.a libz.a
+#             UAPI copies), libelf.h gelf.h nlist.h, zlib.h zconf.h,
+#             libiberty/demangle.h (+ the two headers it includes)
+#   lib/      libbpf.a libelf.a libz.a libiberty-demangle.a
 #   uapi/     kernel UAPI headers only (linux/ asm/ asm-generic/), for
 #             `-idirafter`: musl has no kernel headers of its own, and taking
 #             /usr/include whole would pull glibc's headers into a musl build
@@ -30,7 +31,7 @@ JOBS=2
 # environment; zlib's configure and libbpf's make would pick those up. Every
 # setting below is passed explicitly instead.
 unset MAKEFLAGS MFLAGS MAKELEVEL MAKEFILES MAKEOVERRIDES \
-	CC AR LD CROSS_COMPILE CFLAGS CPPFLAGS LDFLAGS LDLIBS EXTRA_CFLAGS EXTRA_LDFLAGS \
+	CC AR RANLIB LD CROSS_COMPILE CFLAGS CPPFLAGS LDFLAGS LDLIBS EXTRA_CFLAGS EXTRA_LDFLAGS \
 	OBJDIR DESTDIR PREFIX LIBDIR INCLUDEDIR UAPIDIR CHOST
 
 die() { printf 'third_party/build.sh: %s\n' "$*" >&2; exit 1; }
@@ -39,8 +40,11 @@ step() { printf '  %-8s %s\n' "$1" "$2"; }
 # ---- flavor table --------------------------------------------------------------
 # One entry per flavor: compiler, archiver, flags, and where the kernel UAPI
 # headers come from (linux/ and asm-generic/ are arch independent; asm/ is not).
-# A cross flavor only needs its own entry here.
+# A cross flavor only needs its own entry here. TRIPLE, MUSL_INC, MUSL_LIB and
+# GCC_LIB describe the flavor's clang musl toolchain (write_toolchain);
+# CROSS_DEBS are the binary packages (third_party/versions) it is made from.
 flavor_config() {
+	TRIPLE='' CROSS_DEBS=() RANLIB=ranlib
 	case $FLAVOR in
 	x86_64)
 		# The shipped binary: static musl.
@@ -50,6 +54,11 @@ flavor_config() {
 		UAPI_INC=/usr/include
 		UAPI_ASM=/usr/include/x86_64-linux-gnu/asm
 		UAPI_PKG=linux-libc-dev
+		# The clang toolchain builds only the static fixtures for QEMU guests.
+		TRIPLE=x86_64-linux-musl
+		MUSL_INC=/usr/include/x86_64-linux-musl
+		MUSL_LIB=/usr/lib/x86_64-linux-musl
+		GCC_LIB=$(dirname "$(gcc -print-libgcc-file-name)")
 		;;
 	asan)
 		# Host glibc gcc; the sanitizer build links these with clang. The deps
@@ -63,16 +72,70 @@ flavor_config() {
 		UAPI_PKG=linux-libc-dev
 		;;
 	arm64)
-		# To do: CC=.output/arm64/toolchain/cc (musl cross), AR=aarch64 ar,
-		# UAPI from an unpacked linux-libc-dev:arm64.
-		die "flavor arm64: not yet supported: see issue 4"
+		# Cross build on any host: clang and lld for aarch64-linux-musl over
+		# Debian's arm64 musl, libgcc and UAPI headers, unpacked, not installed.
+		CROSS_DEBS=(musl-dev:arm64 libgcc-12-dev-arm64-cross linux-libc-dev-arm64-cross)
+		TRIPLE=aarch64-linux-musl
+		MUSL_INC=$SRC/musl-dev_arm64/usr/include/aarch64-linux-musl
+		MUSL_LIB=$SRC/musl-dev_arm64/usr/lib/aarch64-linux-musl
+		GCC_LIB=$SRC/libgcc-12-dev-arm64-cross/usr/lib/gcc-cross/aarch64-linux-gnu/12
+		CC=$ROOT/.output/arm64/toolchain/cc
+		AR=llvm-ar
+		RANLIB=llvm-ranlib
+		CFLAGS="-O2 -fPIC -fno-omit-frame-pointer"
+		UAPI_INC=$SRC/linux-libc-dev-arm64-cross/usr/aarch64-linux-gnu/include
+		UAPI_ASM=$UAPI_INC/asm
+		UAPI_PKG=linux-libc-dev-arm64-cross
 		;;
 	*)
 		die "unknown flavor '$FLAVOR' (expected x86_64, asan or arm64)"
 		;;
 	esac
+}
+
+# After fetching and write_toolchain: is everything the flavor names there?
+check_toolchain() {
 	command -v "$CC" >/dev/null || die "compiler $CC for flavor $FLAVOR not found (run ./build.sh to install the toolchain)"
-	[[ -d $UAPI_ASM ]] || die "kernel UAPI headers not found at $UAPI_ASM (install linux-libc-dev)"
+	command -v "$AR" >/dev/null || die "archiver $AR for flavor $FLAVOR not found (run ./build.sh to install the toolchain)"
+	[[ -d $UAPI_ASM ]] || die "kernel UAPI headers not found at $UAPI_ASM (install $UAPI_PKG)"
+}
+
+# ---- clang musl toolchain ------------------------------------------------------
+# .output/FLAVOR/toolchain/cc: clang as a static musl compiler for TRIPLE, the
+# way musl-gcc wraps gcc: musl's headers before clang's own and, when linking,
+# musl's crt files and libc.a and libgcc.a around the inputs, linked by lld. An
+# empty --sysroot keeps the host's glibc headers and libraries out. It is the
+# arm64 flavor's CC; on x86_64 it builds the static fixtures for QEMU guests
+# (clang, as for all fixtures: GCC 12 leaves the frame setup out of leaf functions).
+# lld would write a short xxHash build ID; sha1 is what GNU ld and debuginfod use.
+write_toolchain() {
+	local dir=$ROOT/.output/$FLAVOR/toolchain resource f
+	resource=$(clang -print-resource-dir)
+	for f in "$MUSL_INC/stdio.h" "$MUSL_LIB/libc.a" "$MUSL_LIB/crt1.o" "$GCC_LIB/libgcc.a" \
+		"$GCC_LIB/crtbeginT.o" "$resource/include/stddef.h"; do
+		[[ -e $f ]] || die "toolchain for $FLAVOR: $f missing"
+	done
+	mkdir -p "$dir/sysroot"
+	{
+		echo "#!/bin/sh"
+		echo "# Generated by third_party/build.sh: clang as a static $TRIPLE compiler."
+		printf '%s=%q\n' triple "$TRIPLE" sysroot "$dir/sysroot" musl_inc "$MUSL_INC" \
+			musl_lib "$MUSL_LIB" gcc_lib "$GCC_LIB" clang_inc "$resource/include"
+		cat <<-'EOF'
+			link=1
+			for a in "$@"; do
+				case $a in -c | -S | -E | -M | -MM | -dumpversion | -dumpmachine | --version) link= ;; esac
+			done
+			set -- --target="$triple" --sysroot="$sysroot" -nostdinc -isystem "$musl_inc" \
+				-isystem "$clang_inc" "$@"
+			[ -z "$link" ] && exec clang "$@"
+			exec clang -static -nostdlib -fuse-ld=lld -Wl,--build-id=sha1 -Wno-unused-command-line-argument \
+				-L"$musl_lib" "$musl_lib/crt1.o" "$musl_lib/crti.o" "$gcc_lib/crtbeginT.o" "$@" \
+				-lc "$gcc_lib/libgcc.a" "$gcc_lib/crtend.o" "$musl_lib/crtn.o"
+		EOF
+	} >"$dir/cc.tmp"
+	chmod +x "$dir/cc.tmp"
+	mv "$dir/cc.tmp" "$dir/cc"
 }
 
 # ---- helpers -------------------------------------------------------------------
@@ -109,6 +172,7 @@ pkg_key() {
 	printf 'cc=%s (%s) ar=%s cflags=%s\n' "$CC" "$("$CC" -dumpversion)" "$AR" "$CFLAGS"
 	printf 'source=%s\n' "$(sha256sum <"$SRC/$name.fetched" | cut -d' ' -f1)"
 	printf 'recipe=%s\n' "$RECIPE"
+	printf 'toolchain=%s\n' "$TOOLCHAIN_KEY"
 	local dep
 	for dep in "$@"; do
 		printf 'dep %s=%s\n' "$dep" "$(sha256sum <"$DEPS/stamps/$dep" | cut -d' ' -f1)"
@@ -138,7 +202,8 @@ begin_build() {
 build_uapi() {
 	local key
 	key=$(printf 'uapi %s=%s from %s %s\n' "$UAPI_PKG" \
-		"$(dpkg-query -W -f='${Version}' "$UAPI_PKG" 2>/dev/null || echo unknown)" "$UAPI_INC" "$UAPI_ASM")
+		"$(cat "$SRC/$UAPI_PKG.fetched" 2>/dev/null ||
+			dpkg-query -W -f='${Version}' "$UAPI_PKG" 2>/dev/null || echo unknown)" "$UAPI_INC" "$UAPI_ASM")
 	up_to_date uapi "$key" uapi/linux/perf_event.h uapi/asm/unistd.h uapi/asm-generic/int-ll64.h && return 0
 	step UAPI "$UAPI_ASM ($FLAVOR)"
 	rm -f "$DEPS/stamps/uapi"
@@ -159,7 +224,7 @@ build_zlib() {
 	begin_build zlib "$log"
 	# zlib's configure writes into its tree (Makefile, zconf.h): build in a copy.
 	cp -a "$SRC/zlib/." "$b/"
-	log_run "$log" in_dir "$b" env CC="$CC" AR="$AR" CFLAGS="$CFLAGS" \
+	log_run "$log" in_dir "$b" env CC="$CC" AR="$AR" RANLIB="$RANLIB" CFLAGS="$CFLAGS" \
 		./configure --static --prefix=/nonexistent
 	log_run "$log" make -C "$b" -j"$JOBS" libz.a
 	install -m 644 "$b/libz.a" "$DEPS/lib/"
@@ -301,6 +366,32 @@ build_libbpf() {
 	echo "$key" >"$DEPS/stamps/libbpf"
 }
 
+# ---- libiberty's demanglers --------------------------------------------------------
+# Only the C++ (Itanium ABI) and Rust demanglers. Their callback entry points
+# need nothing from the rest of libiberty but safe-ctype.c, so neither its
+# configure nor xmalloc & co. come along; the same three files build for
+# every flavor's compiler.
+
+build_libiberty() {
+	local key b=$DEPS/build/libiberty log=$DEPS/logs/libiberty.log f
+	key=$(pkg_key libiberty)
+	up_to_date libiberty "$key" lib/libiberty-demangle.a include/libiberty/demangle.h && return 0
+	step BUILD "libiberty demanglers ($FLAVOR)"
+	begin_build libiberty "$log"
+	for f in cp-demangle rust-demangle safe-ctype; do
+		# shellcheck disable=SC2086 # CFLAGS is a list of flags
+		log_run "$log" "$CC" -DHAVE_STDLIB_H -DHAVE_STRING_H -DHAVE_LIMITS_H $CFLAGS \
+			-I"$SRC/libiberty/include" -c "$SRC/libiberty/libiberty/$f.c" -o "$b/$f.o"
+	done
+	log_run "$log" "$AR" rcs "$b/libiberty-demangle.a" "$b/cp-demangle.o" "$b/rust-demangle.o" \
+		"$b/safe-ctype.o"
+	install -m 644 "$b/libiberty-demangle.a" "$DEPS/lib/"
+	mkdir -p "$DEPS/include/libiberty"
+	install -m 644 "$SRC/libiberty/include/"{demangle.h,libiberty.h,ansidecl.h} \
+		"$DEPS/include/libiberty/"
+	echo "$key" >"$DEPS/stamps/libiberty"
+}
+
 # ---- main --------------------------------------------------------------------------
 
 main() {
@@ -311,6 +402,9 @@ main() {
 	RECIPE=$(sha256sum <"${BASH_SOURCE[0]}" | cut -d' ' -f1)
 
 	"$TP_DIR/fetch.sh"
+	[[ ${#CROSS_DEBS[@]} -eq 0 ]] || "$TP_DIR/fetch.sh" "${CROSS_DEBS[@]}"
+	# The pins of the toolchain's packages: bumping one rebuilds everything.
+	TOOLCHAIN_KEY=$(for d in "${CROSS_DEBS[@]}"; do cat "$SRC/${d/:/_}.fetched"; done)
 
 	mkdir -p "$DEPS"/{include,lib,logs,stamps,build}
 	# Two makes building the same flavor at once must not interleave.
@@ -319,10 +413,13 @@ main() {
 	# No "done" marker while building: a failed run must not look finished.
 	rm -f "$DEPS/.stamp"
 
+	[[ -z $TRIPLE ]] || write_toolchain
+	check_toolchain
 	build_uapi
 	build_zlib
 	build_libelf
 	build_libbpf
+	build_libiberty
 	touch "$DEPS/.stamp"
 }
 

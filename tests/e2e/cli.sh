@@ -3,23 +3,6 @@
 # (each a clear one-line message and the documented exit code).
 source "$(dirname "$0")/../lib.sh"
 
-# expect_fail NAME CODE PATTERN ARGS...: cprof ARGS exits with CODE and prints PATTERN.
-expect_fail() {
-	local name=$1 code=$2 pattern=$3 rc
-	shift 3
-	"$CPROF" "$@" >"$TMP/out" 2>"$TMP/err"
-	rc=$?
-	if [ "$rc" != "$code" ]; then
-		not_ok "$name" "exit $rc, want $code; stderr: $(head -c 300 "$TMP/err")"
-	elif ! grep -q -- "$pattern" "$TMP/err"; then
-		not_ok "$name" "stderr lacks '$pattern': $(head -c 300 "$TMP/err")"
-	elif [ "$(grep -c 'cprof' "$TMP/err")" -gt 2 ]; then
-		not_ok "$name" "more than a short message: $(head -c 300 "$TMP/err")"
-	else
-		ok "$name"
-	fi
-}
-
 "$CPROF" --help >"$TMP/help" 2>&1
 check help_exits_zero [ $? -eq 0 ]
 for opt in --pid --all --frequency --duration --output --format --per-thread --include-idle \

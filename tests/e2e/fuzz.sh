@@ -6,18 +6,24 @@ source "$(dirname "$0")/../lib.sh"
 
 cd "$ROOT" || exit 1
 secs=${CPROF_FUZZ_SECONDS:-15}
-while read -r line; do
-	t=${line%%:*}
-	case "$line" in
-	*": OK"*) ok "replay_${t#fuzz_}" ;;
-	*) not_ok "replay_${t#fuzz_}" "${line#*: }" ;;
-	esac
-done < <(tests/fuzz/run --replay 2>&1)
-while read -r line; do
-	t=${line%%:*}
-	case "$line" in
-	*": OK"*) ok "fuzz_${t#fuzz_}_${secs}s"; echo "$line" >&2 ;;
-	*) not_ok "fuzz_${t#fuzz_}_${secs}s" "${line#*: }" ;;
-	esac
-done < <(tests/fuzz/run -t "$secs" 2>&1)
+targets=()
+for f in tests/fuzz/fuzz_*.c; do targets+=("$(basename "$f" .c)"); done
+
+# report PREFIX OUTPUT-FILE: one ok/not ok per target from the runner's lines.
+report() {
+	local prefix=$1 out=$2 t line
+	for t in "${targets[@]}"; do
+		line=$(grep "^$t: " "$out")
+		case "$line" in
+		"$t: OK"*) ok "${prefix}_${t#fuzz_}"; echo "$line" >&2 ;;
+		"") not_ok "${prefix}_${t#fuzz_}" "no result: $(tail -n 3 "$out" | tr '\n' ' ')" ;;
+		*) not_ok "${prefix}_${t#fuzz_}" "${line#*: }" ;;
+		esac
+	done
+}
+
+tests/fuzz/run --replay >"$TMP/replay.out" 2>&1
+report replay "$TMP/replay.out"
+tests/fuzz/run -t "$secs" >"$TMP/fuzz.out" 2>&1
+report "fuzz_${secs}s" "$TMP/fuzz.out"
 finish

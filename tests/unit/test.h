@@ -22,6 +22,10 @@ void test_skip(const char *fmt, ...) __attribute__((format(printf, 1, 2), noretu
 /* Directory of fixtures (CPROF_FIXTURES or "fixtures"), and a scratch dir. */
 const char *test_fixtures_dir(void);
 const char *test_tmp_dir(void);
+/* A built fixture, .output/fixtures/NAME (or under CPROF_BUILD_FIXTURES); skips if missing. */
+const char *test_build_fixture(const char *name);
+/* Our vDSO image in memory and its size, or NULL if there is none. */
+const void *test_vdso(size_t *size);
 void test_hexdump_diff(const uint8_t *got, size_t got_len, const uint8_t *want, size_t want_len);
 
 #define TEST(name)                                                     \

@@ -6,6 +6,8 @@
  * resolve to its name or an alias at the same address; PT_LOAD segments and
  * the build ID must match readelf. Then corrupt files: each must fail to open
  * cleanly or give empty lookups, never crash (the ASan build checks that).
+ * Last, the sources beyond a file's own tables: a separate debug file (and
+ * the .gnu_debuglink that names it) and an ELF image in memory (the vDSO).
  */
 #include <elf.h>
 #include <errno.h>
@@ -16,6 +18,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "debug_file.h"
 #include "elf_symtab.h"
 #include "test.h"
 
@@ -48,19 +51,6 @@ static void need_tool(const char *tool)
 	snprintf(cmd, sizeof(cmd), "command -v %s >/dev/null 2>&1", tool);
 	if (system(cmd) != 0)
 		SKIP("%s not installed", tool);
-}
-
-static const char *build_fixture(const char *name)
-{
-	static char path[4][512];
-	static int next;
-	const char *dir = getenv("CPROF_BUILD_FIXTURES");
-	char *p = path[next++ % 4];
-
-	snprintf(p, sizeof(path[0]), "%s/%s", dir && *dir ? dir : ".output/fixtures", name);
-	if (access(p, R_OK))
-		SKIP("%s not built (make fixtures)", p);
-	return p;
 }
 
 static const char *tmp_path(const char *name)
@@ -304,7 +294,7 @@ static void check_plt_unclaimed(struct elf_symtab *e, const char *path)
 
 static void check_fixture(const char *name, int want_type)
 {
-	const char *path = build_fixture(name);
+	const char *path = test_build_fixture(name);
 	struct elf_symtab *e = NULL;
 	struct seg_list segs;
 	struct nm_list l;
@@ -347,7 +337,7 @@ TEST(elf_symtab_nopie_matches_nm)
 
 static void check_segments(const char *name)
 {
-	const char *path = build_fixture(name);
+	const char *path = test_build_fixture(name);
 	struct elf_symtab *e = NULL;
 	struct seg_list segs;
 	uint64_t va, max_end = 0;
@@ -422,7 +412,7 @@ TEST(elf_symtab_build_id)
 	size_t i;
 
 	for (i = 0; i < 2; i++) {
-		const char *path = build_fixture(names[i]);
+		const char *path = test_build_fixture(names[i]);
 		struct elf_symtab *e = NULL;
 
 		if (!tool_build_id(path, want, sizeof(want)))
@@ -436,7 +426,7 @@ TEST(elf_symtab_build_id)
 
 TEST(elf_symtab_stripped_copy)
 {
-	const char *path = build_fixture("symbols");
+	const char *path = test_build_fixture("symbols");
 	const char *stripped = tmp_path("symbols.stripped");
 	struct elf_symtab *e = NULL, *orig = NULL;
 	struct nm_list full, dyn;
@@ -469,7 +459,7 @@ TEST(elf_symtab_stripped_copy)
 /* A separate debug file: code sections are SHT_NOBITS but .symtab is all there. */
 TEST(elf_symtab_debug_only_copy)
 {
-	const char *path = build_fixture("symbols");
+	const char *path = test_build_fixture("symbols");
 	const char *debug = tmp_path("symbols.debug");
 	struct elf_symtab *e = NULL;
 	struct seg_list segs;
@@ -701,7 +691,7 @@ static void damage(uint8_t *img, size_t len, enum damage d)
 
 TEST(elf_symtab_corrupt_headers)
 {
-	const char *path = build_fixture("symbols");
+	const char *path = test_build_fixture("symbols");
 	struct seg_list segs;
 	struct nm_list l;
 	uint8_t *orig, *img;
@@ -746,7 +736,7 @@ TEST(elf_symtab_corrupt_headers)
 
 TEST(elf_symtab_corrupt_files)
 {
-	const char *path = build_fixture("symbols");
+	const char *path = test_build_fixture("symbols");
 	struct elf_symtab *e = NULL;
 	uint8_t *orig, *rnd;
 	uint32_t x = 12345;
@@ -792,4 +782,199 @@ TEST(elf_symtab_corrupt_files)
 	CHECK(elf_symtab__lookup(NULL, 1, NULL) == NULL);
 	CHECK(elf_symtab__build_id(NULL) == NULL);
 	free(orig);
+}
+
+/* The CRC32 of .gnu_debuglink is zlib's (IEEE 802.3); "123456789" is its check value. */
+TEST(elf_symtab_debuglink_crc)
+{
+	const char *stripped = test_build_fixture("known_tree_stripped");
+	const char *debug = test_build_fixture("known_tree_stripped.debug");
+	struct elf_symtab *e = NULL;
+	uint32_t link_crc = 0, crc = 0;
+	int fd;
+
+	fd = open(write_tmp("check-value", "123456789", 9), O_RDONLY);
+	CHECK_INT(debug_file__crc32(fd, &crc), ==, 0);
+	close(fd);
+	CHECK_U64(crc, ==, 0xcbf43926);
+
+	/* What objcopy --add-gnu-debuglink recorded is the CRC of the whole debug file. */
+	CHECK_INT(elf_symtab__open(stripped, &e), ==, 0);
+	CHECK(!elf_symtab__has_symtab(e));
+	CHECK_STR(elf_symtab__debuglink(e, &link_crc), "known_tree_stripped.debug");
+	fd = open(debug, O_RDONLY);
+	CHECK_INT(debug_file__crc32(fd, &crc), ==, 0);
+	close(fd);
+	CHECK_U64(crc, ==, link_crc);
+	elf_symtab__free(e);
+}
+
+/* A stripped file named through its debug file resolves exactly like the original. */
+TEST(elf_symtab_symbols_from_debug_file)
+{
+	const char *path = test_build_fixture("known_tree");
+	const char *stripped = test_build_fixture("known_tree_stripped");
+	const char *debug = test_build_fixture("known_tree_stripped.debug");
+	struct elf_symtab *e = NULL, *dbg = NULL;
+	struct seg_list segs;
+	struct nm_list l;
+
+	need_tool("nm");
+	need_tool("readelf");
+	nm_read(path, false, &l);
+	readelf_segments(path, &segs);
+	CHECK_INT(elf_symtab__open(stripped, &e), ==, 0);
+	CHECK(elf_symtab__lookup(e, nm_addr(&l, "hot_a"), NULL) == NULL);
+	elf_symtab__free(e);
+
+	CHECK_INT(elf_symtab__open(stripped, &e), ==, 0);
+	CHECK_INT(elf_symtab__open(debug, &dbg), ==, 0);
+	CHECK(elf_symtab__has_symtab(dbg));
+	CHECK_INT(elf_symtab__set_debug_file(e, dbg), ==, 0);
+	CHECK_STR(elf_symtab__debug_path(e), debug);
+	CHECK_INT(elf_symtab__symbol_count(e), ==, distinct_func_addrs(&l, &segs));
+	check_against_nm(e, &l, &segs);
+	CHECK_STR(elf_symtab__lookup(e, nm_addr(&l, "hot_a"), NULL), "hot_a");
+	/* Too late once loaded. */
+	CHECK_INT(elf_symtab__open(debug, &dbg), ==, 0);
+	CHECK_INT(elf_symtab__set_debug_file(e, dbg), ==, -EINVAL);
+	elf_symtab__free(e);
+	free(l.v);
+}
+
+TEST(elf_symtab_debug_file_of_another_build_refused)
+{
+	const char *stripped = test_build_fixture("known_tree_stripped");
+	const char *other = test_build_fixture("symbols");
+	struct elf_symtab *e = NULL, *dbg = NULL;
+
+	CHECK_INT(elf_symtab__open(stripped, &e), ==, 0);
+	CHECK_INT(elf_symtab__open(other, &dbg), ==, 0);
+	CHECK_INT(elf_symtab__set_debug_file(e, dbg), ==, -ESTALE);
+	CHECK(elf_symtab__debug_path(e) == NULL);
+	CHECK_INT(elf_symtab__set_debug_file(e, NULL), ==, -EINVAL);
+	elf_symtab__free(e);
+}
+
+/* Crafted .gnu_debuglink sections: only a plain file name followed by its CRC counts. */
+TEST(elf_symtab_crafted_debuglink)
+{
+	static const struct {
+		const char *bytes;
+		size_t len;
+		const char *want; /* NULL: refused */
+		uint32_t crc;
+	} cases[] = {
+		{"x.debug\0\x78\x56\x34\x12", 12, "x.debug", 0x12345678},
+		{"ab\0\0\x01\x02\x03\x04", 8, "ab", 0x04030201},
+		{"../../etc/passwd\0\0\0\0\x01\x02\x03\x04", 21, NULL, 0},
+		{"no-terminator-at-all", 20, NULL, 0},
+		{"short\0\0\0\x01\x02", 10, NULL, 0}, /* CRC cut off */
+		{"..\0\0\x01\x02\x03\x04", 8, NULL, 0},
+		{"\0\0\0\0\x01\x02\x03\x04", 8, NULL, 0},
+	};
+	const char *base = test_build_fixture("known_tree_buildid");
+	char cmd[4096], name[64];
+	size_t i;
+
+	need_tool("objcopy");
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct elf_symtab *e = NULL;
+		const char *sec, *out;
+		uint32_t crc = 0;
+
+		snprintf(name, sizeof(name), "link-%zu.bin", i);
+		sec = write_tmp(name, cases[i].bytes, cases[i].len);
+		snprintf(name, sizeof(name), "linked-%zu", i);
+		out = tmp_path(name);
+		snprintf(cmd, sizeof(cmd), "objcopy --add-section .gnu_debuglink='%s' '%s' '%s'",
+			 sec, base, out);
+		run(cmd);
+		CHECK_INT(elf_symtab__open(out, &e), ==, 0);
+		if (cases[i].want) {
+			CHECK_STR(elf_symtab__debuglink(e, &crc), cases[i].want);
+			CHECK_U64(crc, ==, cases[i].crc);
+		} else {
+			CHECK(elf_symtab__debuglink(e, &crc) == NULL);
+		}
+		elf_symtab__free(e);
+	}
+}
+
+/* Our own vDSO, parsed from memory, against nm on a copy of the image. */
+TEST(elf_symtab_vdso_from_memory)
+{
+	struct elf_symtab *e = NULL;
+	struct seg_list segs;
+	struct nm_list l;
+	const char *copy;
+	size_t size, i, named = 0;
+	const void *base = test_vdso(&size);
+
+	if (!base)
+		SKIP("no vDSO on this system");
+	need_tool("nm");
+	need_tool("readelf");
+	copy = write_tmp("vdso.so", base, size);
+	nm_read(copy, true, &l);
+	readelf_segments(copy, &segs);
+	CHECK_INT(elf_symtab__open_memory(base, size, "[vdso]", &e), ==, 0);
+	CHECK(elf_symtab__build_id(e) != NULL);
+	CHECK_INT(elf_symtab__symbol_count(e), ==, distinct_func_addrs(&l, &segs));
+	check_against_nm(e, &l, &segs);
+	for (i = 0; i < l.n; i++) {
+		const char *got = elf_symtab__lookup(e, l.v[i].addr, NULL);
+
+		/* The clock_gettime entry point of x86_64 and of arm64. */
+		named += got && !strcmp(l.v[i].name, got) &&
+			 (!strcmp(got, "__vdso_clock_gettime") ||
+			  !strcmp(got, "__kernel_clock_gettime"));
+	}
+	CHECK_INT(named, ==, 1);
+	elf_symtab__free(e);
+	free(l.v);
+
+	/* Bad images fail cleanly. */
+	CHECK_INT(elf_symtab__open_memory(NULL, 10, NULL, &e), ==, -EINVAL);
+	CHECK_INT(elf_symtab__open_memory("x", 0, NULL, &e), ==, -EINVAL);
+	CHECK_INT(elf_symtab__open_memory("\x7f"
+					  "ELF",
+					  4, NULL, &e),
+		  ==, -ENOEXEC);
+	CHECK_INT(elf_symtab__open_memory((const void *)base, 64, "[vdso] head", &e), ==, -ENOEXEC);
+	CHECK(e == NULL);
+}
+
+/* 200,000 one-instruction functions: each sampled one is found exactly, not a neighbour. */
+TEST(elf_symtab_big_table)
+{
+	const char *path = test_build_fixture("big_symtab");
+	struct elf_symtab *e = NULL;
+	struct nm_list l;
+	size_t i, big = 0, checked = 0;
+
+	need_tool("nm");
+	nm_read(path, false, &l);
+	CHECK_INT(elf_symtab__open(path, &e), ==, 0);
+	CHECK_INT(elf_symtab__symbol_count(e), >=, 200000);
+	for (i = 0; i < l.n; i++) {
+		const struct nm_sym *s = &l.v[i];
+		uint64_t off = 1;
+
+		if (strncmp(s->name, "big_fn_", 7))
+			continue;
+		big++;
+		if (big % 97)
+			continue;
+		CHECK(s->size > 0);
+		CHECK_STR(elf_symtab__lookup(e, s->addr, &off), s->name);
+		CHECK_U64(off, ==, 0);
+		CHECK_STR(elf_symtab__lookup(e, s->addr + s->size - 1, NULL), s->name);
+		checked++;
+	}
+	CHECK_INT(big, ==, 200000);
+	CHECK_INT(checked, >, 2000);
+	CHECK_STR(elf_symtab__lookup(e, nm_addr(&l, "big_symtab_spin"), NULL), "big_symtab_spin");
+	elf_symtab__free(e);
+	free(l.v);
 }

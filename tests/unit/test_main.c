@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -75,6 +76,36 @@ const char *test_fixtures_dir(void)
 	const char *d = getenv("CPROF_FIXTURES");
 
 	return d && *d ? d : "fixtures";
+}
+
+const char *test_build_fixture(const char *name)
+{
+	static char path[8][512];
+	static int next;
+	const char *dir = getenv("CPROF_BUILD_FIXTURES");
+	char *p = path[next++ % 8];
+
+	snprintf(p, sizeof(path[0]), "%s/%s", dir && *dir ? dir : ".output/fixtures", name);
+	if (access(p, R_OK))
+		test_skip("%s not built (make fixtures)", p);
+	return p;
+}
+
+const void *test_vdso(size_t *size)
+{
+	uintptr_t base = getauxval(AT_SYSINFO_EHDR);
+	unsigned long long s, e;
+	char line[512];
+	FILE *f;
+
+	*size = 0;
+	if (!base || !(f = fopen("/proc/self/maps", "r")))
+		return NULL;
+	while (fgets(line, sizeof(line), f))
+		if (strstr(line, "[vdso]") && sscanf(line, "%llx-%llx", &s, &e) == 2 && s == base)
+			*size = e - s;
+	fclose(f);
+	return *size ? (const void *)base : NULL;
 }
 
 const char *test_tmp_dir(void)

@@ -1,0 +1,94 @@
+#!/bin/busybox sh
+# shellcheck shell=sh
+# SPDX-License-Identifier: MIT
+#
+# /init of the QEMU guests of qemu/run (packed by qemu/initramfs.sh with
+# busybox, cprof and static fixtures). It profiles the fixtures with cprof,
+# sends what the host checks (qemu/check.sh) over the serial console, and
+# powers off. Console protocol, one item per line:
+#
+#   @@cprof info KEY VALUE...       kernel, btf (size of /sys/kernel/btf/vmlinux), rc
+#   @@cprof begin NAME SHA256       a file, base64 encoded, up to
+#   @@cprof end NAME                ... (profile, log, verbose, dmesg)
+#   @@cprof done                    last line: nothing was cut off
+#
+# Kernel command line: cprof.seconds=N (length of the workload), cprof.mode=
+#   btf       profile the fixtures
+#   no-btf    the same with /sys/kernel/btf/vmlinux hidden
+#   memlock   run cprof without CAP_SYS_RESOURCE under a 64 KiB RLIMIT_MEMLOCK
+#             (it must refuse with a message naming the limit before 5.11)
+#   probe     power off at once (qemu/run: does KVM boot a guest at all?)
+
+/bin/busybox --install -s /bin
+export PATH=/bin
+
+info() { echo "@@cprof info $*"; }
+
+# emit NAME FILE: FILE as a checksummed base64 section.
+emit() {
+	echo "@@cprof begin $1 $(sha256sum <"$2" | cut -d' ' -f1)"
+	base64 "$2"
+	echo "@@cprof end $1"
+}
+
+# param NAME: the value of cprof.NAME= on the kernel command line.
+param() { tr ' ' '\n' </proc/cmdline | sed -n "s/^cprof\.$1=//p"; }
+
+# Power off only once the UART has sent everything: stty applies its setting
+# with TCSADRAIN, which waits until the output queue is empty.
+power_off() {
+	stty "$(stty -g)"
+	poweroff -f
+}
+
+mount -t proc proc /proc
+mount -t sysfs sysfs /sys
+mount -t devtmpfs devtmpfs /dev
+mount -t tmpfs tmpfs /tmp
+
+mode=$(param mode)
+seconds=$(param seconds)
+if [ "$mode" = probe ]; then
+	echo "@@cprof probe"
+	power_off
+fi
+info kernel "$(uname -r)" "$(uname -m)"
+
+if [ "$mode" = no-btf ]; then
+	# What a kernel built without CONFIG_DEBUG_INFO_BTF looks like to libbpf.
+	: >/tmp/empty
+	mount --bind /tmp/empty /sys/kernel/btf/vmlinux
+fi
+if [ -e /sys/kernel/btf/vmlinux ]; then
+	info btf "$(wc -c </sys/kernel/btf/vmlinux)"
+else
+	info btf absent
+fi
+
+# Far too low for cprof's maps on kernels before 5.11: cprof must raise it.
+# shellcheck disable=SC3045 # busybox ash has ulimit -l
+ulimit -l 64
+if [ "$mode" = memlock ]; then
+	drop_cap 24 cprof -a -d 1 -o /tmp/profile.pb.gz >/tmp/log 2>&1 # 24: CAP_SYS_RESOURCE
+	rc=$?
+else
+	# Both fixtures as children of one command: cprof must follow them (the
+	# fork tracepoint); known_tree gives user stacks, syscall_heavy kernel ones.
+	cprof -F 499 -o /tmp/profile.pb.gz -- \
+		sh -c "known_tree ${seconds:-3} & syscall_heavy ${seconds:-3} >/dev/null; wait" >/tmp/log 2>&1
+	rc=$?
+fi
+# From here on the console carries only our lines; dmesg has all the kernel's.
+dmesg -n 1
+info rc "$rc"
+if [ "$rc" -ne 0 ] && [ "$mode" != memlock ]; then
+	# libbpf's and the verifier's log, for the report.
+	cprof -v -a -d 1 -o /tmp/verbose.pb.gz >/tmp/verbose 2>&1
+	emit verbose /tmp/verbose
+fi
+emit log /tmp/log
+[ -f /tmp/profile.pb.gz ] && emit profile /tmp/profile.pb.gz
+dmesg >/tmp/dmesg
+emit dmesg /tmp/dmesg
+echo "@@cprof done"
+power_off

@@ -1,0 +1,38 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Separate debug files. Distributions strip their binaries and ship the
+ * symbol tables in debug packages (Debian's libc6-dbg, *-dbgsym), so a
+ * stripped file is named through its debug file, found the way GDB finds
+ * it:
+ *   1. by GNU build ID: DEBUG_DIR/.build-id/ab/cdef....debug;
+ *   2. by the .gnu_debuglink name: in the file's directory, in its .debug/
+ *      subdirectory, then in DEBUG_DIR/<the file's directory>/.
+ * A file found by build ID must carry that build ID; one found by debuglink
+ * must have the CRC32 the link records, and the same build ID if both files
+ * have one. Anything else belongs to another build and would name the wrong
+ * functions.
+ */
+#ifndef CPROF_DEBUG_FILE_H
+#define CPROF_DEBUG_FILE_H
+
+#include <stdint.h>
+
+struct elf_symtab;
+
+/* Debian's (and GDB's) default DEBUG_DIR. */
+#define DEBUG_FILE_DEFAULT_DIR "/usr/lib/debug"
+
+/*
+ * Finds and opens the debug file of e, the file mapped at path by process
+ * pid (0: a path in our own root). The file's directory is looked up in the
+ * process's root; DEBUG_DIR (NULL or "" for none) in ours, then in the
+ * process's root when that differs (debug packages installed in a
+ * container). Returns 0 with *out set, or -ENOENT when there is none.
+ */
+int debug_file__find(const char *debug_dir, uint32_t pid, const char *path,
+		     const struct elf_symtab *e, struct elf_symtab **out);
+
+/* CRC32 (as in .gnu_debuglink) of a whole file, read from offset 0 to its end. */
+int debug_file__crc32(int fd, uint32_t *crc);
+
+#endif

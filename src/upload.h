@@ -1,0 +1,66 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Sends batches to a profiling server: Parca (WriteRaw over gRPC-Web),
+ * Grafana Pyroscope (Push over Connect) or an older Pyroscope (/ingest).
+ * With protocol auto, a path ending in /ingest chooses the latter; otherwise
+ * one probe with empty requests, made on the first send, finds out which
+ * API the server answers. Failures worth retrying (no connection, timeouts,
+ * 5xx, 429 and their gRPC equivalents) are retried with exponential backoff
+ * and jitter; a refusal (other 4xx, invalid argument...) is not, and the
+ * server's own message is kept for the user.
+ */
+#ifndef CPROF_UPLOAD_H
+#define CPROF_UPLOAD_H
+
+#include <signal.h>
+
+struct batch;
+struct upload;
+
+enum upload_protocol {
+	UPLOAD_AUTO,
+	UPLOAD_PARCA,
+	UPLOAD_PYROSCOPE,
+	UPLOAD_PYROSCOPE_INGEST,
+};
+
+struct upload_opts {
+	const char *url;
+	enum upload_protocol protocol;
+	const char *token;	/* bearer token, or NULL */
+	const char *basic_auth; /* "user:password", or NULL */
+	const char *tenant;	/* X-Scope-OrgID, or NULL */
+	const char *user_agent;
+	int timeout_ms; /* for each of connect, send and receive */
+};
+
+enum upload_result {
+	UPLOAD_OK,
+	UPLOAD_RETRY_LATER, /* the last try failed in a way that may pass */
+	UPLOAD_REJECTED,    /* the server refused the batch: sending it again would not help */
+	UPLOAD_CANCELED,
+};
+
+/* "auto", "parca", "pyroscope", "pyroscope-ingest". */
+int upload__parse_protocol(const char *s, enum upload_protocol *out);
+const char *upload__protocol_name(enum upload_protocol p);
+
+/* Validates the options (URL, header values); errors are logged in one line. */
+int upload__new(const struct upload_opts *o, struct upload **out);
+void upload__free(struct upload *u);
+
+/*
+ * Sends the series of b not yet accepted (b->done advances as they are),
+ * trying up to `attempts` times. cancel, when set by a signal, ends waits.
+ * On failure upload__last_error() says why, with the server's message.
+ */
+enum upload_result upload__send(struct upload *u, struct batch *b, int attempts,
+				const volatile sig_atomic_t *cancel);
+const char *upload__last_error(const struct upload *u);
+/* How long to wait after the n-th failure in a row: exponential, with jitter. */
+int upload__backoff_ms(struct upload *u, int failures);
+const char *upload__url(const struct upload *u);
+/* The protocol in use; UPLOAD_AUTO until the probe has decided. */
+enum upload_protocol upload__protocol(const struct upload *u);
+
+#endif

@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# Issue 3, case 6: JIT code in anonymous executable memory is named from the
+# process's perf map, /tmp/perf-PID.map (the convention of Node's
+# --perf-basic-prof, JVM agents and LuaJIT). The fixture copies a loop into
+# two blobs and writes their map, with a malformed line. Then the same
+# process as PID 1 of its own namespaces with a private /tmp: the map is
+# /tmp/perf-1.map inside it, reached through /proc/PID/root.
+source "$(dirname "$0")/../lib.sh"
+
+if ! why=$(can_bpf 2>&1); then
+	skip symbolize_jit "$why"
+	exit 0
+fi
+hot='LazyCompile:*hotLoop /app/jit.js:10'
+cold='Stub:cold_path'
+
+# check_jit NAME FOLDED: both blobs named, under their caller, about 70/30.
+check_jit() {
+	local a b
+	a=$(folded_share "$2" ";main;run_jit;$hot")
+	b=$(folded_share "$2" ";main;run_jit;$cold")
+	if within "$a" 70 10 && within "$b" 30 10; then ok "$1_jit_frames_named"; else
+		not_ok "$1_jit_frames_named" "'$hot' $a%, '$cold' $b% (want 70/30): $(head -3 "$2")"; fi
+	check "$1_no_anon_fallback" bash -c "! grep -q '\[anon\]+0x' '$2'"
+}
+
+# The profile (-d 2) ends while the fixture (3 s) still runs.
+"$CPROF" -d 2 -F 499 --format folded -o "$TMP/jit.folded" -- "$FIX/jit_perfmap" 3 2>"$TMP/jit.err"
+check jit_exit_zero [ $? -eq 0 ]
+check_jit host "$TMP/jit.folded"
+
+if ! unshare -m -p -f --mount-proc true 2>/dev/null; then
+	skip namespaced_jit_frames_named "unshare -m -p cannot make namespaces here"
+	finish
+	exit
+fi
+# The namespace's /tmp is $TMP/nstmp (bind-mounted), which also holds the binary.
+mkdir -p "$TMP/nstmp"
+cp "$FIX/jit_perfmap" "$TMP/nstmp/jit_ns"
+"$CPROF" -d 2 -F 499 --format folded -o "$TMP/ns.folded" -- unshare -m -p -f --mount-proc \
+	sh -c "mount --bind '$TMP/nstmp' /tmp && exec /tmp/jit_ns 3" 2>"$TMP/ns.err"
+check ns_jit_exit_zero [ $? -eq 0 ]
+check_jit namespaced "$TMP/ns.folded"
+# Where the map was: /tmp/perf-1.map in the namespace, nowhere on the host's /tmp.
+check ns_map_was_perf_1 [ ! -e /tmp/perf-1.map ]
+finish

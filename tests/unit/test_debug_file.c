@@ -1,0 +1,182 @@
+// SPDX-License-Identifier: MIT
+/*
+ * debug_file__find on real debug files laid out the ways GDB looks for them
+ * (build-ID tree, next to the file, .debug/, DEBUG_DIR/<dir>/), and on the
+ * impostors it must refuse: a debug file whose CRC differs from the
+ * debuglink's, one of another build at the build-ID path, and a FIFO.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "debug_file.h"
+#include "elf_symtab.h"
+#include "test.h"
+
+/* A fresh directory under the test's scratch dir, made with its parents. */
+static const char *scratch(const char *rel)
+{
+	static char path[8][1024];
+	static int next;
+	char *p = path[next++ % 8], cmd[2048];
+
+	snprintf(p, sizeof(path[0]), "%s/%s", test_tmp_dir(), rel);
+	snprintf(cmd, sizeof(cmd), "mkdir -p '%s'", p);
+	CHECK_INT(system(cmd), ==, 0);
+	return p;
+}
+
+static void copy(const char *from, const char *dir, const char *name)
+{
+	char cmd[4096];
+
+	snprintf(cmd, sizeof(cmd), "cp '%s' '%s/%s'", from, dir, name);
+	CHECK_INT(system(cmd), ==, 0);
+}
+
+static struct elf_symtab *open_elf(const char *dir, const char *name)
+{
+	struct elf_symtab *e = NULL;
+	char path[1024];
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	CHECK_INT(elf_symtab__open(path, &e), ==, 0);
+	return e;
+}
+
+/* Finds the debug file of DIR/bin; returns its path ("" if none) and checks it names hot_a. */
+static const char *find(const char *debug_dir, const char *dir)
+{
+	static char found[1024];
+	struct elf_symtab *e = open_elf(dir, "bin"), *dbg = NULL;
+	char path[1024];
+	int err;
+
+	snprintf(path, sizeof(path), "%s/bin", dir);
+	err = debug_file__find(debug_dir, 0, path, e, &dbg);
+	found[0] = '\0';
+	if (!err) {
+		CHECK(dbg);
+		CHECK(elf_symtab__has_symtab(dbg));
+		CHECK_INT(elf_symtab__set_debug_file(e, dbg), ==, 0);
+		snprintf(found, sizeof(found), "%s", elf_symtab__debug_path(e));
+		CHECK(elf_symtab__symbol_count(e) > 5);
+	} else {
+		CHECK_INT(err, ==, -ENOENT);
+		CHECK(dbg == NULL);
+	}
+	elf_symtab__free(e);
+	return found;
+}
+
+static const char *join(const char *dir, const char *name)
+{
+	static char path[4][1024];
+	static int next;
+	char *p = path[next++ % 4];
+
+	snprintf(p, sizeof(path[0]), "%s/%s", dir, name);
+	return p;
+}
+
+TEST(debug_file_by_debuglink_next_to_the_file)
+{
+	const char *dir = scratch("same");
+
+	copy(test_build_fixture("known_tree_stripped"), dir, "bin");
+	CHECK_STR(find(NULL, dir), "");
+	copy(test_build_fixture("known_tree_stripped.debug"), dir, "known_tree_stripped.debug");
+	CHECK_STR(find(NULL, dir), join(dir, "known_tree_stripped.debug"));
+}
+
+TEST(debug_file_by_debuglink_in_dot_debug)
+{
+	const char *dir = scratch("dotdebug"), *sub = scratch("dotdebug/.debug");
+
+	copy(test_build_fixture("known_tree_stripped"), dir, "bin");
+	copy(test_build_fixture("known_tree_stripped.debug"), sub, "known_tree_stripped.debug");
+	CHECK_STR(find("", dir), join(sub, "known_tree_stripped.debug"));
+}
+
+TEST(debug_file_by_debuglink_under_debug_dir)
+{
+	const char *dir = scratch("global/bin-dir"), *dd = scratch("global/debug");
+	char mirror[2048];
+
+	copy(test_build_fixture("known_tree_stripped"), dir, "bin");
+	/* DEBUG_DIR + the file's absolute directory. */
+	snprintf(mirror, sizeof(mirror), "global/debug%s", dir);
+	copy(test_build_fixture("known_tree_stripped.debug"), scratch(mirror),
+	     "known_tree_stripped.debug");
+	CHECK_STR(find(NULL, dir), "");
+	CHECK_STR(find(dd, dir), join(scratch(mirror), "known_tree_stripped.debug"));
+}
+
+TEST(debug_file_by_build_id)
+{
+	const char *dir = scratch("bid/bin-dir"), *dd = scratch("bid/debug");
+	struct elf_symtab *e;
+	char sub[2048], rest[256];
+	const char *id;
+
+	copy(test_build_fixture("known_tree_buildid"), dir, "bin");
+	e = open_elf(dir, "bin");
+	id = elf_symtab__build_id(e);
+	CHECK(id && strlen(id) == 40);
+	CHECK(elf_symtab__debuglink(e, NULL) == NULL);
+	snprintf(sub, sizeof(sub), "bid/debug/.build-id/%.2s", id);
+	snprintf(rest, sizeof(rest), "%s.debug", id + 2);
+	elf_symtab__free(e);
+	CHECK_STR(find(dd, dir), "");
+	copy(test_build_fixture("known_tree_stripped.debug"), scratch(sub), rest);
+	CHECK_STR(find(dd, dir), join(scratch(sub), rest));
+	/* Without a DEBUG_DIR there is no build-ID tree to look in. */
+	CHECK_STR(find(NULL, dir), "");
+}
+
+/* Same name and same build ID, other bytes: the debuglink's CRC tells them apart. */
+TEST(debug_file_crc_mismatch_refused)
+{
+	const char *dir = scratch("crc");
+	char cmd[2048];
+
+	copy(test_build_fixture("known_tree_stripped"), dir, "bin");
+	copy(test_build_fixture("known_tree_stripped.debug"), dir, "known_tree_stripped.debug");
+	snprintf(cmd, sizeof(cmd), "printf x >> '%s/known_tree_stripped.debug'", dir);
+	CHECK_INT(system(cmd), ==, 0);
+	CHECK_STR(find(NULL, dir), "");
+}
+
+/* Another build's debug file at this build ID's path is refused for its build ID. */
+TEST(debug_file_other_build_at_build_id_path_refused)
+{
+	const char *dir = scratch("wrongbid/bin-dir"), *dd = scratch("wrongbid/debug");
+	struct elf_symtab *e;
+	char sub[2048], rest[256], cmd[4096];
+
+	copy(test_build_fixture("known_tree_buildid"), dir, "bin");
+	e = open_elf(dir, "bin");
+	snprintf(sub, sizeof(sub), "wrongbid/debug/.build-id/%.2s", elf_symtab__build_id(e));
+	snprintf(rest, sizeof(rest), "%s.debug", elf_symtab__build_id(e) + 2);
+	elf_symtab__free(e);
+	snprintf(cmd, sizeof(cmd), "objcopy --only-keep-debug '%s' '%s/%s'",
+		 test_build_fixture("known_tree_nopie"), scratch(sub), rest);
+	if (system("command -v objcopy >/dev/null 2>&1"))
+		SKIP("objcopy not installed");
+	CHECK_INT(system(cmd), ==, 0);
+	CHECK_STR(find(dd, dir), "");
+}
+
+/* A FIFO where the debug file should be: refused at once, never waited on. */
+TEST(debug_file_fifo_refused)
+{
+	const char *dir = scratch("fifo");
+
+	copy(test_build_fixture("known_tree_stripped"), dir, "bin");
+	CHECK_INT(mkfifo(join(dir, "known_tree_stripped.debug"), 0600), ==, 0);
+	CHECK_STR(find(NULL, dir), "");
+}

@@ -1,0 +1,99 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Continuous delivery: with the server down every batch lands in the spool,
+ * and a later run sends them, oldest first, before anything new.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "batch.h"
+#include "delivery.h"
+#include "loopback.h"
+#include "spool.h"
+#include "test.h"
+#include "upload.h"
+
+static struct batch *batch_with_id(uint64_t t, const char *id)
+{
+	struct batch *b = batch__new(t, 1);
+	struct labels l = {0};
+	uint8_t *p = malloc(1);
+
+	CHECK(b && p);
+	p[0] = 'P';
+	CHECK_INT(labels__set(&l, "__name__", "process_cpu"), ==, 0);
+	CHECK_INT(batch__add(b, &l, p, 1, id), ==, 0);
+	return b;
+}
+
+static struct upload *client(uint16_t port)
+{
+	char url[64];
+	struct upload_opts o = {.url = url, .protocol = UPLOAD_PYROSCOPE, .timeout_ms = 5000};
+	struct upload *u;
+
+	snprintf(url, sizeof(url), "http://127.0.0.1:%u", port);
+	CHECK_INT(upload__new(&o, &u), ==, 0);
+	return u;
+}
+
+#define ID(n) "00000000-0000-4000-8000-00000000000" #n
+
+TEST(delivery_spools_then_resends_in_order)
+{
+	static const struct loopback_reply ok =
+		LOOPBACK_REPLY("HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n");
+	struct loopback_reply replies[] = {ok, ok, ok, ok};
+	struct delivery_stats st;
+	struct delivery *d;
+	struct spool *sp;
+	struct upload *u;
+	struct loopback lb;
+	char dir[512], *sent, *p1, *p2, *p3, *p4;
+	size_t len;
+
+	snprintf(dir, sizeof(dir), "%s/delivery-spool", test_tmp_dir());
+	/* Run 1: nobody listens. */
+	u = client(loopback__closed_port());
+	CHECK_INT(spool__open(dir, 1 << 20, &sp), ==, 0);
+	CHECK_INT(delivery__start(u, sp, 1, 1 << 20, &d), ==, 0);
+	delivery__submit(d, batch_with_id(1, ID(1)));
+	delivery__submit(d, batch_with_id(2, ID(2)));
+	delivery__submit(d, batch_with_id(3, ID(3)));
+	delivery__finish(d, &st);
+	CHECK_U64(st.submitted, ==, 3);
+	CHECK_U64(st.sent, ==, 0);
+	CHECK_U64(st.spooled, ==, 3);
+	CHECK_U64(st.in_spool, ==, 3);
+	CHECK_U64(st.dropped, ==, 0);
+	delivery__free(d);
+	spool__free(sp);
+	upload__free(u);
+
+	/* Run 2: the server is back; the spool goes first, then the new batch. */
+	CHECK_INT(loopback__start(&lb, replies, 4), ==, 0);
+	u = client(lb.port);
+	CHECK_INT(spool__open(dir, 1 << 20, &sp), ==, 0);
+	CHECK_INT(delivery__start(u, sp, 1, 1 << 20, &d), ==, 0);
+	delivery__submit(d, batch_with_id(4, ID(4)));
+	delivery__finish(d, &st);
+	CHECK_U64(st.found_in_spool, ==, 3);
+	CHECK_U64(st.submitted, ==, 1);
+	CHECK_U64(st.sent, ==, 4);
+	CHECK_U64(st.sent_from_spool, ==, 3);
+	CHECK_U64(st.in_spool, ==, 0);
+	delivery__free(d);
+	spool__free(sp);
+	upload__free(u);
+	loopback__stop(&lb);
+	sent = loopback__requests(&lb, &len);
+	CHECK(sent);
+	p1 = memmem(sent, len, ID(1), 36);
+	p2 = memmem(sent, len, ID(2), 36);
+	p3 = memmem(sent, len, ID(3), 36);
+	p4 = memmem(sent, len, ID(4), 36);
+	CHECK(p1 && p2 && p3 && p4);
+	CHECK(p1 < p2 && p2 < p3 && p3 < p4);
+	free(sent);
+}

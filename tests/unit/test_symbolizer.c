@@ -1,0 +1,345 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The symbolizer on a live process, this one: a function with a C++-mangled
+ * name (shown demangled, kept raw as system_name), the vDSO (named from
+ * cprof's copy), JIT code named from a perf map (and named once the map
+ * gains the entry, after the next interval), and the fallbacks for what
+ * cannot be named.
+ */
+#include <errno.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "profile.h"
+#include "symbolizer.h"
+#include "test.h"
+
+/* A C++ name, given by an asm label so the test needs no C++ compiler. */
+__attribute__((noinline)) int mangled_fn(int x) __asm__("_ZN5cprof4test10mangled_fnEi");
+__attribute__((noinline)) int mangled_fn(int x)
+{
+	return x * 3 + 1;
+}
+
+struct fixture {
+	struct profile *prof;
+	struct symbolizer *sym;
+};
+
+static void setup(struct fixture *f)
+{
+	struct profile_meta meta = {.hz = 99, .period_ns = 1000000000ull / 99};
+
+	f->prof = profile__new(&meta);
+	CHECK(f->prof);
+	CHECK_INT(symbolizer__new(f->prof, &f->sym), ==, 0);
+}
+
+static void teardown(struct fixture *f)
+{
+	symbolizer__free(f->sym);
+	profile__free(f->prof);
+}
+
+/* The frame of addr as a leaf of our own stack. */
+static const struct profile_frame *leaf(struct fixture *f, uint64_t addr)
+{
+	uint32_t frame = 0;
+
+	CHECK_INT(symbolizer__user_frames(f->sym, (uint32_t)getpid(), &addr, 1, &frame), ==, 0);
+	CHECK(frame);
+	return profile__frame(f->prof, frame);
+}
+
+TEST(symbolizer_demangles_for_display)
+{
+	struct fixture f;
+	const struct profile_frame *fr;
+
+	setup(&f);
+	CHECK_INT(mangled_fn(1), ==, 4);
+	fr = leaf(&f, (uint64_t)(uintptr_t)mangled_fn);
+	CHECK_STR(fr->name, "cprof::test::mangled_fn(int)");
+	CHECK_STR(fr->system_name, "_ZN5cprof4test10mangled_fnEi");
+	CHECK(!fr->unknown && !fr->kernel);
+	/* A C name is its own system name. */
+	fr = leaf(&f, (uint64_t)(uintptr_t)setup);
+	CHECK_STR(fr->name, "setup");
+	CHECK(fr->name == fr->system_name);
+	teardown(&f);
+}
+
+/* The vDSO's clock_gettime entry point, found through a copy of the image and nm. */
+TEST(symbolizer_names_vdso_frames)
+{
+	const struct profile_frame *fr;
+	unsigned long long value = 0;
+	char cmd[1024], line[512], want[128] = "";
+	size_t size;
+	const void *image = test_vdso(&size);
+	uintptr_t base = (uintptr_t)image;
+	struct fixture f;
+	FILE *p;
+
+	if (!image)
+		SKIP("no vDSO on this system");
+	if (system("command -v nm >/dev/null 2>&1"))
+		SKIP("nm not installed");
+	snprintf(cmd, sizeof(cmd), "%s/vdso.so", test_tmp_dir());
+	p = fopen(cmd, "w");
+	CHECK(p);
+	CHECK_INT(fwrite(image, 1, size, p), ==, size);
+	fclose(p);
+	snprintf(cmd, sizeof(cmd), "nm -D --defined-only %s/vdso.so", test_tmp_dir());
+	p = popen(cmd, "r");
+	CHECK(p);
+	while (fgets(line, sizeof(line), p)) {
+		unsigned long long v;
+		char t, name[128];
+
+		/* nm shows versions: "__vdso_clock_gettime@@LINUX_2.6". */
+		/* x86_64 and arm64 names. */
+		if (sscanf(line, "%llx %c %127[^@\n]", &v, &t, name) == 3 &&
+		    (!strcmp(name, "__vdso_clock_gettime") ||
+		     !strcmp(name, "__kernel_clock_gettime"))) {
+			value = v;
+			snprintf(want, sizeof(want), "%s", name);
+		}
+	}
+	pclose(p);
+	if (!value)
+		SKIP("this vDSO has no clock_gettime entry point");
+
+	setup(&f);
+	/* The vDSO's first PT_LOAD maps file offset 0 at virtual address 0. */
+	fr = leaf(&f, base + value + 1);
+	CHECK_STR(fr->name, want);
+	CHECK(!fr->unknown);
+	CHECK_STR(profile__mapping(f.prof, fr->mapping)->path, "[vdso]");
+	CHECK(*profile__mapping(f.prof, fr->mapping)->build_id);
+	teardown(&f);
+}
+
+static void write_perf_map(const char *path, const char *text)
+{
+	FILE *m = fopen(path, "w");
+
+	CHECK(m);
+	fputs(text, m);
+	CHECK_INT(fclose(m), ==, 0);
+}
+
+TEST(symbolizer_names_jit_frames_from_perf_map)
+{
+	char path[64], text[256];
+	const struct profile_frame *fr;
+	struct fixture f;
+	uint64_t code;
+	uint8_t *mem;
+
+	mem = mmap(NULL, 8192, PROT_READ | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	CHECK(mem != MAP_FAILED);
+	code = (uint64_t)(uintptr_t)mem;
+	snprintf(path, sizeof(path), "/tmp/perf-%d.map", (int)getpid());
+	snprintf(text, sizeof(text), "bad line\n%llx 100 Builtin:hot code\n",
+		 (unsigned long long)code);
+	write_perf_map(path, text);
+
+	setup(&f);
+	fr = leaf(&f, code + 0x10);
+	CHECK_STR(fr->name, "Builtin:hot code");
+	CHECK(!fr->unknown);
+	CHECK_STR(profile__mapping(f.prof, fr->mapping)->path, "");
+	CHECK_INT(symbolizer__stats(f.sym)->perf_map_bad_lines, ==, 1);
+
+	/* Not in the map yet: the honest fallback, counted as unknown. */
+	fr = leaf(&f, code + 0x1008);
+	CHECK(fr->unknown);
+	snprintf(text, sizeof(text), "[anon]+0x%llx", (unsigned long long)code + 0x1008);
+	CHECK_STR(fr->name, text);
+	CHECK_INT(symbolizer__stats(f.sym)->unknown_user, ==, 1);
+
+	/* The runtime compiles more code; the next interval reads the map again. */
+	snprintf(text, sizeof(text), "bad line\n%llx 100 Builtin:hot code\n%llx 20 later\n",
+		 (unsigned long long)code, (unsigned long long)code + 0x1000);
+	write_perf_map(path, text);
+	fr = leaf(&f, code + 0x1008);
+	CHECK(fr->unknown);
+	symbolizer__new_interval(f.sym);
+	fr = leaf(&f, code + 0x1008);
+	CHECK_STR(fr->name, "later");
+	CHECK(!fr->unknown);
+	CHECK_INT(symbolizer__stats(f.sym)->unknown_user, ==, 0);
+	CHECK_INT(symbolizer__stats(f.sym)->perf_map_bad_lines, ==, 1);
+	teardown(&f);
+	unlink(path);
+	munmap(mem, 8192);
+}
+
+TEST(symbolizer_fallbacks_never_borrow_a_name)
+{
+	const struct profile_frame *fr;
+	struct fixture f;
+	uint32_t ns = 0;
+	char line[256];
+	FILE *st;
+
+	setup(&f);
+	/* Nothing is mapped at page 1. */
+	fr = leaf(&f, 0x1008);
+	CHECK_STR(fr->name, "[unknown]");
+	CHECK(fr->unknown);
+	CHECK_INT(fr->mapping, ==, 0);
+	CHECK_INT(symbolizer__stats(f.sym)->unknown_user, ==, 1);
+
+	/* Our own namespace PID, as /proc/self/status's NSpid line ends. */
+	st = fopen("/proc/self/status", "r");
+	CHECK(st);
+	while (fgets(line, sizeof(line), st))
+		if (!strncmp(line, "NSpid:", 6)) {
+			char *last = strrchr(line, '\t');
+
+			ns = (uint32_t)strtoul(last ? last + 1 : line + 6, NULL, 10);
+		}
+	fclose(st);
+	CHECK_INT(symbolizer__ns_pid(f.sym, (uint32_t)getpid()), ==,
+		  ns && ns != (uint32_t)getpid() ? ns : 0);
+	CHECK_INT(symbolizer__ns_pid(f.sym, 0x7fffffff), ==, 0);
+	teardown(&f);
+}
+
+/* A process in its own PID namespace is PID 1 there: that is its ns_pid label. */
+TEST(symbolizer_ns_pid_of_namespaced_process)
+{
+	struct {
+		int err;
+		pid_t child;
+	} msg = {0};
+	struct fixture f;
+	int ready[2];
+	uint32_t ns;
+	pid_t outer;
+
+	CHECK_INT(pipe(ready), ==, 0);
+	outer = fork();
+	CHECK(outer >= 0);
+	if (outer == 0) {
+		/* The next child of this process is the new namespace's init. */
+		if (unshare(CLONE_NEWPID))
+			msg.err = errno;
+		else if ((msg.child = fork()) == 0)
+			pause();
+		if (msg.child < 0)
+			msg.err = errno;
+		/* One write: the parent reads both fields at once. */
+		if (write(ready[1], &msg, sizeof(msg)) != sizeof(msg))
+			_exit(1);
+		if (msg.child > 0)
+			waitpid(msg.child, NULL, 0);
+		_exit(0);
+	}
+	if (read(ready[0], &msg, sizeof(msg)) != sizeof(msg))
+		msg.err = EIO;
+	if (msg.err) {
+		kill(outer, SIGKILL);
+		waitpid(outer, NULL, 0);
+		SKIP("cannot create a PID namespace: %s", strerror(msg.err));
+	}
+	setup(&f);
+	symbolizer__note_process(f.sym, (uint32_t)msg.child);
+	ns = symbolizer__ns_pid(f.sym, (uint32_t)msg.child);
+	teardown(&f);
+	/* The namespace's init goes before any check can end the test. */
+	kill(msg.child, SIGKILL);
+	waitpid(outer, NULL, 0);
+	CHECK_INT(ns, ==, 1);
+}
+
+/* The load address of path in process pid (its mapping at file offset 0), or 0. */
+static uint64_t load_base(pid_t pid, const char *path)
+{
+	char maps[64], line[1024];
+	unsigned long long start = 0, s, off;
+	FILE *f;
+
+	snprintf(maps, sizeof(maps), "/proc/%d/maps", (int)pid);
+	f = fopen(maps, "r");
+	if (!f)
+		return 0;
+	while (!start && fgets(line, sizeof(line), f))
+		if (strstr(line, path) && sscanf(line, "%llx-%*x %*s %llx", &s, &off) == 2 && !off)
+			start = s;
+	fclose(f);
+	return start;
+}
+
+/*
+ * A process first seen before it ran exec (as a fork is), which then exits:
+ * only the second look of symbolizer__recheck_new, while it lived, knows
+ * the program it became.
+ */
+TEST(symbolizer_recheck_sees_exec_before_exit)
+{
+	const char *fixture = test_build_fixture("known_tree");
+	char cmd[1024], line[256], exe[64];
+	unsigned long long hot_a = 0;
+	const struct profile_frame *fr;
+	uint64_t base = 0, addr;
+	struct fixture f;
+	uint32_t frame = 0;
+	int go[2], i;
+	pid_t child;
+	FILE *p;
+
+	if (system("command -v nm >/dev/null 2>&1"))
+		SKIP("nm not installed");
+	snprintf(cmd, sizeof(cmd), "nm '%s'", fixture);
+	p = popen(cmd, "r");
+	CHECK(p);
+	while (fgets(line, sizeof(line), p))
+		if (strstr(line, " T hot_a\n"))
+			sscanf(line, "%llx", &hot_a);
+	pclose(p);
+	CHECK(hot_a);
+
+	CHECK_INT(pipe(go), ==, 0);
+	child = fork();
+	CHECK(child >= 0);
+	if (child == 0) {
+		char c;
+
+		close(go[1]);
+		if (read(go[0], &c, 1) == 1)
+			execl(fixture, fixture, "5", (char *)NULL);
+		_exit(127);
+	}
+	close(go[0]);
+	setup(&f);
+	symbolizer__note_process(f.sym, (uint32_t)child);
+	CHECK(symbolizer__process_name(f.sym, (uint32_t)child));
+	CHECK(strcmp(symbolizer__process_name(f.sym, (uint32_t)child), "known_tree"));
+	CHECK_INT(write(go[1], "x", 1), ==, 1);
+	snprintf(exe, sizeof(exe), "/proc/%d/exe", (int)child);
+	for (i = 0; i < 200 && !base; i++) {
+		usleep(10000);
+		if (readlink(exe, line, sizeof(line)) > 0)
+			base = load_base(child, fixture);
+	}
+	usleep(60000);
+	symbolizer__recheck_new(f.sym);
+	kill(child, SIGKILL);
+	waitpid(child, NULL, 0);
+	CHECK(base);
+	CHECK_STR(symbolizer__process_name(f.sym, (uint32_t)child), "known_tree");
+	addr = base + hot_a + 4;
+	CHECK_INT(symbolizer__user_frames(f.sym, (uint32_t)child, &addr, 1, &frame), ==, 0);
+	fr = profile__frame(f.prof, frame);
+	CHECK_STR(fr->name, "hot_a");
+	teardown(&f);
+}
