@@ -76,6 +76,18 @@ struct {
 	__type(value, __u32);
 } seen SEC(".maps");
 
+/*
+ * child -> parent process, for every fork since start, forgotten at exec. A
+ * forked child shares its parent's memory map until it execs, so a child that
+ * exits before user space can read its maps is resolved with its parent's.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, CPROF_PARENT_ENTRIES);
+	__type(key, __u32);
+	__type(value, __u32);
+} parents SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_PERF_EVENT_ARRAY);
 	__uint(key_size, sizeof(__u32));
@@ -226,8 +238,10 @@ static __always_inline int follow_fork(__u32 child)
 	struct cprof_config *cfg;
 	__u32 zero = 0, one = 1;
 
+	bpf_map_update_elem(&parents, &child, &parent, BPF_ANY);
 	cfg = bpf_map_lookup_elem(&config, &zero);
-	if (!cfg || !cfg->filter_pids || !bpf_map_lookup_elem(&targets, &parent))
+	if (!cfg || !cfg->filter_pids || !cfg->follow_children ||
+	    !bpf_map_lookup_elem(&targets, &parent))
 		return 0;
 	if (bpf_map_update_elem(&targets, &child, &one, BPF_ANY))
 		stat_add(CPROF_STAT_TARGETS_FULL, 1);
@@ -246,6 +260,17 @@ SEC("tracepoint/sched/sched_process_fork")
 int cprof_fork_dynamic_comm(void *ctx)
 {
 	return follow_fork(*(__u32 *)(ctx + 20));
+}
+
+/* After exec the parent's memory map no longer describes the process. */
+SEC("tracepoint/sched/sched_process_exec")
+int cprof_exec(void *ctx)
+{
+	__u32 pid = bpf_get_current_pid_tgid() >> 32;
+
+	(void)ctx;
+	bpf_map_delete_elem(&parents, &pid);
+	return 0;
 }
 
 char LICENSE[] SEC("license") = "Dual MIT/GPL";

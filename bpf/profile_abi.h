@@ -16,6 +16,7 @@
 #define CPROF_DEFAULT_COUNT_ENTRIES 16384
 #define CPROF_MAX_TARGETS	    16384
 #define CPROF_SEEN_ENTRIES	    16384
+#define CPROF_PARENT_ENTRIES	    16384
 
 /*
  * Stack ids are stored as the (negated errno) value bpf_get_stackid returned
@@ -34,10 +35,11 @@ struct cprof_key {
  * same object loads on kernels older than 5.2.
  */
 struct cprof_config {
-	__u32 active_set;   /* 0 or 1: which stacks/counts pair samples go to */
-	__u32 filter_pids;  /* 1: only sample thread groups present in `targets` */
-	__u32 include_idle; /* 1: keep samples of the idle task (pid 0) */
-	__u32 fork_layout;  /* sched_process_fork layout, enum cprof_fork_layout */
+	__u32 active_set;      /* 0 or 1: which stacks/counts pair samples go to */
+	__u32 filter_pids;     /* 1: only sample thread groups present in `targets` */
+	__u32 include_idle;    /* 1: keep samples of the idle task (pid 0) */
+	__u32 fork_layout;     /* sched_process_fork layout, enum cprof_fork_layout */
+	__u32 follow_children; /* with filter_pids: add children of targets as they fork */
 };
 
 /* Where sched_process_fork keeps child_pid; the layout changed in 6.x. */

@@ -38,6 +38,8 @@ struct sampler {
 	struct profile_bpf *skel;
 	struct perf_attach *pa;
 	struct bpf_link *fork_link;
+	struct bpf_link *exec_link;
+	bool lineage; /* `parents` is maintained (fork and exec hooks attached) */
 	struct perf_buffer *pb;
 	struct sampler_opts opts;
 	struct cprof_config cfg;
@@ -275,16 +277,22 @@ int sampler__new(const struct sampler_opts *opts, struct sampler **out)
 
 	s->cfg.filter_pids = opts->filter_pids;
 	s->cfg.include_idle = opts->include_idle;
-	if (opts->filter_pids && opts->follow_children) {
-		s->cfg.fork_layout = fork_layout();
-		if (s->cfg.fork_layout == CPROF_FORK_NONE)
+	/* Forks are watched in every mode: see `parents` in the BPF program. */
+	s->cfg.follow_children = opts->filter_pids && opts->follow_children;
+	s->cfg.fork_layout = fork_layout();
+	if (s->cfg.fork_layout == CPROF_FORK_NONE) {
+		if (s->cfg.follow_children)
 			pr_warn("children started during the profile are not followed: cannot read "
 				"the sched_process_fork tracepoint (is tracefs available?)");
+		else
+			pr_debug("sched_process_fork unavailable: processes that exit at once "
+				 "cannot borrow their parent's memory map");
 	}
 	bpf_program__set_autoload(s->skel->progs.cprof_fork_static_comm,
 				  s->cfg.fork_layout == CPROF_FORK_STATIC_COMM);
 	bpf_program__set_autoload(s->skel->progs.cprof_fork_dynamic_comm,
 				  s->cfg.fork_layout == CPROF_FORK_DYNAMIC_COMM);
+	bpf_program__set_autoload(s->skel->progs.cprof_exec, s->cfg.fork_layout != CPROF_FORK_NONE);
 
 	err = profile_bpf__load(s->skel);
 	if (err) {
@@ -318,6 +326,49 @@ int sampler__add_target(struct sampler *s, uint32_t pid)
 		pr_err("cannot add PID %u to the targets map: %s", pid, strerror(-err));
 	}
 	return err;
+}
+
+int sampler__parent_of(struct sampler *s, uint32_t pid, uint32_t *parent)
+{
+	__u32 key = pid, val;
+
+	if (!s->lineage)
+		return -ENOENT;
+	if (bpf_map_lookup_elem(bpf_map__fd(s->skel->maps.parents), &key, &val))
+		return -errno;
+	*parent = val;
+	return 0;
+}
+
+int sampler__prune_targets(struct sampler *s)
+{
+	int fd = bpf_map__fd(s->skel->maps.targets), n = 0;
+	__u32 key, next, *dead = NULL, ndead = 0, cap = 0, *tmp;
+	bool first = true;
+	char path[32];
+
+	if (!s->opts.filter_pids)
+		return 0;
+	/* Collect first: deleting while walking a hash map restarts the walk. */
+	while (bpf_map_get_next_key(fd, first ? NULL : &key, &next) == 0) {
+		first = false;
+		key = next;
+		snprintf(path, sizeof(path), "/proc/%u", key);
+		if (access(path, F_OK) == 0)
+			continue;
+		if (ndead == cap) {
+			cap = cap ? cap * 2 : 64;
+			tmp = realloc(dead, cap * sizeof(*dead));
+			if (!tmp)
+				break;
+			dead = tmp;
+		}
+		dead[ndead++] = key;
+	}
+	for (__u32 i = 0; i < ndead; i++)
+		n += bpf_map_delete_elem(fd, &dead[i]) == 0;
+	free(dead);
+	return n;
 }
 
 static void on_notify(void *ctx, int cpu, void *data, __u32 size)
@@ -356,10 +407,14 @@ int sampler__start(struct sampler *s)
 			bpf_program__attach(s->cfg.fork_layout == CPROF_FORK_STATIC_COMM
 						    ? s->skel->progs.cprof_fork_static_comm
 						    : s->skel->progs.cprof_fork_dynamic_comm);
-		if (!s->fork_link)
+		if (!s->fork_link && s->cfg.follow_children)
 			pr_warn("children started during the profile are not followed: cannot "
 				"attach to sched_process_fork: %s",
 				strerror(errno));
+		if (s->fork_link)
+			s->exec_link = bpf_program__attach(s->skel->progs.cprof_exec);
+		/* Without the exec hook a parent's map could be lent to a new program. */
+		s->lineage = s->exec_link != NULL;
 	}
 	err = perf_attach__open(s->skel->progs.cprof_sample, s->opts.hz, &s->pa);
 	if (err)
@@ -376,6 +431,8 @@ void sampler__stop(struct sampler *s)
 	s->pa = NULL;
 	bpf_link__destroy(s->fork_link);
 	s->fork_link = NULL;
+	bpf_link__destroy(s->exec_link);
+	s->exec_link = NULL;
 	s->stopped = true;
 }
 

@@ -45,6 +45,17 @@ int sampler__new(const struct sampler_opts *opts, struct sampler **out);
 void sampler__free(struct sampler *s);
 
 int sampler__add_target(struct sampler *s, uint32_t pid);
+/*
+ * Removes exited processes from the targets (children are added in the
+ * kernel as they fork), so a long profile of a forking workload does not
+ * fill the map. Returns how many were removed.
+ */
+int sampler__prune_targets(struct sampler *s);
+/*
+ * The process that forked pid, if pid has not exec'd since (so it still runs
+ * its parent's memory map). -ENOENT if unknown.
+ */
+int sampler__parent_of(struct sampler *s, uint32_t pid, uint32_t *parent);
 /* Attaches the per-CPU sampling events: sampling begins. */
 int sampler__start(struct sampler *s);
 /* Detaches the events: sampling ends; what was counted can still be drained. */

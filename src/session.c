@@ -135,6 +135,11 @@ struct run {
 	uint64_t intervals, empty_intervals, unbatched, samples;
 };
 
+static int parent_of(void *ctx, uint32_t pid, uint32_t *parent)
+{
+	return sampler__parent_of(ctx, pid, parent);
+}
+
 static void on_process(void *ctx, uint32_t pid)
 {
 	struct run *r = ctx;
@@ -205,6 +210,7 @@ static int drain(struct run *r)
 
 	err = sampler__drain(r->sampler, on_entry, r);
 	symbolizer__new_interval(r->sym);
+	sampler__prune_targets(r->sampler);
 	if (err)
 		pr_warn("draining the BPF maps failed: %s", strerror(-err));
 	return err;
@@ -499,6 +505,7 @@ int session__run(const struct session_opts *o)
 	err = sampler__new(&so, &r.sampler);
 	if (err)
 		goto cleanup;
+	symbolizer__set_lineage(r.sym, parent_of, r.sampler);
 	for (i = 0; i < r.npids; i++) {
 		if (sampler__add_target(r.sampler, r.pids[i]))
 			goto cleanup;

@@ -156,9 +156,11 @@ int summary__add_comments(struct profile *p, const struct summary_info *in)
 	snprintf(buf, sizeof(buf),
 		 "cprof: unknown frames: user %" PRIu64 " of %" PRIu64 ", kernel %" PRIu64
 		 " of %" PRIu64 "; processes gone before their maps were read %" PRIu64
-		 " of %" PRIu64 "; lost first-sight notifications %" PRIu64,
+		 " of %" PRIu64 " (%" PRIu64 " resolved with their parent's map); exited "
+		 "processes released %" PRIu64 "; lost first-sight notifications %" PRIu64,
 		 in->sym.unknown_user, in->sym.user_frames, in->sym.unknown_kernel,
 		 in->sym.kernel_frames, in->sym.processes_gone, in->sym.processes,
+		 in->sym.processes_inherited, in->sym.processes_forgotten,
 		 in->lost_notifications + in->stats[CPROF_STAT_NOTIFY_LOST]);
 	err = profile__add_comment(p, buf);
 	if (err)
@@ -206,8 +208,10 @@ void summary__print_losses(FILE *f, uint64_t total, const struct summary_info *i
 			in->sym.perf_map_bad_lines);
 	if (in->sym.processes_gone)
 		fprintf(f,
-			"cprof: %" PRIu64 " process%s exited before its memory map could be read\n",
-			in->sym.processes_gone, in->sym.processes_gone == 1 ? "" : "es");
+			"cprof: %" PRIu64 " process%s exited before its memory map could be read "
+			"(%" PRIu64 " resolved with their parent's map)\n",
+			in->sym.processes_gone, in->sym.processes_gone == 1 ? "" : "es",
+			in->sym.processes_inherited);
 	if (in->lost_notifications + in->stats[CPROF_STAT_NOTIFY_LOST])
 		fprintf(f,
 			"cprof: %" PRIu64 " new-process notifications lost (those processes "

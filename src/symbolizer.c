@@ -70,6 +70,7 @@ struct proc_state {
 	bool refreshed;		   /* maps re-read during this interval */
 	bool verified;		   /* start time checked during this interval */
 	bool gone;		   /* found exited when a new profile began */
+	uint32_t parent;	   /* resolve with this process's map (see set_lineage) */
 };
 
 /* A process first seen at seen_ns, to be read once more (symbolizer__recheck_new). */
@@ -101,6 +102,8 @@ struct symbolizer {
 	uint32_t kernel_mapping;
 	struct u64map *kframes[2]; /* [leaf] address -> frame index */
 	struct symbolizer_stats stats;
+	symbolizer_parent_fn parent_of;
+	void *parent_ctx;
 };
 
 int symbolizer__new(struct profile *prof, struct symbolizer **out)
@@ -462,6 +465,11 @@ static struct proc_state *snapshot_process(struct symbolizer *s, uint32_t pid)
 	if (err && pid) {
 		s->stats.processes_gone++;
 		pr_debug("PID %u: memory map not read: %s", pid, strerror(-err));
+		if (s->parent_of && s->parent_of(s->parent_ctx, pid, &st->parent) == 0 &&
+		    st->parent != pid)
+			s->stats.processes_inherited++;
+		else
+			st->parent = 0;
 	}
 	st->verified = true;
 	return st;
@@ -489,6 +497,28 @@ static struct proc_state *process(struct symbolizer *s, uint32_t pid)
 	return st;
 }
 
+void symbolizer__set_lineage(struct symbolizer *s, symbolizer_parent_fn fn, void *ctx)
+{
+	s->parent_of = fn;
+	s->parent_ctx = ctx;
+}
+
+/* The state whose memory map describes st: itself, or the nearest ancestor read. */
+static struct proc_state *map_owner(struct symbolizer *s, struct proc_state *st)
+{
+	struct proc_state *p = st;
+	int depth;
+
+	for (depth = 0; depth < 8 && !p->maps && p->parent; depth++) {
+		struct proc_state *up = process(s, p->parent);
+
+		if (!up || up == p)
+			break;
+		p = up;
+	}
+	return p->maps ? p : st;
+}
+
 void symbolizer__note_process(struct symbolizer *s, uint32_t pid)
 {
 	process(s, pid);
@@ -512,11 +542,44 @@ uint32_t symbolizer__ns_pid(struct symbolizer *s, uint32_t pid)
 	return ((struct proc_state *)(uintptr_t)v)->ns_pid;
 }
 
+/*
+ * A process that has exited is forgotten one drain later: by then every sample
+ * it left in the BPF maps has been resolved. Without this, a host that starts
+ * a thousand short-lived processes a second would grow without bound.
+ */
+static int forget_gone(struct symbolizer *s)
+{
+	uint64_t key, val, *dead;
+	size_t pos = 0, ndead = 0, i;
+
+	dead = calloc(u64map__count(s->procs) + 1, sizeof(*dead));
+	if (!dead)
+		return -ENOMEM;
+	while (u64map__next(s->procs, &pos, &key, &val))
+		if (((struct proc_state *)(uintptr_t)val)->gone)
+			dead[ndead++] = key;
+	for (i = 0; i < ndead; i++) {
+		if (u64map__get(s->procs, dead[i], &val))
+			proc_state__free((struct proc_state *)(uintptr_t)val);
+		u64map__delete(s->procs, dead[i]);
+	}
+	s->stats.processes_forgotten += ndead;
+	free(dead);
+	pos = 0;
+	while (u64map__next(s->procs, &pos, &key, &val)) {
+		struct proc_state *st = (struct proc_state *)(uintptr_t)val;
+
+		st->gone = st->pid && !procfs__pid_exists(st->pid);
+	}
+	return 0;
+}
+
 void symbolizer__new_interval(struct symbolizer *s)
 {
 	uint64_t key, val;
 	size_t pos = 0;
 
+	forget_gone(s);
 	while (u64map__next(s->procs, &pos, &key, &val)) {
 		struct proc_state *st = (struct proc_state *)(uintptr_t)val;
 
@@ -769,6 +832,7 @@ int symbolizer__user_frames(struct symbolizer *s, uint32_t pid, const uint64_t *
 
 	if (!st)
 		return -ENOMEM;
+	st = map_owner(s, st);
 	for (i = 0; i < n; i++) {
 		frames_out[i] = resolve_user(s, st, ips[i], i == 0);
 		if (!frames_out[i])
@@ -870,16 +934,14 @@ static int reset_process(struct symbolizer *s, struct proc_state *st)
 int symbolizer__set_profile(struct symbolizer *s, struct profile *prof)
 {
 	struct u64map *display = u64map__new(), *k0 = u64map__new(), *k1 = u64map__new();
-	uint64_t key, val, *dead = NULL;
-	size_t pos = 0, ndead = 0, i;
+	uint64_t key, val;
+	size_t pos = 0;
 	int err = 0;
 
-	dead = calloc(u64map__count(s->procs) + 1, sizeof(*dead));
-	if (!display || !k0 || !k1 || !dead) {
+	if (!display || !k0 || !k1) {
 		u64map__free(display);
 		u64map__free(k0);
 		u64map__free(k1);
-		free(dead);
 		return -ENOMEM;
 	}
 	u64map__free(s->display);
@@ -890,24 +952,9 @@ int symbolizer__set_profile(struct symbolizer *s, struct profile *prof)
 	s->kframes[1] = k1;
 	s->prof = prof;
 	s->kernel_mapping = s->ksyms_tried ? add_kernel_mapping(s) : 0;
-	/*
-	 * A process that has exited is forgotten one profile later: by then the
-	 * drains have taken every sample it left in the maps.
-	 */
-	while (u64map__next(s->procs, &pos, &key, &val))
-		if (((struct proc_state *)(uintptr_t)val)->gone)
-			dead[ndead++] = key;
-	for (i = 0; i < ndead; i++) {
-		if (u64map__get(s->procs, dead[i], &val))
-			proc_state__free((struct proc_state *)(uintptr_t)val);
-		u64map__delete(s->procs, dead[i]);
-	}
-	free(dead);
-	pos = 0;
 	while (u64map__next(s->procs, &pos, &key, &val)) {
 		struct proc_state *st = (struct proc_state *)(uintptr_t)val;
 
-		st->gone = st->pid && !procfs__pid_exists(st->pid);
 		if (!err)
 			err = reset_process(s, st);
 	}

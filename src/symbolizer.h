@@ -23,15 +23,25 @@ struct symbolizer_stats {
 	uint64_t kernel_frames; /* distinct kernel frames resolved */
 	uint64_t unknown_user;	/* of which without a symbol */
 	uint64_t unknown_kernel;
-	uint64_t processes;	     /* processes snapshotted */
-	uint64_t processes_gone;     /* gone before their memory map could be read */
-	uint64_t elf_files;	     /* ELF files opened */
-	uint64_t elf_errors;	     /* mapped files that could not be opened as ELF */
-	uint64_t debug_files;	     /* separate debug files used for stripped ones */
-	uint64_t perf_map_bad_lines; /* malformed lines in the perf maps read */
+	uint64_t processes;	      /* processes snapshotted */
+	uint64_t processes_gone;      /* gone before their memory map could be read */
+	uint64_t processes_forgotten; /* exited, released after their last drain */
+	uint64_t processes_inherited; /* gone, resolved with their parent's memory map */
+	uint64_t elf_files;	      /* ELF files opened */
+	uint64_t elf_errors;	      /* mapped files that could not be opened as ELF */
+	uint64_t debug_files;	      /* separate debug files used for stripped ones */
+	uint64_t perf_map_bad_lines;  /* malformed lines in the perf maps read */
 };
 
+/* Who forked pid (while pid still runs its parent's program); 0 or -ENOENT. */
+typedef int (*symbolizer_parent_fn)(void *ctx, uint32_t pid, uint32_t *parent);
+
 int symbolizer__new(struct profile *prof, struct symbolizer **out);
+/*
+ * A forked child that exits before its memory map can be read is resolved
+ * with its parent's map, which it shares until it execs.
+ */
+void symbolizer__set_lineage(struct symbolizer *s, symbolizer_parent_fn fn, void *ctx);
 void symbolizer__free(struct symbolizer *s);
 /* Where separate debug files are looked for (see debug_file.h); "" for nowhere. */
 int symbolizer__set_debug_dir(struct symbolizer *s, const char *dir);

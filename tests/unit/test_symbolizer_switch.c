@@ -62,7 +62,7 @@ TEST(symbolizer_set_profile_moves_everything)
 	profile__free(b);
 }
 
-TEST(symbolizer_set_profile_forgets_exited_processes)
+TEST(symbolizer_forgets_exited_processes_one_drain_later)
 {
 	struct profile *p[3] = {profile__new(NULL), profile__new(NULL), profile__new(NULL)};
 	struct symbolizer *s;
@@ -81,11 +81,18 @@ TEST(symbolizer_set_profile_forgets_exited_processes)
 	CHECK(symbolizer__process_name(s, (uint32_t)child));
 	kill(child, SIGKILL);
 	waitpid(child, NULL, 0);
-	/* Seen gone at one switch, forgotten at the next. */
+	/*
+	 * Seen gone after one drain, forgotten after the next (its last samples
+	 * were drained in between), also across a switch to a new profile.
+	 */
+	symbolizer__new_interval(s);
+	CHECK(symbolizer__process_name(s, (uint32_t)child));
 	CHECK_INT(symbolizer__set_profile(s, p[1]), ==, 0);
 	CHECK(symbolizer__process_name(s, (uint32_t)child));
-	CHECK_INT(symbolizer__set_profile(s, p[2]), ==, 0);
+	symbolizer__new_interval(s);
 	CHECK(!symbolizer__process_name(s, (uint32_t)child));
+	CHECK_INT(symbolizer__set_profile(s, p[2]), ==, 0);
+	CHECK_U64(symbolizer__stats(s)->processes_forgotten, ==, 1);
 	symbolizer__free(s);
 	for (i = 0; i < 3; i++)
 		profile__free(p[i]);
