@@ -517,7 +517,7 @@ bool sampler__should_drain(struct sampler *s)
 	 * Collision odds grow with the stack map's fill, and a collided stack
 	 * stays lost until its bucket is cleared: drain early in both cases.
 	 */
-	return (keys - s->keys_at_flip) * 2 >= s->opts.stack_entries / 16 ||
+	return (keys - s->keys_at_flip) * 2 >= s->opts.stack_entries / 64 ||
 	       (keys - s->keys_at_flip) >= s->opts.count_entries / 4 ||
 	       collisions != s->collisions_at_flip;
 }
