@@ -38,6 +38,8 @@ struct delivery {
 	uint64_t qbytes;
 	uint64_t queue_dropped;
 	bool finishing;
+	/* Set with finishing: ends the waits of the send under way (it is spooled). */
+	volatile sig_atomic_t stop_waiting;
 
 	/* Owned by the thread: */
 	struct delivery_stats st;
@@ -102,6 +104,7 @@ static bool flush_spool(struct delivery *d)
 {
 	while (spool__count(d->spool)) {
 		struct batch *b = NULL;
+		enum upload_result res;
 		size_t done;
 		int err;
 
@@ -111,7 +114,8 @@ static bool flush_spool(struct delivery *d)
 		if (err)
 			return false;
 		done = b->done;
-		switch (upload__send(d->u, b, 1, NULL)) {
+		res = upload__send(d->u, b, 1, &d->stop_waiting);
+		switch (res) {
 		case UPLOAD_OK:
 			succeeded(d);
 			spool__pop(d->spool);
@@ -126,7 +130,10 @@ static bool flush_spool(struct delivery *d)
 			/* Series the server took (one /ingest at a time) are not sent twice. */
 			if (b->done != done)
 				spool__update_head(d->spool, b);
-			failed(d);
+			/* Cut short by finish, which tries once more: not a failure of the server.
+			 */
+			if (res != UPLOAD_CANCELED)
+				failed(d);
 			batch__free(b);
 			return false;
 		}
@@ -141,13 +148,16 @@ static void deliver(struct delivery *d, struct batch *b)
 		to_spool(d, b);
 		return;
 	}
-	switch (upload__send(d->u, b, d->finishing_seen ? 1 : d->attempts, NULL)) {
+	switch (upload__send(d->u, b, d->finishing_seen ? 1 : d->attempts, &d->stop_waiting)) {
 	case UPLOAD_OK:
 		succeeded(d);
 		d->st.sent++;
 		break;
 	case UPLOAD_REJECTED:
 		rejected(d, b);
+		break;
+	case UPLOAD_CANCELED:
+		to_spool(d, b);
 		break;
 	default:
 		failed(d);
@@ -178,6 +188,9 @@ static void *run(void *arg)
 	for (;;) {
 		bool spool_due;
 
+		/* Finishing: what was cut short gets its one last try, without the flag. */
+		if (d->finishing && !d->finishing_seen)
+			d->stop_waiting = 0;
 		d->finishing_seen = d->finishing;
 		spool_due = spool__count(d->spool) &&
 			    (d->finishing ? !d->final_failed : now_ms() >= d->retry_at);
@@ -288,6 +301,7 @@ void delivery__finish(struct delivery *d, struct delivery_stats *st)
 	if (d->started) {
 		pthread_mutex_lock(&d->lock);
 		d->finishing = true;
+		d->stop_waiting = 1;
 		pthread_cond_signal(&d->cond);
 		pthread_mutex_unlock(&d->lock);
 		pthread_join(d->thread, NULL);

@@ -171,7 +171,8 @@ static bool line_at(const uint8_t *b, size_t len, size_t pos, size_t *eol, size_
 
 static bool is_tchar(uint8_t c)
 {
-	return isalnum(c) || strchr("!#$%&'*+-.^_`|~", c);
+	/* strchr() finds the terminating NUL too: a NUL byte is no token character. */
+	return isalnum(c) || (c && strchr("!#$%&'*+-.^_`|~", c));
 }
 
 static int add_field(struct http_response *r, const uint8_t *line, size_t len)
@@ -445,6 +446,9 @@ int http__parse_response(const uint8_t *buf, size_t len, bool eof, size_t max_bo
 
 	*r = (struct http_response){0};
 	err = parse_once(buf, len, eof, max_body, r);
+	/* An empty body is still a string, so callers never see NULL. */
+	if (!err && !r->body)
+		err = append_body(r, buf, 0, max_body);
 	if (err) {
 		size_t need = r->need;
 
@@ -466,24 +470,26 @@ static int64_t now_ms(void)
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-/* Waits for events on fd until deadline; -ETIMEDOUT, -ECANCELED or -errno. */
+/*
+ * Waits for events on fd until deadline; -ETIMEDOUT, -ECANCELED or -errno.
+ * With a cancel flag the wait is sliced, as another thread may set the flag
+ * without a signal to interrupt poll().
+ */
 static int wait_fd(int fd, short events, int64_t deadline, const volatile sig_atomic_t *cancel)
 {
 	for (;;) {
 		struct pollfd p = {.fd = fd, .events = events};
-		int64_t left = deadline - now_ms();
+		int64_t left = deadline - now_ms(), slice = cancel ? 100 : INT_MAX;
 		int n;
 
 		if (cancel && *cancel)
 			return -ECANCELED;
 		if (left <= 0)
 			return -ETIMEDOUT;
-		n = poll(&p, 1, left > INT_MAX ? INT_MAX : (int)left);
+		n = poll(&p, 1, (int)(left < slice ? left : slice));
 		if (n > 0)
 			return 0; /* an error condition is reported by the next call on fd */
-		if (n == 0)
-			return -ETIMEDOUT;
-		if (errno != EINTR)
+		if (n < 0 && errno != EINTR)
 			return -errno;
 	}
 }
@@ -498,17 +504,17 @@ static int connect_one(const struct addrinfo *ai, int64_t deadline,
 	if (fd < 0)
 		return -errno;
 	if (connect(fd, ai->ai_addr, ai->ai_addrlen) == 0)
-		goto done;
+		goto cleanup;
 	if (errno != EINPROGRESS) {
 		err = -errno;
-		goto done;
+		goto cleanup;
 	}
 	err = wait_fd(fd, POLLOUT, deadline, cancel);
 	if (!err && getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr, &len))
 		err = -errno;
 	else if (!err && soerr)
 		err = -soerr;
-done:
+cleanup:
 	if (err) {
 		close(fd);
 		return err;

@@ -208,7 +208,7 @@ void summary__print_losses(FILE *f, uint64_t total, const struct summary_info *i
 			in->sym.perf_map_bad_lines);
 	if (in->sym.processes_gone)
 		fprintf(f,
-			"cprof: %" PRIu64 " process%s exited before its memory map could be read "
+			"cprof: %" PRIu64 " process%s exited before their memory map could be read "
 			"(%" PRIu64 " resolved with their parent's map)\n",
 			in->sym.processes_gone, in->sym.processes_gone == 1 ? "" : "es",
 			in->sym.processes_inherited);

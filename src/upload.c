@@ -352,8 +352,10 @@ static enum upload_result exchange(struct upload *u, const char *target, const c
 	req.nheaders = n;
 	u->retry_after_ms = 0;
 	err = http__request(&u->target, &req, resp, msg, sizeof(msg));
-	if (err == -ECANCELED)
+	if (err == -ECANCELED) {
+		snprintf(u->error, sizeof(u->error), "interrupted");
 		return UPLOAD_CANCELED;
+	}
 	if (err) {
 		snprintf(u->error, sizeof(u->error), "%s", msg);
 		return UPLOAD_RETRY_LATER;
@@ -591,8 +593,10 @@ enum upload_result upload__send(struct upload *u, struct batch *b, int attempts,
 
 			pr_warn("attempt %d of %d failed: %s; retrying in %.1f s", i, attempts,
 				u->error, wait / 1000.0);
-			if (!sleep_ms(wait, cancel))
+			if (!sleep_ms(wait, cancel)) {
+				snprintf(u->error, sizeof(u->error), "interrupted");
 				return UPLOAD_CANCELED;
+			}
 		}
 	}
 	return res;

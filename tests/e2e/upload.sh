@@ -136,6 +136,19 @@ run slow --server "$URL" --server-protocol pyroscope --timeout 0.5 -o "$TMP/slow
 verdict slow_server_times_out all '[ $rc = 3 ]' \
 	'grep -q "no complete response within 500 ms" "$TMP/slow.err"' '[ -s "$TMP/slow.pb.gz" ]'
 
+# Ctrl-C during a slow upload: the wait ends, the profile is saved, exit 3.
+fresh_server interrupted --delay-ms 60000
+(cd "$TMP/cwd" && exec "$CPROF" --server "$URL" --server-protocol parca --timeout 5 -d 1 -v \
+	-o "$TMP/interrupted.pb.gz" -- "$WORK" 1 >/dev/null 2>"$TMP/interrupted.err") &
+pid=$!
+# Once the request is on its way (-v logs it), interrupt.
+for _ in $(seq 200); do grep -q "http: POST" "$TMP/interrupted.err" 2>/dev/null && break; sleep 0.1; done
+kill -INT "$pid"
+wait "$pid"
+rc=$?
+verdict interrupted all '[ $rc = 3 ]' 'grep -q "failed: interrupted" "$TMP/interrupted.err"' \
+	'[ -s "$TMP/interrupted.pb.gz" ]'
+
 # A connection dropped mid-response is retried; garbage every time is a failure.
 fresh_server drop --drop 1
 run drop --server "$URL" --server-protocol parca
