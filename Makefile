@@ -252,6 +252,6 @@ distclean:
 	rm -rf .output third_party/src qemu/cache cprof
 
 format:
-	clang-format -i src/*.[ch] bpf/*.[ch] tests/unit/*.[ch] tests/fuzz/*.c fixtures/src/*.c
+	clang-format -i src/*.[ch] bpf/*.[ch] tests/unit/*.[ch] tests/fuzz/*.c fixtures/src/*.c bench/*.c
 
 -include $(wildcard $(OUT)/obj/*.d $(OUT)/obj/tests/*.d)

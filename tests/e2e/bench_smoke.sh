@@ -39,9 +39,10 @@ done
 bad=$(awk -F'|' '/^\| [1-5]\. / && $3 !~ /^ *-?[0-9]+(\.[0-9]+)? *$/ { print $2 }' "$out")
 if [ -z "$bad" ]; then ok bench_cprof_cells_numeric; else
 	not_ok bench_cprof_cells_numeric "not a number in: $bad"; fi
-# Ratio and verdict cells hold a number, n/a or a dash; verdicts yes/no/n/a/-.
+# Ratio and verdict cells hold a number, n/a or a dash; verdicts
+# yes/no/unresolved/n/a/-.
 bad=$(awk -F'|' '/^\| [1-7]\. / && ($6 !~ /^ *(-?[0-9.]+|n\/a|—) *$/ ||
-	$9 !~ /^ *(yes|no|n\/a|—) *$/) { print $2 }' "$out")
+	$9 !~ /^ *(yes|no|unresolved|n\/a|—) *$/) { print $2 }' "$out")
 if [ -z "$bad" ]; then ok bench_ratio_and_verdict_cells; else
 	not_ok bench_ratio_and_verdict_cells "malformed in: $bad"; fi
 
