@@ -336,6 +336,18 @@ static int read_headers(struct elf_symtab *e)
 	return 0;
 }
 
+/* Hands the file (e->fd) or the in-memory copy (e->image) to libelf and reads its headers. */
+static int begin_elf(struct elf_symtab *e)
+{
+	if (elf_version(EV_CURRENT) == EV_NONE) {
+		pr_debug("libelf: %s", elf_errmsg(-1));
+		return -EINVAL;
+	}
+	e->elf = e->image ? elf_memory(e->image, e->file_size)
+			  : elf_begin(e->fd, ELF_C_READ_MMAP, NULL);
+	return read_headers(e);
+}
+
 int elf_symtab__open_fd(int fd, const char *display_path, struct elf_symtab **out)
 {
 	struct elf_symtab *e = NULL;
@@ -363,13 +375,7 @@ int elf_symtab__open_fd(int fd, const char *display_path, struct elf_symtab **ou
 		goto cleanup;
 	}
 	e->file_size = st.st_size;
-	if (elf_version(EV_CURRENT) == EV_NONE) {
-		pr_debug("libelf: %s", elf_errmsg(-1));
-		err = -EINVAL;
-		goto cleanup;
-	}
-	e->elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	err = read_headers(e);
+	err = begin_elf(e);
 	if (err)
 		goto cleanup;
 	*out = e;
@@ -399,13 +405,7 @@ int elf_symtab__open_memory(const void *image, size_t size, const char *display_
 	}
 	memcpy(e->image, image, size);
 	e->file_size = size;
-	if (elf_version(EV_CURRENT) == EV_NONE) {
-		pr_debug("libelf: %s", elf_errmsg(-1));
-		err = -EINVAL;
-		goto cleanup;
-	}
-	e->elf = elf_memory(e->image, size);
-	err = read_headers(e);
+	err = begin_elf(e);
 	if (err)
 		goto cleanup;
 	*out = e;
