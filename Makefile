@@ -98,7 +98,8 @@ all: cprof fixtures
 
 deps: $(DEPS)/.stamp
 
-$(DEPS)/.stamp: third_party/build.sh third_party/versions
+$(DEPS)/.stamp: third_party/build.sh third_party/fetch.sh third_party/versions \
+		$(wildcard third_party/patches/*/*.patch)
 	$(call msg,DEPS,$(DEPS_FLAVOR))
 	$(Q)third_party/build.sh $(DEPS_FLAVOR)
 
@@ -154,9 +155,21 @@ unit-tests: $(OUT)/unit_tests
 # libFuzzer targets (tests/fuzz/fuzz_*.c) over the parsers of outside input.
 # `make fuzzers` builds them in the fuzz flavor; tests/fuzz/run runs them.
 ifeq ($(FLAVOR),fuzz)
-.output/fuzz/bin/%: tests/fuzz/%.c $(LIB_OBJS) | .output/fuzz/bin
+# The demanglers are fuzzed through demangle.c: compiled here with coverage,
+# linked before the deps' uninstrumented archive, so libFuzzer sees into them.
+IBERTY_SRC := third_party/src/libiberty/libiberty
+IBERTY_OBJS := $(patsubst %,$(OUT)/obj/iberty/%.o,cp-demangle rust-demangle safe-ctype)
+.SECONDARY: $(IBERTY_OBJS)
+
+$(OUT)/obj/iberty/%.o: $(DEPS)/.stamp
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) -DHAVE_STDLIB_H -DHAVE_STRING_H -DHAVE_LIMITS_H -g $(EXTRA_CFLAGS) \
+		-I$(IBERTY_SRC)/../include -c $(IBERTY_SRC)/$*.c -o $@
+
+.output/fuzz/bin/%: tests/fuzz/%.c $(LIB_OBJS) $(IBERTY_OBJS) | .output/fuzz/bin
 	$(call msg,FUZZER,$@)
-	$(Q)$(CC) $(CFLAGS) $(EXTRA_LDFLAGS) $< $(LIB_OBJS) $(LDLIBS) -o $@
+	$(Q)$(CC) $(CFLAGS) $(EXTRA_LDFLAGS) $< $(LIB_OBJS) $(IBERTY_OBJS) $(LDLIBS) -o $@
 
 fuzzers: $(FUZZERS)
 else
@@ -218,13 +231,18 @@ arm64:
 	$(Q)$(MAKE) --no-print-directory FLAVOR=arm64 cprof
 
 # bench: the symbolization benchmark driver of bench/run, built like cprof
-# and linked against its objects, so it times the code the profiler runs.
+# and linked against its objects, so it times the code the profiler runs;
+# and the startup timer (figure 5), which needs only libbpf's syscall wrappers.
 .PHONY: bench
-bench: $(OUT)/symbench
+bench: $(OUT)/symbench $(OUT)/startup
 
 $(OUT)/symbench: bench/symbench.c $(LIB_OBJS) $(DEPS)/.stamp
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $< $(LIB_OBJS) $(LDLIBS) -o $@
+
+$(OUT)/startup: bench/startup.c $(DEPS)/.stamp
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $< $(LDLIBS) -o $@
 # end bench
 
 $(BPF_OUT) $(OUT)/obj $(OUT)/obj/tests $(OUT)/fixtures .output/fixtures:

@@ -24,6 +24,7 @@ PACKAGES=(
 	lld                               # links the arm64 cross build (make arm64)
 	bpftool                           # skeleton generation
 	dpkg-dev                          # dpkg-source: unpacks + patches the pinned sources
+	patch                             # third_party/patches/: our small fixes on top
 	file elfutils golang-go           # tests: `file`, eu-readelf, the pprof reader
 	clang-format                      # tests: the style gate (tests/e2e/style.sh)
 	qemu-system-x86 qemu-system-arm   # tests: the kernel matrix (qemu/run)

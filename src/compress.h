@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Gzip compression of an in-memory buffer: pprof files are conventionally
- * gzipped (.pb.gz), and every pprof reader accepts that form.
+ * Gzip compression: pprof files are conventionally gzipped (.pb.gz), and
+ * every pprof reader accepts that form. A stream compresses what is written
+ * to it as it comes, so a profile is encoded straight into its gzip form and
+ * its uncompressed encoding (several times larger) is never held whole.
  */
 #ifndef CPROF_COMPRESS_H
 #define CPROF_COMPRESS_H
@@ -9,10 +11,18 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/*
- * Compresses len bytes of in into a gzip member at zlib's default level 6.
- * On success *out is a malloc'ed buffer the caller frees; returns 0 or a negative errno.
- */
+struct gzip_stream;
+
+/* A gzip member at zlib's default level 6 into a buffer that grows as needed. */
+int compress__gzip_begin(struct gzip_stream **out);
+/* Adds len bytes; the signature of a pb_writer sink (ctx is the stream). */
+int compress__gzip_write(void *ctx, const uint8_t *data, size_t len);
+/* Ends the member: *out is a malloc'ed buffer the caller frees. Frees gz either way. */
+int compress__gzip_end(struct gzip_stream *gz, uint8_t **out, size_t *out_len);
+/* Abandons a stream (NULL-safe). */
+void compress__gzip_free(struct gzip_stream *gz);
+
+/* All of in at once; returns 0 or a negative errno. */
 int compress__gzip(const void *in, size_t len, uint8_t **out, size_t *out_len);
 
 #endif

@@ -959,6 +959,9 @@ static int load_symbols(struct elf_symtab *e)
 		goto cleanup;
 	}
 	nu = to_usyms(e, cands, n, u);
+	/* Done with: the arrays below would otherwise add to the peak (libLLVM: 1.8 MB). */
+	free(cands);
+	cands = NULL;
 	/* The names still point into the mapped file: copy them before it goes. */
 	err = copy_names(e, &ctx, u, nu);
 	if (err)

@@ -56,6 +56,11 @@ void pb_writer__init_counting(struct pb_writer *w)
 	*w = (struct pb_writer){.max_size = SIZE_MAX};
 }
 
+void pb_writer__init_sink(struct pb_writer *w, pb_sink_fn sink, void *ctx)
+{
+	*w = (struct pb_writer){.sink = sink, .ctx = ctx, .max_size = SIZE_MAX};
+}
+
 void pb_writer__init_buffer(struct pb_writer *w, struct pb_buffer *buf)
 {
 	*buf = (struct pb_buffer){0};

@@ -49,6 +49,8 @@ struct pb_fixed {
 };
 
 void pb_writer__init_counting(struct pb_writer *w);
+/* Any sink: for instance a compressor (compress__gzip_write). */
+void pb_writer__init_sink(struct pb_writer *w, pb_sink_fn sink, void *ctx);
 void pb_writer__init_buffer(struct pb_writer *w, struct pb_buffer *buf);
 void pb_writer__init_fixed(struct pb_writer *w, struct pb_fixed *fixed, uint8_t *data, size_t size);
 void pb_buffer__free(struct pb_buffer *buf);

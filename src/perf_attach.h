@@ -1,21 +1,42 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * One PERF_COUNT_SW_CPU_CLOCK event per online CPU, sampling at a fixed
- * frequency, each with the BPF program attached. Software cpu-clock works on
- * VMs and boards without a PMU, and ticks whether the CPU runs user or kernel code.
+ * frequency, each with the BPF program attached; and tracepoint events.
+ * Software cpu-clock works on VMs and boards without a PMU, and ticks whether
+ * the CPU runs user or kernel code.
  */
 #ifndef CPROF_PERF_ATTACH_H
 #define CPROF_PERF_ATTACH_H
+
+#include <stdbool.h>
 
 struct bpf_program;
 struct perf_attach;
 
 /*
- * Opens and attaches the events. On failure returns a negative errno and,
+ * Opens the events, one per online CPU. Enabled, they tick from now on but
+ * record nothing until a program is attached; disabled, their timers start
+ * when a program is attached. On failure returns a negative errno and,
  * when the cause is known (permissions, paranoid level, no cpu-clock), a
  * one-line explanation has already been logged.
  */
-int perf_attach__open(struct bpf_program *prog, unsigned int hz, struct perf_attach **out);
+int perf_attach__open(unsigned int hz, bool enabled, struct perf_attach **out);
+/* Attaches prog to every event: sampling begins. Logs what failed. */
+int perf_attach__attach(struct perf_attach *pa, struct bpf_program *prog);
+/*
+ * Moves sampling from the events of `from` to those of `to` (opened
+ * disabled), CPU by CPU: prog is attached to the new event, then the old one
+ * is closed, so every tick runs one of the two programs and none runs both.
+ * A CPU's sampling phase restarts there. Leaves `from` without events.
+ */
+int perf_attach__handover(struct perf_attach *from, struct perf_attach *to,
+			  struct bpf_program *prog);
+/*
+ * Opens the tracepoint CATEGORY/NAME of tracefs as a perf event, for a
+ * program to be attached to it (bpf_program__attach_perf_event). Returns
+ * the descriptor or a negative errno; nothing is logged.
+ */
+int perf_attach__tracepoint(const char *tracefs, const char *category, const char *name);
 /* Number of CPUs that are being sampled. */
 int perf_attach__cpu_count(const struct perf_attach *pa);
 void perf_attach__free(struct perf_attach *pa);

@@ -430,15 +430,12 @@ static int encode_profile(struct pb_writer *w, const struct encoder *e)
 	return w->err;
 }
 
-int pprof__encode(const struct profile *p, uint8_t **out, size_t *out_len)
+/* The tables of the first pass, then the message into w. */
+static int encode_into(const struct profile *p, struct pb_writer *w)
 {
 	struct encoder e = {.p = p};
-	struct pb_buffer buf = {0};
-	struct pb_writer w;
 	int err;
 
-	*out = NULL;
-	*out_len = 0;
 	e.strings = strpool__new();
 	if (!e.strings) {
 		err = -ENOMEM;
@@ -449,17 +446,10 @@ int pprof__encode(const struct profile *p, uint8_t **out, size_t *out_len)
 		pr_err("building tables: %s", strerror(-err));
 		goto cleanup;
 	}
-	pb_writer__init_buffer(&w, &buf);
-	err = encode_profile(&w, &e);
-	if (err) {
+	err = encode_profile(w, &e);
+	if (err)
 		pr_err("encoding: %s", strerror(-err));
-		goto cleanup;
-	}
-	*out = buf.data;
-	*out_len = buf.len;
-	buf.data = NULL;
 cleanup:
-	pb_buffer__free(&buf);
 	free(e.comments);
 	free(e.samples);
 	free(e.maps);
@@ -469,17 +459,42 @@ cleanup:
 	return err;
 }
 
-int pprof__encode_gz(const struct profile *p, uint8_t **out, size_t *out_len)
+int pprof__encode(const struct profile *p, uint8_t **out, size_t *out_len)
 {
-	uint8_t *raw = NULL;
-	size_t raw_len = 0;
+	struct pb_buffer buf;
+	struct pb_writer w;
 	int err;
 
 	*out = NULL;
 	*out_len = 0;
-	err = pprof__encode(p, &raw, &raw_len);
-	if (!err)
-		err = compress__gzip(raw, raw_len, out, out_len);
-	free(raw);
-	return err;
+	pb_writer__init_buffer(&w, &buf);
+	err = encode_into(p, &w);
+	if (err) {
+		pb_buffer__free(&buf);
+		return err;
+	}
+	*out = buf.data;
+	*out_len = buf.len;
+	return 0;
+}
+
+/* Compressed as it is encoded: the uncompressed message is never held whole. */
+int pprof__encode_gz(const struct profile *p, uint8_t **out, size_t *out_len)
+{
+	struct gzip_stream *gz;
+	struct pb_writer w;
+	int err;
+
+	*out = NULL;
+	*out_len = 0;
+	err = compress__gzip_begin(&gz);
+	if (err)
+		return err;
+	pb_writer__init_sink(&w, compress__gzip_write, gz);
+	err = encode_into(p, &w);
+	if (err) {
+		compress__gzip_free(gz);
+		return err;
+	}
+	return compress__gzip_end(gz, out, out_len);
 }

@@ -285,6 +285,57 @@ uint32_t profile__add_frame(struct profile *p, const struct profile_frame *f)
 	return sl->idx1;
 }
 
+/* Takes the slot of idx1 out of the index, moving later entries of its probe run back. */
+static void index_remove(struct index *ix, uint32_t hash, uint32_t idx1)
+{
+	size_t mask = ix->nslots - 1, i = hash & mask, j, home;
+
+	while (ix->slots[i].idx1 != idx1) {
+		if (!ix->slots[i].idx1)
+			return;
+		i = (i + 1) & mask;
+	}
+	for (j = (i + 1) & mask; ix->slots[j].idx1; j = (j + 1) & mask) {
+		home = ix->slots[j].hash & mask;
+		/* An entry whose home lies cyclically in (i, j] is still reachable: leave it. */
+		if (i <= j ? (home > i && home <= j) : (home > i || home <= j))
+			continue;
+		ix->slots[i] = ix->slots[j];
+		i = j;
+	}
+	ix->slots[i] = (struct slot){0};
+	ix->count--;
+}
+
+int profile__set_frame_names(struct profile *p, uint32_t idx, const char *name,
+			     const char *system_name, bool unknown)
+{
+	struct profile_frame key;
+	struct slot *sl;
+	uint32_t hash;
+
+	if (!idx || idx > p->nframes)
+		return -EINVAL;
+	key = p->frames[idx - 1];
+	key.name = profile__intern(p, name);
+	key.system_name = system_name ? profile__intern(p, system_name) : key.name;
+	key.unknown = unknown;
+	if (!key.name || !key.system_name)
+		return -ENOMEM;
+	index_remove(&p->frame_index, frame_hash(&p->frames[idx - 1]), idx);
+	p->frames[idx - 1] = key;
+	/* Room was there before the removal. */
+	hash = frame_hash(&key);
+	sl = index_lookup(p, &p->frame_index, hash, frame_eq, &key);
+	/* An equal frame already indexed stays the one add_frame finds; both are valid. */
+	if (!sl->idx1) {
+		sl->idx1 = idx;
+		sl->hash = hash;
+		p->frame_index.count++;
+	}
+	return 0;
+}
+
 struct sample_key {
 	const uint32_t *frames;
 	uint32_t nframes;

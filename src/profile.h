@@ -68,6 +68,14 @@ const char *profile__intern(struct profile *p, const char *s);
 uint32_t profile__add_mapping(struct profile *p, const struct profile_mapping *m);
 uint32_t profile__add_frame(struct profile *p, const struct profile_frame *f);
 
+/*
+ * Replaces the names of frame idx, for names resolved after the frame was
+ * added (kernel symbols, named in one batch before the profile is used).
+ * Samples refer to frames by index and follow. 0, -EINVAL or -ENOMEM.
+ */
+int profile__set_frame_names(struct profile *p, uint32_t idx, const char *name,
+			     const char *system_name, bool unknown);
+
 /* Adds count to the sample with the same stack and labels, or creates it. */
 int profile__add_sample(struct profile *p, const uint32_t *frames, uint32_t nframes,
 			const struct profile_labels *labels, uint64_t count);

@@ -5,6 +5,14 @@
  * for samples in flight on the old one, then reads and clears it. This keeps
  * stack ids stable while counts refer to them and bounds how full the stack
  * map gets, which is what causes hash collisions (lost stacks).
+ *
+ * Startup comes in two stages, because creating a map set (the kernel
+ * preallocates 16,384 stacks of 1 KiB) is most of it. The first instance of
+ * the object is loaded with one set that stands for both, so sampling begins
+ * once one set exists; set 0 is the active one until the first drain. That
+ * drain first loads a second instance, which shares every map of the first
+ * and adds set 1, and hands the sampling events over to it; only then does
+ * anything flip to set 1.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -24,6 +32,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "parallel_maps.h"
 #include "perf_attach.h"
 #include "profile.skel.h"
 #include "sampler.h"
@@ -35,12 +44,22 @@
 #define IN_FLIGHT_WAIT_US 1000000
 
 struct sampler {
+	/* The loaded instance: the first (one map set) until complete, then the second. */
 	struct profile_bpf *skel;
+	bool complete;	     /* both map sets exist and the second instance samples */
+	int complete_err;    /* why it could not be completed: not tried again */
+	const char *tracefs; /* where tracepoints are, or NULL */
 	struct perf_attach *pa;
+	struct perf_attach *next_pa; /* the second instance's events, until handed over */
 	struct bpf_link *fork_link;
 	struct bpf_link *exec_link;
-	bool lineage; /* `parents` is maintained (fork and exec hooks attached) */
+	/* Tracepoint events opened before the load, until a link owns them; or -1. */
+	int fork_fd;
+	int exec_fd;
+	int tracepoint_err; /* why they could not be opened */
+	bool lineage;	    /* `parents` is maintained (fork and exec hooks attached) */
 	struct perf_buffer *pb;
+	int events_fd; /* the map pb sends through */
 	struct sampler_opts opts;
 	struct cprof_config cfg;
 	int ncpus_possible;
@@ -193,9 +212,8 @@ static const char *tracefs_dir(void)
 }
 
 /* Reads the offset of child_pid in sched_process_fork to pick the record layout. */
-static enum cprof_fork_layout fork_layout(void)
+static enum cprof_fork_layout fork_layout(const char *dir)
 {
-	const char *dir = tracefs_dir();
 	char path[256], line[256];
 	enum cprof_fork_layout layout = CPROF_FORK_NONE;
 	FILE *f;
@@ -235,11 +253,148 @@ static int update_config(struct sampler *s)
 	return err;
 }
 
+/* The fork and exec tracepoints as perf events, for the programs to be attached later. */
+static void open_tracepoints(struct sampler *s, const char *tracefs)
+{
+	s->fork_fd = perf_attach__tracepoint(tracefs, "sched", "sched_process_fork");
+	if (s->fork_fd >= 0)
+		s->exec_fd = perf_attach__tracepoint(tracefs, "sched", "sched_process_exec");
+	if (s->fork_fd < 0 || s->exec_fd < 0) {
+		s->tracepoint_err = s->fork_fd < 0 ? s->fork_fd : s->exec_fd;
+		if (s->fork_fd >= 0)
+			close(s->fork_fd);
+		s->fork_fd = s->exec_fd = -1;
+	}
+}
+
+static void on_notify(void *ctx, int cpu, void *data, __u32 size)
+{
+	struct sampler *s = ctx;
+	const struct cprof_event *ev = data;
+
+	(void)cpu;
+	if (size < sizeof(*ev) || !s->poll_fn)
+		return;
+	s->poll_fn(s->poll_ctx, ev->pid);
+	s->polled++;
+}
+
+static void on_notify_lost(void *ctx, int cpu, __u64 cnt)
+{
+	struct sampler *s = ctx;
+
+	(void)cpu;
+	s->lost_notify += cnt;
+}
+
+/* Sizes, and which programs and maps an instance loads itself (the others are reused). */
+static void configure(struct sampler *s, struct profile_bpf *k, bool lineage)
+{
+	bool fork = lineage && s->cfg.fork_layout != CPROF_FORK_NONE;
+
+	bpf_map__set_max_entries(k->maps.stacks0, s->opts.stack_entries);
+	bpf_map__set_max_entries(k->maps.stacks1, s->opts.stack_entries);
+	bpf_map__set_max_entries(k->maps.counts0, s->opts.count_entries);
+	bpf_map__set_max_entries(k->maps.counts1, s->opts.count_entries);
+	/* Unused without a PID filter; a full-size hash map costs startup time to allocate. */
+	if (!s->opts.filter_pids)
+		bpf_map__set_max_entries(k->maps.targets, 1);
+	bpf_program__set_autoload(k->progs.cprof_fork_static_comm,
+				  fork && s->cfg.fork_layout == CPROF_FORK_STATIC_COMM);
+	bpf_program__set_autoload(k->progs.cprof_fork_dynamic_comm,
+				  fork && s->cfg.fork_layout == CPROF_FORK_DYNAMIC_COMM);
+	bpf_program__set_autoload(k->progs.cprof_exec, fork);
+}
+
+/* Hands src's map to dst's instance; both then name the same kernel map. */
+static int share(struct bpf_map *dst, const struct bpf_map *src)
+{
+	int err = bpf_map__reuse_fd(dst, bpf_map__fd(src));
+
+	if (err)
+		pr_debug("cannot share map '%s': %s", bpf_map__name(src), strerror(-err));
+	return err;
+}
+
+/*
+ * Creates maps on other threads while fn(s) runs on this one. Returns the
+ * first map's error (unexplained), else fn's (which fn has logged).
+ */
+static int create_maps_while(struct bpf_map *const *maps, int n, int (*fn)(struct sampler *s),
+			     struct sampler *s, bool *explained)
+{
+	struct parallel_maps *pm = NULL;
+	int err, fn_err;
+
+	*explained = false;
+	err = parallel_maps__start(maps, n, &pm);
+	if (err) {
+		pr_err("cannot create the BPF maps: %s", strerror(-err));
+		*explained = true;
+		return err;
+	}
+	fn_err = fn(s);
+	err = parallel_maps__finish(pm);
+	parallel_maps__free(pm);
+	if (!err && fn_err) {
+		*explained = true;
+		err = fn_err;
+	}
+	return err;
+}
+
+/*
+ * The notification buffer, ready before the load, on an `events` map of our
+ * own: the buffer keeps using the descriptor it was given, which must outlive
+ * the first instance of the object.
+ */
+static int open_notifications(struct sampler *s)
+{
+	struct bpf_map *m = s->skel->maps.events;
+	int err;
+
+	s->events_fd = bpf_map_create(bpf_map__type(m), bpf_map__name(m), bpf_map__key_size(m),
+				      bpf_map__value_size(m), s->ncpus_possible, NULL);
+	if (s->events_fd < 0) {
+		err = -errno;
+		pr_err("cannot create the notification map: %s", strerror(-err));
+		return err;
+	}
+	err = bpf_map__reuse_fd(m, s->events_fd);
+	if (err) {
+		pr_err("cannot create the notification map: %s", strerror(-err));
+		return err;
+	}
+	s->pb = perf_buffer__new(s->events_fd, NOTIFY_PAGES, on_notify, on_notify_lost, s, NULL);
+	if (!s->pb) {
+		err = -errno;
+		pr_err("cannot create the notification perf buffer: %s", strerror(-err));
+		return err;
+	}
+	return 0;
+}
+
+/* What the first instance needs besides its maps, done while they are created. */
+static int prepare_first(struct sampler *s)
+{
+	int err;
+
+	/* The first tick comes sooner: see perf_attach.c. */
+	err = perf_attach__open(s->opts.hz, true, &s->pa);
+	if (err)
+		return err;
+	if (s->cfg.fork_layout != CPROF_FORK_NONE)
+		open_tracepoints(s, s->tracefs);
+	return open_notifications(s);
+}
+
 int sampler__new(const struct sampler_opts *opts, struct sampler **out)
 {
+	struct bpf_map *big[5];
+	struct profile_bpf *k;
 	struct sampler *s;
-	uint32_t stacks, counts;
-	int err;
+	bool explained;
+	int err, n = 0;
 
 	*out = NULL;
 	libbpf_set_print(libbpf_print);
@@ -249,7 +404,12 @@ int sampler__new(const struct sampler_opts *opts, struct sampler **out)
 	s = calloc(1, sizeof(*s));
 	if (!s)
 		return -ENOMEM;
+	s->fork_fd = s->exec_fd = s->events_fd = -1;
 	s->opts = *opts;
+	if (!s->opts.stack_entries)
+		s->opts.stack_entries = CPROF_DEFAULT_STACK_ENTRIES;
+	if (!s->opts.count_entries)
+		s->opts.count_entries = CPROF_DEFAULT_COUNT_ENTRIES;
 	s->ncpus_possible = libbpf_num_possible_cpus();
 	if (s->ncpus_possible <= 0) {
 		err = s->ncpus_possible ? s->ncpus_possible : -EINVAL;
@@ -257,29 +417,12 @@ int sampler__new(const struct sampler_opts *opts, struct sampler **out)
 		goto cleanup;
 	}
 
-	s->skel = profile_bpf__open();
-	if (!s->skel) {
-		err = -errno;
-		pr_err("cannot open the embedded BPF object: %s", strerror(-err));
-		goto cleanup;
-	}
-	stacks = opts->stack_entries ? opts->stack_entries : CPROF_DEFAULT_STACK_ENTRIES;
-	counts = opts->count_entries ? opts->count_entries : CPROF_DEFAULT_COUNT_ENTRIES;
-	bpf_map__set_max_entries(s->skel->maps.stacks0, stacks);
-	bpf_map__set_max_entries(s->skel->maps.stacks1, stacks);
-	bpf_map__set_max_entries(s->skel->maps.counts0, counts);
-	bpf_map__set_max_entries(s->skel->maps.counts1, counts);
-	/* Unused without a PID filter; a full-size hash map costs startup time to allocate. */
-	if (!opts->filter_pids)
-		bpf_map__set_max_entries(s->skel->maps.targets, 1);
-	s->opts.stack_entries = stacks;
-	s->opts.count_entries = counts;
-
 	s->cfg.filter_pids = opts->filter_pids;
 	s->cfg.include_idle = opts->include_idle;
 	/* Forks are watched in every mode: see `parents` in the BPF program. */
 	s->cfg.follow_children = opts->filter_pids && opts->follow_children;
-	s->cfg.fork_layout = fork_layout();
+	s->tracefs = tracefs_dir();
+	s->cfg.fork_layout = s->tracefs ? fork_layout(s->tracefs) : CPROF_FORK_NONE;
 	if (s->cfg.fork_layout == CPROF_FORK_NONE) {
 		if (s->cfg.follow_children)
 			pr_warn("children started during the profile are not followed: cannot read "
@@ -288,13 +431,33 @@ int sampler__new(const struct sampler_opts *opts, struct sampler **out)
 			pr_debug("sched_process_fork unavailable: processes that exit at once "
 				 "cannot borrow their parent's memory map");
 	}
-	bpf_program__set_autoload(s->skel->progs.cprof_fork_static_comm,
-				  s->cfg.fork_layout == CPROF_FORK_STATIC_COMM);
-	bpf_program__set_autoload(s->skel->progs.cprof_fork_dynamic_comm,
-				  s->cfg.fork_layout == CPROF_FORK_DYNAMIC_COMM);
-	bpf_program__set_autoload(s->skel->progs.cprof_exec, s->cfg.fork_layout != CPROF_FORK_NONE);
-
-	err = profile_bpf__load(s->skel);
+	k = s->skel = profile_bpf__open();
+	if (!k) {
+		err = -errno;
+		pr_err("cannot open the embedded BPF object: %s", strerror(-err));
+		goto cleanup;
+	}
+	/* The fork and exec hooks are in the first instance: forks are seen from the start. */
+	configure(s, k, true);
+	big[n++] = k->maps.stacks0;
+	big[n++] = k->maps.counts0;
+	big[n++] = k->maps.seen;
+	if (s->opts.filter_pids)
+		big[n++] = k->maps.targets;
+	if (s->cfg.fork_layout != CPROF_FORK_NONE)
+		big[n++] = k->maps.parents;
+	else
+		bpf_map__set_autocreate(k->maps.parents, false);
+	err = create_maps_while(big, n, prepare_first, s, &explained);
+	if (explained)
+		goto cleanup;
+	/* Set 0 stands for both: set 1 is not used before the second instance exists. */
+	if (!err)
+		err = share(k->maps.stacks1, k->maps.stacks0);
+	if (!err)
+		err = share(k->maps.counts1, k->maps.counts0);
+	if (!err)
+		err = profile_bpf__load(k);
 	if (err) {
 		explain_load_error(err);
 		goto cleanup;
@@ -302,8 +465,8 @@ int sampler__new(const struct sampler_opts *opts, struct sampler **out)
 	err = update_config(s);
 	if (err)
 		goto cleanup;
-	s->stack_cache = calloc(stacks, sizeof(*s->stack_cache));
-	s->stack_cache_ids = calloc(stacks, sizeof(*s->stack_cache_ids));
+	s->stack_cache = calloc(s->opts.stack_entries, sizeof(*s->stack_cache));
+	s->stack_cache_ids = calloc(s->opts.stack_entries, sizeof(*s->stack_cache_ids));
 	if (!s->stack_cache || !s->stack_cache_ids) {
 		err = -ENOMEM;
 		goto cleanup;
@@ -371,56 +534,123 @@ int sampler__prune_targets(struct sampler *s)
 	return n;
 }
 
-static void on_notify(void *ctx, int cpu, void *data, __u32 size)
+/* Attaches a program to a tracepoint event opened by open_tracepoints(). */
+static struct bpf_link *attach_tracepoint(struct bpf_program *prog, int *fd)
 {
-	struct sampler *s = ctx;
-	const struct cprof_event *ev = data;
+	struct bpf_link *link;
 
-	(void)cpu;
-	if (size < sizeof(*ev) || !s->poll_fn)
-		return;
-	s->poll_fn(s->poll_ctx, ev->pid);
-	s->polled++;
+	link = bpf_program__attach_perf_event(prog, *fd);
+	if (link)
+		*fd = -1; /* the link owns it now */
+	return link;
 }
 
-static void on_notify_lost(void *ctx, int cpu, __u64 cnt)
+/* Attaches the fork and exec hooks of instance k to the tracepoint events. */
+static void attach_lineage(struct sampler *s, struct profile_bpf *k)
 {
-	struct sampler *s = ctx;
+	int err;
 
-	(void)cpu;
-	s->lost_notify += cnt;
+	if (s->cfg.fork_layout == CPROF_FORK_NONE)
+		return;
+	err = s->tracepoint_err;
+	if (!err) {
+		s->fork_link = attach_tracepoint(s->cfg.fork_layout == CPROF_FORK_STATIC_COMM
+							 ? k->progs.cprof_fork_static_comm
+							 : k->progs.cprof_fork_dynamic_comm,
+						 &s->fork_fd);
+		err = s->fork_link ? 0 : -errno;
+	}
+	if (err && s->cfg.follow_children)
+		pr_warn("children started during the profile are not followed: cannot "
+			"attach to sched_process_fork: %s",
+			strerror(-err));
+	if (s->fork_link)
+		s->exec_link = attach_tracepoint(k->progs.cprof_exec, &s->exec_fd);
+	/* Without the exec hook a parent's map could be lent to a new program. */
+	s->lineage = s->exec_link != NULL;
 }
 
 int sampler__start(struct sampler *s)
 {
 	int err;
 
-	s->pb = perf_buffer__new(bpf_map__fd(s->skel->maps.events), NOTIFY_PAGES, on_notify,
-				 on_notify_lost, s, NULL);
-	if (!s->pb) {
-		err = -errno;
-		pr_err("cannot create the notification perf buffer: %s", strerror(-err));
-		return err;
-	}
-	if (s->cfg.fork_layout != CPROF_FORK_NONE) {
-		s->fork_link =
-			bpf_program__attach(s->cfg.fork_layout == CPROF_FORK_STATIC_COMM
-						    ? s->skel->progs.cprof_fork_static_comm
-						    : s->skel->progs.cprof_fork_dynamic_comm);
-		if (!s->fork_link && s->cfg.follow_children)
-			pr_warn("children started during the profile are not followed: cannot "
-				"attach to sched_process_fork: %s",
-				strerror(errno));
-		if (s->fork_link)
-			s->exec_link = bpf_program__attach(s->skel->progs.cprof_exec);
-		/* Without the exec hook a parent's map could be lent to a new program. */
-		s->lineage = s->exec_link != NULL;
-	}
-	err = perf_attach__open(s->skel->progs.cprof_sample, s->opts.hz, &s->pa);
+	attach_lineage(s, s->skel);
+	err = perf_attach__attach(s->pa, s->skel->progs.cprof_sample);
 	if (err)
 		return err;
 	s->started = true;
 	return 0;
+}
+
+/* The second instance takes every map of the first but set 1, and `parents` if it exists. */
+static int share_maps(struct profile_bpf *k, struct profile_bpf *first, bool parents)
+{
+	struct bpf_map *mine[] = {k->maps.config,  k->maps.targets, k->maps.stacks0,
+				  k->maps.counts0, k->maps.stats,   k->maps.in_flight,
+				  k->maps.seen,	   k->maps.events,  k->maps.parents};
+	struct bpf_map *theirs[] = {first->maps.config,	 first->maps.targets, first->maps.stacks0,
+				    first->maps.counts0, first->maps.stats,   first->maps.in_flight,
+				    first->maps.seen,	 first->maps.events,  first->maps.parents};
+	int i, n = sizeof(mine) / sizeof(mine[0]) - !parents, err = 0;
+
+	for (i = 0; i < n && !err; i++)
+		err = share(mine[i], theirs[i]);
+	return err;
+}
+
+static int open_events_disabled(struct sampler *s)
+{
+	return perf_attach__open(s->opts.hz, false, &s->next_pa);
+}
+
+/*
+ * Creates set 1 in a second instance that shares every other map, and moves
+ * the sampling events over to it. Called by the first drain, while sampling:
+ * set 1 is not used before, and at low rates the first ticks come from the
+ * first instance's events, opened early, not a period after the move (whose
+ * events start their period afresh).
+ */
+static int complete(struct sampler *s)
+{
+	struct profile_bpf *first = s->skel, *k;
+	struct bpf_map *big[2];
+	bool explained = false, lineage = s->cfg.fork_layout != CPROF_FORK_NONE;
+	int err;
+
+	k = profile_bpf__open();
+	if (!k) {
+		err = -errno;
+		pr_err("cannot open the embedded BPF object: %s", strerror(-err));
+		return err;
+	}
+	/* The hooks stay attached where they are, in the first instance. */
+	configure(s, k, false);
+	err = share_maps(k, first, lineage);
+	if (err)
+		goto cleanup;
+	if (!lineage)
+		bpf_map__set_autocreate(k->maps.parents, false);
+	big[0] = k->maps.stacks1;
+	big[1] = k->maps.counts1;
+	err = create_maps_while(big, 2, open_events_disabled, s, &explained);
+	if (!err)
+		err = profile_bpf__load(k);
+	if (err) {
+		if (!explained)
+			explain_load_error(err);
+		goto cleanup;
+	}
+	/* The first instance's program never runs again once this returns. */
+	err = perf_attach__handover(s->pa, s->next_pa, k->progs.cprof_sample);
+	perf_attach__free(s->pa);
+	s->pa = s->next_pa;
+	s->next_pa = NULL;
+	s->skel = k;
+	k = first;
+	s->complete = !err;
+cleanup:
+	profile_bpf__destroy(k);
+	return err;
 }
 
 void sampler__stop(struct sampler *s)
@@ -429,6 +659,8 @@ void sampler__stop(struct sampler *s)
 		return;
 	perf_attach__free(s->pa);
 	s->pa = NULL;
+	perf_attach__free(s->next_pa);
+	s->next_pa = NULL;
 	bpf_link__destroy(s->fork_link);
 	s->fork_link = NULL;
 	bpf_link__destroy(s->exec_link);
@@ -642,6 +874,15 @@ int sampler__drain(struct sampler *s, sampler_entry_fn fn, void *ctx)
 	__u32 old = s->cfg.active_set;
 	int err;
 
+	/* In the first instance set 1 is set 0: no flip before the second exists. */
+	if (!s->complete) {
+		if (s->stopped || !s->started)
+			return drain_set(s, 0, fn, ctx);
+		if (!s->complete_err)
+			s->complete_err = complete(s);
+		if (s->complete_err)
+			return s->complete_err;
+	}
 	s->cfg.active_set ^= 1;
 	err = update_config(s);
 	if (err)
@@ -674,6 +915,12 @@ void sampler__free(struct sampler *s)
 		return;
 	sampler__stop(s);
 	perf_buffer__free(s->pb);
+	if (s->events_fd >= 0)
+		close(s->events_fd);
+	if (s->fork_fd >= 0)
+		close(s->fork_fd);
+	if (s->exec_fd >= 0)
+		close(s->exec_fd);
 	profile_bpf__destroy(s->skel);
 	free(s->stack_cache);
 	free(s->stack_cache_ids);

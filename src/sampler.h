@@ -40,7 +40,10 @@ struct sampler_entry {
 typedef void (*sampler_entry_fn)(void *ctx, const struct sampler_entry *e);
 typedef void (*sampler_process_fn)(void *ctx, uint32_t pid);
 
-/* Opens and loads the BPF object; errors are explained in one logged line. */
+/*
+ * Opens and loads the BPF object, with one map set; errors are explained in
+ * one logged line.
+ */
 int sampler__new(const struct sampler_opts *opts, struct sampler **out);
 void sampler__free(struct sampler *s);
 
@@ -58,6 +61,7 @@ int sampler__prune_targets(struct sampler *s);
 int sampler__parent_of(struct sampler *s, uint32_t pid, uint32_t *parent);
 /* Attaches the per-CPU sampling events: sampling begins. */
 int sampler__start(struct sampler *s);
+
 /* Detaches the events: sampling ends; what was counted can still be drained. */
 void sampler__stop(struct sampler *s);
 int sampler__cpu_count(const struct sampler *s);
@@ -75,7 +79,8 @@ bool sampler__should_drain(struct sampler *s);
 /*
  * Switches samples to the other map set, waits for samples in flight on the
  * old set, then reports every entry of the old set to fn and clears it.
- * After sampler__stop it drains both sets.
+ * After sampler__stop it drains both sets. The first drain also creates the
+ * second set, which sampling does not wait for (see sampler.c).
  */
 int sampler__drain(struct sampler *s, sampler_entry_fn fn, void *ctx);
 

@@ -333,6 +333,8 @@ static int end_interval(struct run *r, uint64_t now, bool last)
 	struct profile *next;
 	struct batch *b = NULL;
 
+	/* Before the counters are read: a kernel symbol gone meanwhile counts as unknown. */
+	symbolizer__finish(r->sym, last);
 	read_info(r, &cur);
 	delta = since(&cur, &r->prev);
 	delta.duration_ns = now - r->interval_start;
@@ -605,7 +607,11 @@ int session__run(const struct session_opts *o)
 		info.duration_ns = now - start;
 		exit_code = finish_continuous(&r, &info);
 	} else {
+		symbolizer__finish(r.sym, true);
 		read_info(&r, &info);
+		/* Symbol tables are done with: encoding the profile does not stack on them. */
+		symbolizer__free(r.sym);
+		r.sym = NULL;
 		summary__add_comments(r.prof, &info);
 		if (r.upload)
 			exit_code = upload_or_save(&r, out);

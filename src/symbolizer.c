@@ -80,6 +80,15 @@ struct fresh {
 	uint64_t seen_ns;
 };
 
+/* A kernel frame added before its name was read (see symbolizer__finish). */
+struct kframe_wait {
+	uint64_t lookup; /* the address looked up: the frame's, less 1 past the leaf */
+	uint32_t frame;
+	uint32_t sym; /* ksyms index; NO_SYM before kallsyms is read, or when none holds it */
+};
+
+#define NO_SYM UINT32_MAX
+
 /* Long enough for a dynamic loader to map the libraries, or a fork to exec. */
 #define RECHECK_AFTER_NS (50 * 1000000ull)
 
@@ -99,8 +108,14 @@ struct symbolizer {
 	bool vdso_tried;
 	struct ksyms *ksyms;
 	bool ksyms_tried;
+	bool ksyms_partial; /* only the symbols of one finished profile's frames */
+	bool kernel_seen;   /* a kernel frame was asked for: the profile has the kernel mapping */
+	char *kallsyms;	    /* NULL: /proc/kallsyms */
 	uint32_t kernel_mapping;
 	struct u64map *kframes[2]; /* [leaf] address -> frame index */
+	struct kframe_wait *kwait; /* kernel frames waiting for their name */
+	size_t nkwait;
+	size_t kwait_cap;
 	struct symbolizer_stats stats;
 	symbolizer_parent_fn parent_of;
 	void *parent_ctx;
@@ -166,6 +181,8 @@ void symbolizer__free(struct symbolizer *s)
 	elf_symtab__free(s->vdso);
 	free(s->vdso_image);
 	ksyms__free(s->ksyms);
+	free(s->kallsyms);
+	free(s->kwait);
 	u64map__free(s->kframes[0]);
 	u64map__free(s->kframes[1]);
 	free(s);
@@ -850,33 +867,75 @@ static uint32_t add_kernel_mapping(struct symbolizer *s)
 	return pm.path && pm.build_id ? profile__add_mapping(s->prof, &pm) : 0;
 }
 
-static void load_ksyms(struct symbolizer *s)
+/* Reads kallsyms, naming at once the symbols of the addresses in addrs[0..n). */
+static void load_ksyms(struct symbolizer *s, const uint64_t *addrs, size_t n, bool only)
 {
 	int err;
 
 	s->ksyms_tried = true;
-	err = ksyms__load(NULL, &s->ksyms);
+	s->ksyms_partial = only;
+	err = ksyms__load_for(s->kallsyms, addrs, n, only, &s->ksyms);
 	if (err)
-		pr_warn("cannot read /proc/kallsyms (%s): kernel frames are shown as [kernel]",
-			strerror(-err));
+		pr_warn("cannot read %s (%s): kernel frames are shown as [kernel]",
+			s->kallsyms ? s->kallsyms : "/proc/kallsyms", strerror(-err));
 	else if (ksyms__hidden(s->ksyms))
 		pr_warn("kernel addresses are hidden from cprof (kernel.kptr_restrict, or no "
 			"CAP_SYSLOG): kernel frames are shown as [kernel]");
-	s->kernel_mapping = add_kernel_mapping(s);
 }
 
+/*
+ * A frame named when the profile is finished, under a stand-in name of its
+ * own address meanwhile, so that frames never merge before they are named.
+ */
+static uint32_t waiting_kernel_frame(struct symbolizer *s, uint64_t addr, uint64_t lookup,
+				     uint32_t sym)
+{
+	struct kframe_wait *w;
+	char name[64];
+	uint32_t frame;
+
+	if (s->nkwait == s->kwait_cap) {
+		size_t cap = s->kwait_cap ? 2 * s->kwait_cap : 256;
+
+		w = reallocarray(s->kwait, cap, sizeof(*w));
+		if (!w)
+			return 0;
+		s->kwait = w;
+		s->kwait_cap = cap;
+	}
+	if (sym != NO_SYM && ksyms__want_name(s->ksyms, sym))
+		return 0;
+	snprintf(name, sizeof(name), "[kernel 0x%" PRIx64 "]", lookup);
+	frame = add_frame(s, s->kernel_mapping, addr, name, true, true);
+	if (frame)
+		s->kwait[s->nkwait++] =
+			(struct kframe_wait){.lookup = lookup, .frame = frame, .sym = sym};
+	return frame;
+}
+
+/*
+ * Until the first profile is finished kallsyms is not read: its frames are
+ * all named then, in the one read that loads the table. Afterwards (the
+ * next intervals of continuous mode) the table gives each frame its symbol
+ * at once, and a name pass only runs for symbols not named yet.
+ */
 static uint32_t resolve_kernel(struct symbolizer *s, uint64_t addr, bool leaf)
 {
-	const struct ksym *sym = NULL;
-	uint64_t v;
-	uint32_t frame;
+	uint64_t v, lookup = leaf ? addr : addr - 1;
+	uint32_t frame, sym = NO_SYM;
+	const char *name;
+	int err = -ENOENT;
 
 	if (u64map__get(s->kframes[leaf], addr, &v))
 		return (uint32_t)v;
-	if (s->ksyms && !ksyms__hidden(s->ksyms))
-		sym = ksyms__lookup(s->ksyms, leaf ? addr : addr - 1);
-	if (sym) {
-		frame = add_frame(s, s->kernel_mapping, addr, sym->name, true, false);
+	if (!s->ksyms_tried)
+		err = -EAGAIN;
+	else if (s->ksyms && ksyms__find(s->ksyms, lookup, &sym) == 0)
+		err = ksyms__name(s->ksyms, sym, &name);
+	if (!err) {
+		frame = add_frame(s, s->kernel_mapping, addr, name, true, false);
+	} else if (err == -EAGAIN) {
+		frame = waiting_kernel_frame(s, addr, lookup, sym);
 	} else {
 		frame = add_frame(s, s->kernel_mapping, addr, "[kernel]", true, true);
 		s->stats.unknown_kernel++;
@@ -892,14 +951,104 @@ int symbolizer__kernel_frames(struct symbolizer *s, const uint64_t *ips, uint32_
 {
 	uint32_t i;
 
-	if (!s->ksyms_tried)
-		load_ksyms(s);
+	s->kernel_seen = true;
+	if (!s->kernel_mapping)
+		s->kernel_mapping = add_kernel_mapping(s);
+	if (!s->kernel_mapping)
+		return -ENOMEM;
 	for (i = 0; i < n; i++) {
 		frames_out[i] = resolve_kernel(s, ips[i], i == 0);
 		if (!frames_out[i])
 			return -ENOMEM;
 	}
 	return 0;
+}
+
+int symbolizer__set_kallsyms(struct symbolizer *s, const char *path)
+{
+	char *copy = NULL;
+
+	if (path && !(copy = strdup(path)))
+		return -ENOMEM;
+	free(s->kallsyms);
+	s->kallsyms = copy;
+	return 0;
+}
+
+/* The frame's real name, or "[kernel]" (and counted) without one. */
+static int name_kernel_frame(struct symbolizer *s, const struct kframe_wait *w, const char *name)
+{
+	const char *raw, *shown;
+
+	if (name) {
+		raw = profile__intern(s->prof, name);
+		shown = raw ? display_name(s, raw) : NULL;
+		if (!shown)
+			return -ENOMEM;
+		return profile__set_frame_names(s->prof, w->frame, shown, raw, false);
+	}
+	s->stats.unknown_kernel++;
+	return profile__set_frame_names(s->prof, w->frame, "[kernel]", NULL, true);
+}
+
+/*
+ * The first profile's frames: kallsyms is read once, naming their symbols
+ * as it goes. When no profile follows, only those symbols are kept.
+ */
+static void load_ksyms_for_waiting(struct symbolizer *s, bool last)
+{
+	uint64_t *addrs = malloc(s->nkwait * sizeof(*addrs));
+	size_t i;
+
+	for (i = 0; addrs && i < s->nkwait; i++)
+		addrs[i] = s->kwait[i].lookup;
+	/* Without memory for the list, the name pass below names them, one read later. */
+	load_ksyms(s, addrs, addrs ? s->nkwait : 0, last && addrs);
+	free(addrs);
+	for (i = 0; s->ksyms && i < s->nkwait; i++)
+		if (ksyms__find(s->ksyms, s->kwait[i].lookup, &s->kwait[i].sym) == 0)
+			ksyms__want_name(s->ksyms, s->kwait[i].sym);
+}
+
+int symbolizer__finish(struct symbolizer *s, bool last)
+{
+	size_t i, gone = 0;
+	const char *name;
+	int err = 0, pass_err = 0, e;
+
+	if (!s->nkwait)
+		return 0;
+	if (!s->ksyms_tried)
+		load_ksyms_for_waiting(s, last);
+	if (ksyms__wanted(s->ksyms)) {
+		pass_err = ksyms__name_pass(s->ksyms);
+		if (pass_err)
+			pr_warn("cannot read %s again (%s): kernel frames are shown as [kernel]",
+				s->kallsyms ? s->kallsyms : "/proc/kallsyms", strerror(-pass_err));
+	}
+	for (i = 0; i < s->nkwait; i++) {
+		const struct kframe_wait *w = &s->kwait[i];
+
+		name = NULL;
+		if (w->sym != NO_SYM && ksyms__name(s->ksyms, w->sym, &name) == -ENOENT)
+			gone++;
+		e = name_kernel_frame(s, w, name);
+		if (e && !err)
+			err = e;
+	}
+	if (gone)
+		pr_debug("%zu kernel frames: their symbol was gone when names were read", gone);
+	if (err)
+		pr_warn("cannot name kernel frames: %s", strerror(-err));
+	s->nkwait = 0;
+	/* A table of those symbols only would name no later frame: the next ones read again. */
+	if (s->ksyms_partial) {
+		ksyms__free(s->ksyms);
+		s->ksyms = NULL;
+		s->ksyms_tried = false;
+		s->ksyms_partial = false;
+	}
+	return err ? err : pass_err;
 }
 
 uint32_t symbolizer__placeholder(struct symbolizer *s, const char *what, int kernel)
@@ -950,8 +1099,10 @@ int symbolizer__set_profile(struct symbolizer *s, struct profile *prof)
 	s->display = display;
 	s->kframes[0] = k0;
 	s->kframes[1] = k1;
+	/* Frames still waiting belong to the old profile (symbolizer__finish was not called). */
+	s->nkwait = 0;
 	s->prof = prof;
-	s->kernel_mapping = s->ksyms_tried ? add_kernel_mapping(s) : 0;
+	s->kernel_mapping = s->kernel_seen ? add_kernel_mapping(s) : 0;
 	while (u64map__next(s->procs, &pos, &key, &val)) {
 		struct proc_state *st = (struct proc_state *)(uintptr_t)val;
 

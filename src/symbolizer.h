@@ -13,6 +13,7 @@
 #ifndef CPROF_SYMBOLIZER_H
 #define CPROF_SYMBOLIZER_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 struct profile;
@@ -65,6 +66,21 @@ int symbolizer__user_frames(struct symbolizer *s, uint32_t pid, const uint64_t *
 			    uint32_t *frames_out);
 int symbolizer__kernel_frames(struct symbolizer *s, const uint64_t *ips, uint32_t n,
 			      uint32_t *frames_out);
+/*
+ * Names the kernel frames of the profile: call it before anything reads the
+ * profile's frames (output, upload, summary). kallsyms is too big to keep
+ * (src/ksyms.h): the first profile's frames are named by the one read that
+ * loads the kernel table, and that table keeps only their symbols when
+ * last says no profile follows. Later profiles (continuous mode) find each
+ * frame's symbol in the table at once, and a pass over kallsyms reads the
+ * names of those not named yet. A symbol gone by then leaves its frames
+ * "[kernel]", counted as unknown. 0 or a negative errno, warned about
+ * (every frame has a name either way).
+ */
+int symbolizer__finish(struct symbolizer *s, bool last);
+/* Where kernel symbols are read instead of /proc/kallsyms (tests); before the first kernel frame.
+ */
+int symbolizer__set_kallsyms(struct symbolizer *s, const char *path);
 /* A frame that stands for something lost (e.g. "[user stack lost: ...]"). */
 uint32_t symbolizer__placeholder(struct symbolizer *s, const char *what, int kernel);
 
@@ -81,7 +97,9 @@ void symbolizer__new_interval(struct symbolizer *s);
  * starts one per interval). Everything that pointed into the previous
  * profile is dropped or re-interned, and processes that have exited are
  * forgotten, so a long run does not grow. Call it before freeing the
- * previous profile.
+ * previous profile, and after symbolizer__finish on it. Kernel names read
+ * for earlier profiles are kept: a pass over kallsyms only runs for
+ * symbols not named yet.
  */
 int symbolizer__set_profile(struct symbolizer *s, struct profile *prof);
 

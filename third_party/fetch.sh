@@ -51,7 +51,15 @@ pkg_suite() { pkg_field "$1" 4; }
 # Where a package is unpacked: "musl-dev:arm64" -> third_party/src/musl-dev_arm64.
 pkg_dir() { echo "${1/:/_}"; }
 # The lines a package's fetch depends on; stored in its stamp.
-pkg_key() { awk -v n="$1" '($1 == "source" || $1 == "deb" || $1 == "sha256") && $2 == n' "$VERSIONS"; }
+# Our patches are part of it: changing one unpacks the package afresh.
+pkg_key() {
+	awk -v n="$1" '($1 == "source" || $1 == "deb" || $1 == "sha256") && $2 == n' "$VERSIONS"
+	local p
+	for p in "$TP_DIR/patches/$1"/*.patch; do
+		[[ -f $p ]] && printf 'patch %s %s\n' "$(basename "$p")" "$(sha256sum <"$p" | cut -d' ' -f1)"
+	done
+	return 0
+}
 # sha256sum -c input for a package: "HASH  FILE".
 pkg_sums() { awk -v n="$1" '$1 == "sha256" && $2 == n { print $3 "  " $4 }' "$VERSIONS"; }
 
@@ -257,8 +265,21 @@ fetch_one() {
 		tail -n 30 "$log" >&2
 		die "${unpack[0]} -x failed for $name $version; log: $log"
 	fi
+	apply_patches "$name" "$tmp"
 	mv "$tmp" "$unpacked"
 	pkg_key "$name" >"$stamp"
+}
+
+# Our small fixes, third_party/patches/NAME/*.patch (-p1, in name order), on
+# top of Debian's; each says in its header why it exists.
+apply_patches() {
+	local name=$1 dir=$2 p
+	for p in "$TP_DIR/patches/$name"/*.patch; do
+		[[ -f $p ]] || continue
+		step PATCH "$name $(basename "$p")"
+		patch -d "$dir" -p1 --forward --batch --quiet <"$p" ||
+			die "$name: $(basename "$p") does not apply to $(pkg_version "$name")"
+	done
 }
 
 # --record: download the pinned version and replace the package's sha256 lines.

@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # Fuzzing in the suite: every target replays its seeds and saved regression
-# inputs, then fuzzes for a short fixed time (CPROF_FUZZ_SECONDS, default 15).
-# Longer runs: tests/fuzz/run -t SECONDS.
+# inputs, then fuzzes a fixed number of inputs (CPROF_FUZZ_RUNS, default
+# 150000, about 3-10 s each) from a fixed random seed, so that a given tree
+# always meets the same inputs: a failure here is this tree's, not luck's.
+# Open-ended runs that look for new bugs: tests/fuzz/run -t SECONDS.
 source "$(dirname "$0")/../lib.sh"
 
 cd "$ROOT" || exit 1
-secs=${CPROF_FUZZ_SECONDS:-15}
+runs=${CPROF_FUZZ_RUNS:-150000}
 targets=()
 for f in tests/fuzz/fuzz_*.c; do targets+=("$(basename "$f" .c)"); done
 
@@ -24,6 +26,6 @@ report() {
 
 tests/fuzz/run --replay >"$TMP/replay.out" 2>&1
 report replay "$TMP/replay.out"
-tests/fuzz/run -t "$secs" >"$TMP/fuzz.out" 2>&1
-report "fuzz_${secs}s" "$TMP/fuzz.out"
+tests/fuzz/run --runs "$runs" >"$TMP/fuzz.out" 2>&1
+report "fuzz_${runs}_inputs" "$TMP/fuzz.out"
 finish

@@ -50,4 +50,24 @@ else
 	not_ok include_idle_counted "$counted idle samples counted but no swapper stack in the profile"
 fi
 wait "$bg"
+
+# Sampling goes on across the first drain, where the events move to the
+# program that uses both map sets (src/sampler.c). With every CPU busy every
+# tick is a sample, idle ones included: the count follows from the rate.
+ncpu=$(nproc)
+"$FIX/known_tree" 4 "$((ncpu > 64 ? 64 : ncpu))" &
+bg=$!
+sleep 0.3
+"$CPROF" -a --include-idle -d 2.5 -F 199 -o "$TMP/rate.pb.gz" 2>"$TMP/rate.err"
+read -r n secs cpus < <(sed -nE \
+	's/^cprof: ([0-9]+) samples in ([0-9.]+) s at 199 Hz on ([0-9]+) CPUs?.*/\1 \2 \3/p' \
+	"$TMP/rate.err")
+if [ -z "${n:-}" ]; then
+	not_ok samples_across_first_drain "no summary line: $(tail -n 2 "$TMP/rate.err" | tr '\n' ' ')"
+elif awk -v n="$n" -v s="$secs" -v c="$cpus" 'BEGIN { exit !(n >= 0.85 * 199 * c * s) }'; then
+	ok samples_across_first_drain
+else
+	not_ok samples_across_first_drain "$n samples in $secs s on $cpus CPUs at 199 Hz"
+fi
+wait "$bg"
 finish

@@ -207,6 +207,67 @@ TEST(profile_frame_dedup)
 	profile__free(p);
 }
 
+/* Renaming takes a frame out of the hash index and puts it back: every other frame stays found. */
+TEST(profile_set_frame_names)
+{
+	struct profile *p = new_profile();
+	struct profile_frame f = {.address = 1, .kernel = true, .unknown = true};
+	char name[32], renamed[32];
+	const struct profile_frame *got;
+	uint32_t i, n = 5000;
+
+	for (i = 1; i <= n; i++) {
+		snprintf(name, sizeof(name), "[stand-in %u]", i);
+		f.address = i % 97; /* many equal addresses: long probe runs in the index */
+		f.name = name;
+		CHECK_INT(profile__add_frame(p, &f), ==, i);
+	}
+	for (i = 1; i <= n; i += 2) {
+		snprintf(renamed, sizeof(renamed), "fn%u", i);
+		CHECK_INT(
+			profile__set_frame_names(p, i, renamed, i % 4 == 1 ? "_raw" : NULL, false),
+			==, 0);
+	}
+	for (i = 1; i <= n; i++) {
+		f.address = i % 97;
+		f.unknown = i % 2 == 0;
+		f.system_name = NULL;
+		if (i % 2) {
+			snprintf(renamed, sizeof(renamed), "fn%u", i);
+			f.name = renamed;
+			f.system_name = i % 4 == 1 ? "_raw" : NULL;
+		} else {
+			snprintf(name, sizeof(name), "[stand-in %u]", i);
+			f.name = name;
+		}
+		CHECK_INT(profile__add_frame(p, &f), ==, i);
+	}
+	CHECK_U64(profile__frame_count(p), ==, n);
+	got = profile__frame(p, 1);
+	CHECK_STR(got->name, "fn1");
+	CHECK_STR(got->system_name, "_raw");
+	CHECK(!got->unknown && got->kernel);
+	got = profile__frame(p, 3);
+	CHECK(got->system_name == got->name);
+	/* The old names are free again: a frame with one is a new frame. */
+	f.address = 1;
+	f.name = "[stand-in 1]";
+	f.system_name = NULL;
+	f.unknown = true;
+	CHECK_INT(profile__add_frame(p, &f), ==, n + 1);
+	/* Renamed to what another frame already is: both stay valid, the first is found. */
+	f.address = 2;
+	f.name = "fn2";
+	f.unknown = false;
+	CHECK_INT(profile__add_frame(p, &f), ==, n + 2);
+	CHECK_INT(profile__set_frame_names(p, 2, "fn2", NULL, false), ==, 0);
+	CHECK_INT(profile__add_frame(p, &f), ==, n + 2);
+	CHECK_STR(profile__frame(p, 2)->name, "fn2");
+	CHECK_INT(profile__set_frame_names(p, 0, "x", NULL, false), ==, -EINVAL);
+	CHECK_INT(profile__set_frame_names(p, n + 3, "x", NULL, false), ==, -EINVAL);
+	profile__free(p);
+}
+
 static void add_frames(struct profile *p, int n)
 {
 	char name[32];
