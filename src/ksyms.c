@@ -34,6 +34,7 @@
 #define LOG_MODULE "ksyms"
 #include "log.h"
 #include "ksyms.h"
+#include "range.h"
 #include "lines.h"
 #include "strpool.h"
 #include "textscan.h"
@@ -371,13 +372,6 @@ static void early_free(struct early *e)
 	free(e->p);
 }
 
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
 static int early_init(struct early *e, const uint64_t *addrs, size_t n)
 {
 	size_t i, j = 0;
@@ -389,7 +383,7 @@ static int early_init(struct early *e, const uint64_t *addrs, size_t n)
 	if (!e->p)
 		return -ENOMEM;
 	memcpy(e->p, addrs, n * sizeof(*e->p));
-	qsort(e->p, n, sizeof(*e->p), cmp_u64);
+	qsort(e->p, n, sizeof(*e->p), range_cmp_u64);
 	for (i = 0; i < n; i++)
 		if (!j || e->p[i] != e->p[j - 1])
 			e->p[j++] = e->p[i];

@@ -84,13 +84,6 @@ static int cmp_start(const void *a, const void *b)
 	return x->line < y->line ? -1 : x->line > y->line;
 }
 
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
 /* A max-heap of line indices, keyed by line number. */
 static void heap_push(size_t *heap, size_t *n, const struct pm_line *lines, size_t v)
 {
@@ -145,7 +138,7 @@ static int build_ranges(struct perf_map *m, struct pm_line *lines, size_t n)
 		bounds[nb++] = lines[i].start;
 		bounds[nb++] = lines[i].end;
 	}
-	qsort(bounds, nb, sizeof(*bounds), cmp_u64);
+	qsort(bounds, nb, sizeof(*bounds), range_cmp_u64);
 	for (i = 0, k = 0; i < nb; i++)
 		if (!k || bounds[i] != bounds[k - 1])
 			bounds[k++] = bounds[i];

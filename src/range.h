@@ -12,6 +12,14 @@
 #include <stdint.h>
 #include <string.h>
 
+/* qsort comparator for the sorted uint64_t address arrays these tables start from. */
+static inline int range_cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
 /* Index of the range holding addr in ranges[0..n) of size-byte elements, or -1. */
 static inline ptrdiff_t range_find(const void *ranges, size_t n, size_t size, uint64_t addr)
 {
