@@ -130,7 +130,7 @@ $(OUT)/obj/%.o: src/%.c $(SKEL) $(DEPS)/.stamp | $(OUT)/obj
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) -MMD -MP -c $< -o $@
 
-$(OUT)/obj/tests/%.o: tests/unit/%.c $(DEPS)/.stamp | $(OUT)/obj/tests
+$(OUT)/obj/tests/%.o: tests/unit/%.c $(SKEL) $(DEPS)/.stamp | $(OUT)/obj/tests
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) -Itests/unit -MMD -MP -c $< -o $@
 
