@@ -38,7 +38,10 @@ struct delivery {
 	uint64_t qbytes;
 	uint64_t queue_dropped;
 	bool finishing;
-	/* Set with finishing: ends the waits of the send under way (it is spooled). */
+	/*
+	 * Set with finishing: ends the backoff of the send under way (it is spooled), never an
+	 * exchange, as one cut short after the server took it would be sent twice.
+	 */
 	volatile sig_atomic_t stop_waiting;
 
 	/* Owned by the thread: */
@@ -114,7 +117,7 @@ static bool flush_spool(struct delivery *d)
 		if (err)
 			return false;
 		done = b->done;
-		res = upload__send(d->u, b, 1, &d->stop_waiting);
+		res = upload__send(d->u, b, 1, NULL, &d->stop_waiting);
 		switch (res) {
 		case UPLOAD_OK:
 			succeeded(d);
@@ -130,8 +133,7 @@ static bool flush_spool(struct delivery *d)
 			/* Series the server took (one /ingest at a time) are not sent twice. */
 			if (b->done != done)
 				spool__update_head(d->spool, b);
-			/* Cut short by finish, which tries once more: not a failure of the server.
-			 */
+			/* A backoff cut short by finish, which tries once more, is no failure. */
 			if (res != UPLOAD_CANCELED)
 				failed(d);
 			batch__free(b);
@@ -148,7 +150,8 @@ static void deliver(struct delivery *d, struct batch *b)
 		to_spool(d, b);
 		return;
 	}
-	switch (upload__send(d->u, b, d->finishing_seen ? 1 : d->attempts, &d->stop_waiting)) {
+	switch (upload__send(d->u, b, d->finishing_seen ? 1 : d->attempts, NULL,
+			     &d->stop_waiting)) {
 	case UPLOAD_OK:
 		succeeded(d);
 		d->st.sent++;

@@ -274,7 +274,7 @@ static int upload_or_save(struct run *r, struct output *out)
 		res = UPLOAD_OK;
 	} else if (!err) {
 		upload_phase = 1;
-		res = upload__send(r->upload, b, ONESHOT_ATTEMPTS, &cancel_upload);
+		res = upload__send(r->upload, b, ONESHOT_ATTEMPTS, &cancel_upload, &cancel_upload);
 		upload_phase = 0;
 		if (res == UPLOAD_OK)
 			fprintf(stderr, "cprof: uploaded the profile to %s (%s, %zu series)\n",

@@ -562,30 +562,32 @@ int upload__backoff_ms(struct upload *u, int failures)
 	return (int)d;
 }
 
-/* Sleeps ms, in slices, so that a signal setting *cancel ends the wait. */
-static bool sleep_ms(int ms, const volatile sig_atomic_t *cancel)
+/* Sleeps ms, in slices, so that a signal or a thread setting either flag ends the wait. */
+static bool sleep_ms(int ms, const volatile sig_atomic_t *a, const volatile sig_atomic_t *b)
 {
-	while (ms > 0) {
+	for (;;) {
 		int slice = ms > 100 ? 100 : ms;
 		struct timespec ts = {0, (long)slice * 1000000L};
 
-		if (cancel && *cancel)
+		if ((a && *a) || (b && *b))
 			return false;
+		if (ms <= 0)
+			return true;
 		nanosleep(&ts, NULL);
 		ms -= slice;
 	}
-	return !(cancel && *cancel);
 }
 
 enum upload_result upload__send(struct upload *u, struct batch *b, int attempts,
-				const volatile sig_atomic_t *cancel)
+				const volatile sig_atomic_t *cancel_send,
+				const volatile sig_atomic_t *cancel_wait)
 {
 	enum upload_result res = UPLOAD_RETRY_LATER;
 	int i;
 
 	u->error[0] = '\0';
 	for (i = 1; i <= attempts; i++) {
-		res = attempt(u, b, cancel);
+		res = attempt(u, b, cancel_send);
 		if (res != UPLOAD_RETRY_LATER || i == attempts)
 			break;
 		{
@@ -593,7 +595,7 @@ enum upload_result upload__send(struct upload *u, struct batch *b, int attempts,
 
 			pr_warn("attempt %d of %d failed: %s; retrying in %.1f s", i, attempts,
 				u->error, wait / 1000.0);
-			if (!sleep_ms(wait, cancel)) {
+			if (!sleep_ms(wait, cancel_send, cancel_wait)) {
 				snprintf(u->error, sizeof(u->error), "interrupted");
 				return UPLOAD_CANCELED;
 			}

@@ -51,11 +51,15 @@ void upload__free(struct upload *u);
 
 /*
  * Sends the series of b not yet accepted (b->done advances as they are),
- * trying up to `attempts` times. cancel, when set by a signal, ends waits.
+ * trying up to `attempts` times. Either flag, once set, ends the send with
+ * UPLOAD_CANCELED: cancel_send also cuts short an exchange under way, whose
+ * request the server may then have taken; cancel_wait only ends the backoff
+ * between attempts, so a caller that will try again never sends twice.
  * On failure upload__last_error() says why, with the server's message.
  */
 enum upload_result upload__send(struct upload *u, struct batch *b, int attempts,
-				const volatile sig_atomic_t *cancel);
+				const volatile sig_atomic_t *cancel_send,
+				const volatile sig_atomic_t *cancel_wait);
 const char *upload__last_error(const struct upload *u);
 /* How long to wait after the n-th failure in a row: exponential, with jitter. */
 int upload__backoff_ms(struct upload *u, int failures);

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "batch.h"
 #include "delivery.h"
@@ -95,5 +96,54 @@ TEST(delivery_spools_then_resends_in_order)
 	p4 = memmem(sent, len, ID(4), 36);
 	CHECK(p1 && p2 && p3 && p4);
 	CHECK(p1 < p2 && p2 < p3 && p3 < p4);
+	free(sent);
+}
+
+/*
+ * A run that ends while the server is still answering waits for the answer:
+ * cutting the exchange short and trying again would send the batch twice, and
+ * here, with one reply scripted, spool it as failed.
+ */
+TEST(delivery_finish_lets_the_send_under_way_complete)
+{
+	struct loopback_reply slow = LOOPBACK_REPLY("HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n");
+	struct delivery_stats st;
+	struct delivery *d;
+	struct spool *sp;
+	struct upload *u;
+	struct loopback lb;
+	char dir[512], *sent = NULL, *p;
+	size_t len = 0;
+	int i;
+
+	slow.delay_ms = 400;
+	snprintf(dir, sizeof(dir), "%s/delivery-under-way", test_tmp_dir());
+	CHECK_INT(loopback__start(&lb, &slow, 1), ==, 0);
+	u = client(lb.port);
+	CHECK_INT(spool__open(dir, 1 << 20, &sp), ==, 0);
+	CHECK_INT(delivery__start(u, sp, 1, 1 << 20, &d), ==, 0);
+	delivery__submit(d, batch_with_id(1, ID(1)));
+	/* Finish only once the server holds the request, so the exchange is under way. */
+	for (i = 0; i < 1000; i++) {
+		free(sent);
+		sent = loopback__requests(&lb, &len);
+		if (sent && memmem(sent, len, ID(1), 36))
+			break;
+		nanosleep(&(struct timespec){0, 10 * 1000 * 1000}, NULL);
+	}
+	CHECK(sent && memmem(sent, len, ID(1), 36));
+	free(sent);
+	delivery__finish(d, &st);
+	CHECK_U64(st.sent, ==, 1);
+	CHECK_U64(st.spooled, ==, 0);
+	CHECK_U64(st.in_spool, ==, 0);
+	delivery__free(d);
+	spool__free(sp);
+	upload__free(u);
+	loopback__stop(&lb);
+	sent = loopback__requests(&lb, &len);
+	CHECK(sent);
+	p = memmem(sent, len, ID(1), 36);
+	CHECK(p && !memmem(p + 36, len - (size_t)(p + 36 - sent), ID(1), 36));
 	free(sent);
 }
