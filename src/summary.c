@@ -167,8 +167,10 @@ int summary__add_comments(struct profile *p, const struct summary_info *in)
 		return err;
 	snprintf(buf, sizeof(buf),
 		 "cprof: symbols: separate debug files used %" PRIu64
-		 "; malformed perf map lines skipped %" PRIu64,
-		 in->sym.debug_files, in->sym.perf_map_bad_lines);
+		 "; malformed perf map lines skipped %" PRIu64 "; ELF files read %" PRIu64
+		 ", closed when no process had mapped them for a minute %" PRIu64,
+		 in->sym.debug_files, in->sym.perf_map_bad_lines, in->sym.elf_files,
+		 in->sym.elf_files_closed);
 	err = profile__add_comment(p, buf);
 	if (err)
 		return err;

@@ -48,6 +48,7 @@ struct elf_entry {
 	uint32_t dev_major;
 	uint32_t dev_minor;
 	uint64_t inode;
+	uint64_t mapped_ns;	      /* last drain at which a known process mapped it */
 	struct elf_symtab *elf;	      /* NULL: the file could not be opened as ELF */
 	struct elf_entry *same_inode; /* chain of the index bucket */
 	struct elf_entry *next;	      /* all entries, for freeing */
@@ -92,11 +93,20 @@ struct kframe_wait {
 /* Long enough for a dynamic loader to map the libraries, or a fork to exec. */
 #define RECHECK_AFTER_NS (50 * 1000000ull)
 
+/*
+ * An ELF file no known process has mapped for this long is closed. Otherwise a
+ * long run on a busy host keeps every program it ever met open, with its symbol
+ * tables in memory, and keeps deleted ones taking up disk space. A minute
+ * spares a program that a script starts every few seconds a reload each time.
+ */
+#define ELF_IDLE_NS (60 * 1000000000ull)
+
 struct symbolizer {
 	struct profile *prof;
 	struct u64map *procs;	  /* pid -> struct proc_state * */
 	struct u64map *elf_index; /* inode -> struct elf_entry * chain */
 	struct elf_entry *elf_list;
+	uint64_t elf_idle_ns;
 	char *debug_dir;
 	struct u64map *display; /* interned raw name -> interned demangled name */
 	struct fresh *fresh;	/* processes first seen lately */
@@ -130,6 +140,7 @@ int symbolizer__new(struct profile *prof, struct symbolizer **out)
 	if (!s)
 		return -ENOMEM;
 	s->prof = prof;
+	s->elf_idle_ns = ELF_IDLE_NS;
 	s->procs = u64map__new();
 	s->elf_index = u64map__new();
 	s->display = u64map__new();
@@ -301,6 +312,14 @@ static struct elf_symtab *vdso_for_map(struct symbolizer *s, uint32_t pid, const
 	return found;
 }
 
+static uint64_t monotonic_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
 static struct elf_symtab *elf_for_map(struct symbolizer *s, uint32_t pid, const struct proc_map *m)
 {
 	struct elf_entry *e, *head = NULL;
@@ -320,6 +339,7 @@ static struct elf_symtab *elf_for_map(struct symbolizer *s, uint32_t pid, const 
 	e->dev_major = m->dev_major;
 	e->dev_minor = m->dev_minor;
 	e->inode = m->inode;
+	e->mapped_ns = monotonic_ns();
 	fd = open_mapped_file(pid, m);
 	if (fd >= 0) {
 		err = elf_symtab__open_fd(fd, m->path, &e->elf);
@@ -419,14 +439,6 @@ static uint64_t exe_inode(uint32_t pid)
 
 	snprintf(path, sizeof(path), "/proc/%u/exe", pid);
 	return stat(path, &st) == 0 ? (uint64_t)st.st_ino : 0;
-}
-
-static uint64_t monotonic_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
 /* A process seen for the first time gets one more look (symbolizer__recheck_new). */
@@ -591,12 +603,84 @@ static int forget_gone(struct symbolizer *s)
 	return 0;
 }
 
+/* Takes e out of the index chain of its inode. */
+static void unindex_elf(struct symbolizer *s, struct elf_entry *e)
+{
+	struct elf_entry *head = NULL, **pp;
+	uint64_t v;
+
+	if (u64map__get(s->elf_index, e->inode, &v))
+		head = (struct elf_entry *)(uintptr_t)v;
+	for (pp = &head; *pp; pp = &(*pp)->same_inode)
+		if (*pp == e) {
+			*pp = e->same_inode;
+			break;
+		}
+	if (head)
+		u64map__set(s->elf_index, e->inode, (uintptr_t)head);
+	else
+		u64map__delete(s->elf_index, e->inode);
+}
+
+/*
+ * Closes the ELF files that no known process has mapped for elf_idle_ns. A
+ * process is known until one drain after it exited, so no sample still in
+ * the BPF maps needs a file closed here. Failures hold no file and stay
+ * cached, so that a bad file is not read again at every new sight.
+ */
+static int close_idle_elfs(struct symbolizer *s)
+{
+	struct u64map *mapped = u64map__new();
+	struct elf_entry *e, **pp;
+	uint64_t key, val, now = monotonic_ns();
+	size_t pos = 0, i;
+
+	if (!mapped)
+		return -ENOMEM;
+	while (u64map__next(s->procs, &pos, &key, &val)) {
+		const struct proc_state *st = (const struct proc_state *)(uintptr_t)val;
+		size_t n = st->maps ? proc_maps__count(st->maps) : 0;
+
+		for (i = 0; i < n; i++)
+			if (st->elfs[i] && u64map__set(mapped, (uintptr_t)st->elfs[i], 1)) {
+				u64map__free(mapped);
+				return -ENOMEM;
+			}
+	}
+	for (pp = &s->elf_list; (e = *pp);) {
+		if (!e->elf || u64map__get(mapped, (uintptr_t)e->elf, &val)) {
+			if (e->elf)
+				e->mapped_ns = now;
+			pp = &e->next;
+			continue;
+		}
+		if (now - e->mapped_ns < s->elf_idle_ns) {
+			pp = &e->next;
+			continue;
+		}
+		*pp = e->next;
+		unindex_elf(s, e);
+		elf_symtab__free(e->elf);
+		free(e);
+		s->stats.elf_files_closed++;
+	}
+	u64map__free(mapped);
+	return 0;
+}
+
+void symbolizer__set_elf_idle(struct symbolizer *s, uint64_t ns)
+{
+	s->elf_idle_ns = ns;
+}
+
 void symbolizer__new_interval(struct symbolizer *s)
 {
 	uint64_t key, val;
 	size_t pos = 0;
 
 	forget_gone(s);
+	/* Without memory for the check the files stay open until the next drain. */
+	close_idle_elfs(s);
 	while (u64map__next(s->procs, &pos, &key, &val)) {
 		struct proc_state *st = (struct proc_state *)(uintptr_t)val;
 

@@ -30,6 +30,7 @@ struct symbolizer_stats {
 	uint64_t processes_inherited; /* gone, resolved with their parent's memory map */
 	uint64_t elf_files;	      /* ELF files opened */
 	uint64_t elf_errors;	      /* mapped files that could not be opened as ELF */
+	uint64_t elf_files_closed;    /* closed after no known process mapped them a while */
 	uint64_t debug_files;	      /* separate debug files used for stripped ones */
 	uint64_t perf_map_bad_lines;  /* malformed lines in the perf maps read */
 };
@@ -90,8 +91,14 @@ const char *symbolizer__process_name(struct symbolizer *s, uint32_t pid);
 uint32_t symbolizer__ns_pid(struct symbolizer *s, uint32_t pid);
 
 const struct symbolizer_stats *symbolizer__stats(const struct symbolizer *s);
-/* Called once per drain: allows one fresh read of each process's maps again. */
+/*
+ * Called once per drain: allows one fresh read of each process's maps again,
+ * forgets processes that exited before the last drain, and closes the ELF
+ * files no known process has mapped for a minute.
+ */
 void symbolizer__new_interval(struct symbolizer *s);
+/* How long an ELF file nobody maps stays open (default: a minute); for tests. */
+void symbolizer__set_elf_idle(struct symbolizer *s, uint64_t ns);
 /*
  * Makes prof the profile that frames and mappings go to (continuous mode
  * starts one per interval). Everything that pointed into the previous

@@ -279,6 +279,24 @@ static uint64_t load_base(pid_t pid, const char *path)
 	return start;
 }
 
+/* The value of a text symbol of path, from nm; 0 when missing. */
+static uint64_t symbol_value(const char *path, const char *name)
+{
+	char cmd[1024], line[256], want[128];
+	unsigned long long v = 0;
+	FILE *p;
+
+	snprintf(cmd, sizeof(cmd), "nm '%s'", path);
+	snprintf(want, sizeof(want), " T %s\n", name);
+	p = popen(cmd, "r");
+	CHECK(p);
+	while (fgets(line, sizeof(line), p))
+		if (strstr(line, want))
+			sscanf(line, "%llx", &v);
+	pclose(p);
+	return v;
+}
+
 /*
  * A process first seen before it ran exec (as a fork is), which then exits:
  * only the second look of symbolizer__recheck_new, while it lived, knows
@@ -287,25 +305,17 @@ static uint64_t load_base(pid_t pid, const char *path)
 TEST(symbolizer_recheck_sees_exec_before_exit)
 {
 	const char *fixture = test_build_fixture("known_tree");
-	char cmd[1024], line[256], exe[64];
-	unsigned long long hot_a = 0;
+	char line[256], exe[64];
+	uint64_t hot_a, base = 0, addr;
 	const struct profile_frame *fr;
-	uint64_t base = 0, addr;
 	struct fixture f;
 	uint32_t frame = 0;
 	int go[2], i;
 	pid_t child;
-	FILE *p;
 
 	if (system("command -v nm >/dev/null 2>&1"))
 		SKIP("nm not installed");
-	snprintf(cmd, sizeof(cmd), "nm '%s'", fixture);
-	p = popen(cmd, "r");
-	CHECK(p);
-	while (fgets(line, sizeof(line), p))
-		if (strstr(line, " T hot_a\n"))
-			sscanf(line, "%llx", &hot_a);
-	pclose(p);
+	hot_a = symbol_value(fixture, "hot_a");
 	CHECK(hot_a);
 
 	CHECK_INT(pipe(go), ==, 0);
@@ -341,5 +351,106 @@ TEST(symbolizer_recheck_sees_exec_before_exit)
 	CHECK_INT(symbolizer__user_frames(f.sym, (uint32_t)child, &addr, 1, &frame), ==, 0);
 	fr = profile__frame(f.prof, frame);
 	CHECK_STR(fr->name, "hot_a");
+	teardown(&f);
+}
+
+/* Open descriptors of this process on path. */
+static int fds_on(const char *path)
+{
+	char real[4096], link[64], target[4096];
+	int fd, n = 0;
+	ssize_t len;
+
+	CHECK(realpath(path, real));
+	for (fd = 0; fd < 1024; fd++) {
+		snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+		len = readlink(link, target, sizeof(target) - 1);
+		if (len <= 0)
+			continue;
+		target[len] = '\0';
+		n += !strcmp(target, real);
+	}
+	return n;
+}
+
+/* Starts the fixture and waits until it runs (its program is mapped); 0 on failure. */
+static pid_t start_fixture(const char *fixture, uint64_t *base)
+{
+	pid_t child = fork();
+	int i;
+
+	CHECK(child >= 0);
+	if (child == 0) {
+		execl(fixture, fixture, "5", (char *)NULL);
+		_exit(127);
+	}
+	*base = 0;
+	for (i = 0; i < 500 && !*base; i++) {
+		usleep(10000);
+		*base = load_base(child, fixture);
+	}
+	return child;
+}
+
+static void stop_fixture(pid_t child)
+{
+	kill(child, SIGKILL);
+	waitpid(child, NULL, 0);
+}
+
+/*
+ * A program whose last process has exited and been forgotten has its ELF file
+ * released (here at once; after a minute in cprof): its descriptor, held until
+ * its symbols are needed, and its symbol table. The files of processes still
+ * known stay and are not read again; a program run anew is read anew.
+ */
+TEST(symbolizer_closes_elf_files_nobody_maps)
+{
+	const char *fixture = test_build_fixture("known_tree");
+	const struct symbolizer_stats *st;
+	uint64_t hot_a, base, addr, opened;
+	struct fixture f;
+	uint32_t frame = 0;
+	pid_t child;
+
+	if (system("command -v nm >/dev/null 2>&1"))
+		SKIP("nm not installed");
+	hot_a = symbol_value(fixture, "hot_a");
+	CHECK(hot_a);
+	setup(&f);
+	symbolizer__set_elf_idle(f.sym, 0);
+	st = symbolizer__stats(f.sym);
+	CHECK_STR(leaf(&f, (uint64_t)(uintptr_t)mangled_fn + 4)->system_name,
+		  "_ZN5cprof4test10mangled_fnEi");
+
+	child = start_fixture(fixture, &base);
+	CHECK(base);
+	symbolizer__note_process(f.sym, (uint32_t)child);
+	CHECK_INT(fds_on(fixture), ==, 1);
+	/* While it runs, nothing is released. */
+	symbolizer__new_interval(f.sym);
+	CHECK_U64(st->elf_files_closed, ==, 0);
+	CHECK_INT(fds_on(fixture), ==, 1);
+	stop_fixture(child);
+	/* Found gone at one drain, forgotten at the next: its program is released then. */
+	symbolizer__new_interval(f.sym);
+	CHECK_U64(st->elf_files_closed, ==, 0);
+	symbolizer__new_interval(f.sym);
+	CHECK_U64(st->elf_files_closed, >=, 1);
+	CHECK_INT(fds_on(fixture), ==, 0);
+
+	/* This process still maps its own program: named without reading it again. */
+	opened = st->elf_files;
+	CHECK_STR(leaf(&f, (uint64_t)(uintptr_t)symbol_value + 4)->name, "symbol_value");
+	CHECK_U64(st->elf_files, ==, opened);
+
+	/* Run again, the fixture is read again, and named. */
+	child = start_fixture(fixture, &base);
+	CHECK(base);
+	addr = base + hot_a + 4;
+	CHECK_INT(symbolizer__user_frames(f.sym, (uint32_t)child, &addr, 1, &frame), ==, 0);
+	stop_fixture(child);
+	CHECK_STR(profile__frame(f.prof, frame)->name, "hot_a");
+	CHECK_U64(st->elf_files, >, opened);
 	teardown(&f);
 }
