@@ -94,6 +94,14 @@ struct {
 	__uint(value_size, sizeof(__u32));
 } events SEC(".maps");
 
+/* Room to build a spilled sample: 2 KiB is far beyond the 512-byte BPF stack. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct cprof_spill);
+} spill SEC(".maps");
+
 static __always_inline void stat_add(__u32 idx, __u64 n)
 {
 	__u64 *v = bpf_map_lookup_elem(&stats, &idx);
@@ -158,18 +166,62 @@ static __always_inline int in_kernel(const struct bpf_perf_event_data *ctx)
 #endif
 }
 
+/*
+ * A stack that met a bucket held by another stack (-EEXIST) would be lost
+ * until the next drain clears the map. Instead the sample goes to user space
+ * whole, both stacks read again with bpf_get_stack; 1 if it was sent. When
+ * the perf buffer is full it is counted under a placeholder, as before.
+ */
+static __always_inline int spill_sample(struct bpf_perf_event_data *ctx,
+					const struct cprof_key *key, __u32 set, int kernel)
+{
+	struct cprof_spill *sp;
+	__u32 zero = 0;
+	long n;
+
+	sp = bpf_map_lookup_elem(&spill, &zero);
+	if (!sp)
+		return 0;
+	sp->magic = CPROF_SPILL_MAGIC;
+	sp->set = set;
+	sp->pid = key->pid;
+	sp->tid = key->tid;
+	sp->comm[0] = key->comm[0];
+	sp->comm[1] = key->comm[1];
+	n = bpf_get_stack(ctx, sp->user, sizeof(sp->user), BPF_F_USER_STACK);
+	sp->user_bytes = n > 0 ? (__u32)n : 0;
+	n = 0;
+	if (kernel)
+		n = bpf_get_stack(ctx, sp->kern, sizeof(sp->kern), 0);
+	sp->kern_bytes = n > 0 ? (__u32)n : 0;
+	return bpf_perf_event_output(ctx, &events, BPF_F_CURRENT_CPU, sp, sizeof(*sp)) == 0;
+}
+
 static __always_inline void record(struct bpf_perf_event_data *ctx, void *stack_map,
-				   void *count_map, struct cprof_key *key, __u32 new_keys_stat)
+				   void *count_map, struct cprof_key *key, __u32 set)
 {
 	long uid, kid = -14 /* EFAULT, as bpf_get_stackid says it */;
-	__u64 one = 1, *count;
+	__u64 one = 1, *count = 0;
+	int kernel = in_kernel(ctx), spilled = 0;
 	int err;
 
 	uid = bpf_get_stackid(ctx, stack_map, BPF_F_USER_STACK);
-	if (in_kernel(ctx))
+	if (kernel)
 		kid = bpf_get_stackid(ctx, stack_map, 0);
-	stack_stat(uid, CPROF_STAT_USER_COLLISION, CPROF_STAT_USER_STACK_ERR);
-	stack_stat(kid, CPROF_STAT_KERN_COLLISION, CPROF_STAT_KERN_STACK_ERR);
+	if (uid == -17 /* EEXIST */ || kid == -17)
+		spilled = spill_sample(ctx, key, set, kernel);
+	/*
+	 * Hidden from the optimizer: knowing where spilled is 0, clang would jump
+	 * from a failed spill back into the shared path below, a backward jump.
+	 */
+	asm volatile("" : "+r"(spilled));
+	if (spilled) {
+		stat_add(CPROF_STAT_SPILLED, 1);
+		announce(ctx, key);
+	} else {
+		stack_stat(uid, CPROF_STAT_USER_COLLISION, CPROF_STAT_USER_STACK_ERR);
+		stack_stat(kid, CPROF_STAT_KERN_COLLISION, CPROF_STAT_KERN_STACK_ERR);
+	}
 	key->user_stack_id = (__u32)uid;
 	key->kern_stack_id = (__u32)kid;
 
@@ -177,8 +229,9 @@ static __always_inline void record(struct bpf_perf_event_data *ctx, void *stack_
 	 * Straight-line on purpose (no early return): kernels before 5.3 reject
 	 * any backward jump, and clang turns shared exits into one.
 	 */
-	count = bpf_map_lookup_elem(count_map, key);
-	if (!count) {
+	if (!spilled)
+		count = bpf_map_lookup_elem(count_map, key);
+	if (!spilled && !count) {
 		/*
 		 * A process's first sample always makes a new key (the key holds
 		 * its pid), so checking for new processes here, not on every
@@ -187,7 +240,7 @@ static __always_inline void record(struct bpf_perf_event_data *ctx, void *stack_
 		announce(ctx, key);
 		err = bpf_map_update_elem(count_map, key, &one, BPF_NOEXIST);
 		if (err == 0) {
-			stat_add(new_keys_stat, 1);
+			stat_add(set ? CPROF_STAT_NEW_KEYS_SET1 : CPROF_STAT_NEW_KEYS_SET0, 1);
 		} else {
 			/* Another CPU inserted the same key first, or the map is full. */
 			count = bpf_map_lookup_elem(count_map, key);
@@ -237,9 +290,9 @@ int cprof_sample(struct bpf_perf_event_data *ctx)
 		in_flight_add(set, 1);
 	}
 	if (set == 0)
-		record(ctx, &stacks0, &counts0, &key, CPROF_STAT_NEW_KEYS_SET0);
+		record(ctx, &stacks0, &counts0, &key, 0);
 	else
-		record(ctx, &stacks1, &counts1, &key, CPROF_STAT_NEW_KEYS_SET1);
+		record(ctx, &stacks1, &counts1, &key, 1);
 	in_flight_add(set, -1);
 	return 0;
 }

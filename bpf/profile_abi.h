@@ -63,6 +63,7 @@ enum cprof_stat {
 	CPROF_STAT_NEW_KEYS_SET1,  /* ... and set 1; user space drains early when filling */
 	CPROF_STAT_FORKS_FOLLOWED, /* children added to `targets` */
 	CPROF_STAT_TARGETS_FULL,   /* a child could not be added: targets map full */
+	CPROF_STAT_SPILLED,	   /* samples whose stack collided, sent whole instead */
 	CPROF_STAT_MAX,
 };
 
@@ -70,6 +71,26 @@ enum cprof_stat {
 struct cprof_event {
 	__u32 pid;
 	__u32 tid;
+};
+
+#define CPROF_SPILL_MAGIC 0x6c6c7073 /* "spll" */
+
+/*
+ * Also through `events`, and told from a cprof_event by its size: a sample
+ * whose stack met a stack-map bucket taken by another stack, with both its
+ * stacks in full, so that the sample keeps its stacks instead of counting
+ * under a placeholder.
+ */
+struct cprof_spill {
+	__u32 magic;
+	__u32 set; /* the map set it was taken for: its drain, so its interval */
+	__u32 pid;
+	__u32 tid;
+	__u32 user_bytes; /* of user[]: what bpf_get_stack wrote, 0 if it failed */
+	__u32 kern_bytes;
+	__u64 comm[CPROF_COMM_LEN / 8];
+	__u64 user[CPROF_MAX_STACK_DEPTH]; /* leaf first */
+	__u64 kern[CPROF_MAX_STACK_DEPTH];
 };
 
 #endif

@@ -73,6 +73,13 @@ struct sampler {
 	sampler_process_fn poll_fn;
 	void *poll_ctx;
 	int polled;
+	/* Read from the buffer outside sampler__poll: handed to the next one. */
+	uint32_t *early_pids;
+	size_t nearly, early_cap;
+	/* Spilled samples (see the BPF side), until the drain of their set. */
+	struct cprof_spill *spills;
+	size_t nspills, spills_cap;
+	uint64_t spills_dropped; /* no memory to keep one */
 	/* Per drain: stack id -> frames, so a stack shared by many keys is read once. */
 	uint64_t **stack_cache;
 	uint32_t *stack_cache_ids;
@@ -267,14 +274,53 @@ static void open_tracepoints(struct sampler *s, const char *tracefs)
 	}
 }
 
+/* Grows *p (of *cap elements of size) to hold n + 1; false without memory. */
+static bool room_for_one(void **p, size_t *cap, size_t n, size_t size)
+{
+	size_t want = *cap ? 2 * *cap : 16;
+	void *q;
+
+	if (n < *cap)
+		return true;
+	q = realloc(*p, want * size);
+	if (!q)
+		return false;
+	*p = q;
+	*cap = want;
+	return true;
+}
+
+static void keep_spill(struct sampler *s, const struct cprof_spill *sp)
+{
+	if (!room_for_one((void **)&s->spills, &s->spills_cap, s->nspills, sizeof(*sp))) {
+		s->spills_dropped++;
+		return;
+	}
+	s->spills[s->nspills++] = *sp;
+}
+
 static void on_notify(void *ctx, int cpu, void *data, __u32 size)
 {
 	struct sampler *s = ctx;
 	const struct cprof_event *ev = data;
 
 	(void)cpu;
-	if (size < sizeof(*ev) || !s->poll_fn)
+	if (size >= sizeof(struct cprof_spill) &&
+	    ((const struct cprof_spill *)data)->magic == CPROF_SPILL_MAGIC) {
+		keep_spill(s, data);
 		return;
+	}
+	if (size < sizeof(*ev))
+		return;
+	if (!s->poll_fn) {
+		/* Read by a drain: the process is announced at the next poll. */
+		if (room_for_one((void **)&s->early_pids, &s->early_cap, s->nearly,
+				 sizeof(*s->early_pids)))
+			s->early_pids[s->nearly++] = ev->pid;
+		else
+			s->lost_notify++;
+		return;
+	}
 	s->poll_fn(s->poll_ctx, ev->pid);
 	s->polled++;
 }
@@ -685,6 +731,9 @@ int sampler__poll(struct sampler *s, int timeout_ms, sampler_process_fn fn, void
 	s->poll_fn = fn;
 	s->poll_ctx = ctx;
 	s->polled = 0;
+	for (size_t i = 0; i < s->nearly; i++, s->polled++)
+		fn(ctx, s->early_pids[i]);
+	s->nearly = 0;
 	err = perf_buffer__poll(s->pb, timeout_ms);
 	s->poll_fn = NULL;
 	if (err < 0 && err != -EINTR)
@@ -719,6 +768,11 @@ uint64_t sampler__lost_notifications(const struct sampler *s)
 	return s->lost_notify;
 }
 
+uint64_t sampler__lost_spills(const struct sampler *s)
+{
+	return s->spills_dropped;
+}
+
 uint64_t sampler__missing_stacks(const struct sampler *s)
 {
 	return s->missing_stacks;
@@ -744,10 +798,12 @@ bool sampler__should_drain(struct sampler *s)
 	keys = read_stat(s, s->cfg.active_set ? CPROF_STAT_NEW_KEYS_SET1 : CPROF_STAT_NEW_KEYS_SET0,
 			 vals);
 	collisions = read_stat(s, CPROF_STAT_USER_COLLISION, vals) +
-		     read_stat(s, CPROF_STAT_KERN_COLLISION, vals);
+		     read_stat(s, CPROF_STAT_KERN_COLLISION, vals) +
+		     read_stat(s, CPROF_STAT_SPILLED, vals);
 	/*
 	 * Collision odds grow with the stack map's fill, and a collided stack
-	 * stays lost until its bucket is cleared: drain early in both cases.
+	 * stays lost until its bucket is cleared (or costs a whole stack sent
+	 * through the perf buffer): drain early in both cases.
 	 */
 	return (keys - s->keys_at_flip) * 2 >= s->opts.stack_entries / 64 ||
 	       (keys - s->keys_at_flip) >= s->opts.count_entries / 4 ||
@@ -868,6 +924,43 @@ cleanup:
 	return err;
 }
 
+static uint32_t spill_frames(uint32_t bytes)
+{
+	uint32_t n = bytes / sizeof(uint64_t);
+
+	return n < CPROF_MAX_STACK_DEPTH ? n : CPROF_MAX_STACK_DEPTH;
+}
+
+/* Reports the spilled samples of set (all once stopped) and forgets them. */
+static void drain_spills(struct sampler *s, __u32 set, bool all, sampler_entry_fn fn, void *ctx)
+{
+	size_t i, kept = 0;
+
+	/* Their samples ended before in_flight fell: what they sent is in the buffer. */
+	if (s->pb)
+		perf_buffer__consume(s->pb);
+	for (i = 0; i < s->nspills; i++) {
+		const struct cprof_spill *sp = &s->spills[i];
+		struct sampler_entry e = {
+			.pid = sp->pid,
+			.tid = sp->tid,
+			.count = 1,
+			.user_ips = (const uint64_t *)sp->user,
+			.user_n = spill_frames(sp->user_bytes),
+			.kern_ips = (const uint64_t *)sp->kern,
+			.kern_n = spill_frames(sp->kern_bytes),
+		};
+
+		if (!all && sp->set != set) {
+			s->spills[kept++] = *sp;
+			continue;
+		}
+		memcpy(e.comm, sp->comm, CPROF_COMM_LEN);
+		fn(ctx, &e);
+	}
+	s->nspills = kept;
+}
+
 int sampler__drain(struct sampler *s, sampler_entry_fn fn, void *ctx)
 {
 	uint64_t st[CPROF_STAT_MAX];
@@ -876,8 +969,10 @@ int sampler__drain(struct sampler *s, sampler_entry_fn fn, void *ctx)
 
 	/* In the first instance set 1 is set 0: no flip before the second exists. */
 	if (!s->complete) {
-		if (s->stopped || !s->started)
+		if (s->stopped || !s->started) {
+			drain_spills(s, 0, true, fn, ctx);
 			return drain_set(s, 0, fn, ctx);
+		}
 		if (!s->complete_err)
 			s->complete_err = complete(s);
 		if (s->complete_err)
@@ -899,9 +994,10 @@ int sampler__drain(struct sampler *s, sampler_entry_fn fn, void *ctx)
 	if (!sampler__read_stats(s, st)) {
 		s->keys_at_flip =
 			st[s->cfg.active_set ? CPROF_STAT_NEW_KEYS_SET1 : CPROF_STAT_NEW_KEYS_SET0];
-		s->collisions_at_flip =
-			st[CPROF_STAT_USER_COLLISION] + st[CPROF_STAT_KERN_COLLISION];
+		s->collisions_at_flip = st[CPROF_STAT_USER_COLLISION] +
+					st[CPROF_STAT_KERN_COLLISION] + st[CPROF_STAT_SPILLED];
 	}
+	drain_spills(s, old, s->stopped, fn, ctx);
 	err = drain_set(s, old, fn, ctx);
 	/* Once stopped nothing writes to either set: take the other one too. */
 	if (!err && s->stopped)
@@ -924,5 +1020,7 @@ void sampler__free(struct sampler *s)
 	profile_bpf__destroy(s->skel);
 	free(s->stack_cache);
 	free(s->stack_cache_ids);
+	free(s->early_pids);
+	free(s->spills);
 	free(s);
 }

@@ -90,5 +90,7 @@ int sampler__read_stats(struct sampler *s, uint64_t *stats);
 uint64_t sampler__lost_notifications(const struct sampler *s);
 /* Entries whose stacks had vanished from the stack map when drained. */
 uint64_t sampler__missing_stacks(const struct sampler *s);
+/* Samples sent whole past a stack-map collision that could not be kept (no memory). */
+uint64_t sampler__lost_spills(const struct sampler *s);
 
 #endif

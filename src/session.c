@@ -299,6 +299,7 @@ static void read_info(struct run *r, struct summary_info *in)
 	sampler__read_stats(r->sampler, in->stats);
 	in->lost_notifications = sampler__lost_notifications(r->sampler);
 	in->missing_stacks = sampler__missing_stacks(r->sampler);
+	in->lost_spills = sampler__lost_spills(r->sampler);
 	in->sym = *symbolizer__stats(r->sym);
 }
 
@@ -312,12 +313,18 @@ static struct summary_info since(const struct summary_info *cur, const struct su
 		d.stats[i] -= prev->stats[i];
 	d.lost_notifications -= prev->lost_notifications;
 	d.missing_stacks -= prev->missing_stacks;
-	d.sym.user_frames -= prev->sym.user_frames;
-	d.sym.kernel_frames -= prev->sym.kernel_frames;
-	d.sym.unknown_user -= prev->sym.unknown_user;
-	d.sym.unknown_kernel -= prev->sym.unknown_kernel;
-	d.sym.processes -= prev->sym.processes;
-	d.sym.processes_gone -= prev->sym.processes_gone;
+	d.lost_spills -= prev->lost_spills;
+	/* Every field of symbolizer_stats is such a counter. */
+	_Static_assert(sizeof(d.sym) % sizeof(uint64_t) == 0, "symbolizer_stats: u64 counters");
+	{
+		uint64_t c[sizeof(d.sym) / sizeof(uint64_t)], p[sizeof(c) / sizeof(c[0])];
+
+		memcpy(c, &cur->sym, sizeof(c));
+		memcpy(p, &prev->sym, sizeof(p));
+		for (i = 0; i < (int)(sizeof(c) / sizeof(c[0])); i++)
+			c[i] -= p[i];
+		memcpy(&d.sym, c, sizeof(c));
+	}
 	return d;
 }
 

@@ -121,7 +121,7 @@ static double pct(uint64_t part, uint64_t whole)
 
 static uint64_t lost_samples(const struct summary_info *in)
 {
-	return in->stats[CPROF_STAT_COUNTS_FULL];
+	return in->stats[CPROF_STAT_COUNTS_FULL] + in->lost_spills;
 }
 
 static uint64_t lost_stacks(const struct summary_info *in)
@@ -138,7 +138,7 @@ int summary__add_comments(struct profile *p, const struct summary_info *in)
 
 	snprintf(buf, sizeof(buf),
 		 "cprof: samples taken %" PRIu64 ", in profile %" PRIu64 ", lost %" PRIu64
-		 " (counts map full)",
+		 " (counts map full, or no memory for a spilled stack)",
 		 in->stats[CPROF_STAT_SAMPLES], profile__total_count(p), lost_samples(in));
 	err = profile__add_comment(p, buf);
 	if (err)
@@ -146,10 +146,11 @@ int summary__add_comments(struct profile *p, const struct summary_info *in)
 	snprintf(buf, sizeof(buf),
 		 "cprof: stacks lost (sample kept with a placeholder frame): user collisions "
 		 "%" PRIu64 ", kernel collisions %" PRIu64 ", user errors %" PRIu64
-		 ", kernel errors %" PRIu64 ", vanished %" PRIu64,
+		 ", kernel errors %" PRIu64 ", vanished %" PRIu64
+		 "; samples kept whole past a stack-map collision %" PRIu64,
 		 in->stats[CPROF_STAT_USER_COLLISION], in->stats[CPROF_STAT_KERN_COLLISION],
 		 in->stats[CPROF_STAT_USER_STACK_ERR], in->stats[CPROF_STAT_KERN_STACK_ERR],
-		 in->missing_stacks);
+		 in->missing_stacks, in->stats[CPROF_STAT_SPILLED]);
 	err = profile__add_comment(p, buf);
 	if (err)
 		return err;
@@ -184,10 +185,11 @@ void summary__print_losses(FILE *f, uint64_t total, const struct summary_info *i
 	uint64_t lost = lost_samples(in), stacks = lost_stacks(in);
 
 	if (lost)
-		fprintf(f,
-			"cprof: LOST %" PRIu64 " samples (%.1f%%): the counts map was full; "
-			"raise --map-size\n",
-			lost, pct(lost, total + lost));
+		fprintf(f, "cprof: LOST %" PRIu64 " samples (%.1f%%): %s\n", lost,
+			pct(lost, total + lost),
+			in->lost_spills
+				? "the counts map was full, or no memory for a spilled stack"
+				: "the counts map was full; raise --map-size");
 	else
 		fprintf(f, "cprof: lost samples: 0\n");
 	if (stacks)

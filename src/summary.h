@@ -22,6 +22,7 @@ struct summary_info {
 	uint64_t stats[CPROF_STAT_MAX]; /* BPF-side counters */
 	uint64_t lost_notifications;
 	uint64_t missing_stacks;
+	uint64_t lost_spills; /* spilled samples user space had no memory to keep */
 	struct symbolizer_stats sym;
 	int include_idle;
 };

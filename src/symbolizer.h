@@ -19,6 +19,7 @@
 struct profile;
 struct symbolizer;
 
+/* Cumulative counters, all uint64_t (session.c subtracts them field by field as an array). */
 struct symbolizer_stats {
 	uint64_t user_frames;	/* distinct user frames resolved */
 	uint64_t kernel_frames; /* distinct kernel frames resolved */

@@ -106,13 +106,19 @@ unknown=$(grep -c '^ *\[unknown\]$' "$TMP/storm.traces")
 if [ "$named" -gt 0 ] && [ "$unknown" -le $((named / 10)) ]; then ok fork_storm_children_named; else
 	not_ok fork_storm_children_named "child_work stacks $named, [unknown] frames $unknown"; fi
 
+# stacks_lost PPROF: stacks counted under a placeholder, from the "stacks lost" comment.
+stacks_lost() {
+	go tool pprof -raw "$1" 2>/dev/null | awk '/^Comment: cprof: stacks lost/ {
+		sub(/;.*/, ""); for (i = 1; i <= NF; i++) if ($i ~ /^[0-9]+,?$/) { sub(",", "", $i); n += $i } }
+		END { print n + 0 }'
+}
+
 # --- 10,000 distinct stacks: under 1% lost with default settings --------------------------------
 "$CPROF" -F 999 -o "$TMP/stacks.pb.gz" -- "$FIX/many_stacks" 20 15 2>"$TMP/stacks.err"
 # One thread, so every pprof sample (a stack with its labels) is a distinct stack.
 distinct=$(go tool pprof -raw "$TMP/stacks.pb.gz" 2>/dev/null | grep -cE '^ +[0-9]+ +[0-9]+: ')
 taken=$(comment_field "$TMP/stacks.pb.gz" "samples taken")
-lost=$(go tool pprof -raw "$TMP/stacks.pb.gz" 2>/dev/null | awk '/^Comment: cprof: stacks lost/ {
-	for (i = 1; i <= NF; i++) if ($i ~ /^[0-9]+,?$/) { sub(",", "", $i); n += $i } } END { print n + 0 }')
+lost=$(stacks_lost "$TMP/stacks.pb.gz")
 full=$(comment_field "$TMP/stacks.pb.gz" "lost")
 if [ "$distinct" -ge 10000 ] && [ -n "$taken" ] && [ "$taken" -gt 0 ] &&
 	awk -v l="$((lost + full))" -v t="$taken" 'BEGIN { exit !(l / t < 0.01) }'; then
@@ -120,6 +126,27 @@ if [ "$distinct" -ge 10000 ] && [ -n "$taken" ] && [ "$taken" -gt 0 ] &&
 	echo "many_stacks: $distinct distinct stacks, $taken samples, $lost stacks + $full samples lost" >&2
 else
 	not_ok many_stacks_loss_under_1_percent "$distinct distinct stacks, $taken samples, $lost stacks + ${full:-?} samples lost"
+fi
+
+# --- a stack map 16 times too small: collided stacks are sent whole, not lost ---------------------
+"$CPROF" -F 999 --map-size 1024 -o "$TMP/small.pb.gz" -- "$FIX/many_stacks" 10 15 2>"$TMP/small.err"
+taken=$(comment_field "$TMP/small.pb.gz" "samples taken")
+whole=$(go tool pprof -raw "$TMP/small.pb.gz" 2>/dev/null |
+	grep -oE 'kept whole past a stack-map collision [0-9]+' | grep -oE '[0-9]+$')
+lost=$(stacks_lost "$TMP/small.pb.gz")
+# Every sample of the workload's loop, spilled or not, has its whole stack, down to main.
+rooted=$(go tool pprof -traces -sample_index=samples "$TMP/small.pb.gz" 2>/dev/null | awk '
+	/^-+\+-+$/ { if (n) { t += c; r += m * c } n = m = 0; next }
+	/^ *[0-9]+ +[^ ]/ && !n { c = $1; n = 1; m = ($2 == "main"); next }
+	n && $1 == "main" { m = 1 }
+	END { if (n) { t += c; r += m * c } printf "%d %d", r, t }')
+if [ "${whole:-0}" -ge 50 ] && [ -n "$taken" ] && [ "$taken" -gt 0 ] &&
+	awk -v l="$lost" -v t="$taken" -v r="${rooted% *}" -v n="${rooted#* }" \
+		'BEGIN { exit !(l / t < 0.01 && n > 0 && r / n >= 0.99) }'; then
+	ok collided_stacks_kept_whole
+	echo "small stack map: $taken samples, $whole kept whole past a collision, $lost stacks lost, $rooted rooted/all" >&2
+else
+	not_ok collided_stacks_kept_whole "$taken samples, ${whole:-?} kept whole, $lost stacks lost, rooted/all ${rooted:-?}"
 fi
 
 # --- every sample accounted for while the map sets flip many times a second ---------------------
