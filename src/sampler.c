@@ -290,23 +290,26 @@ static bool room_for_one(void **p, size_t *cap, size_t n, size_t size)
 	return true;
 }
 
-static void keep_spill(struct sampler *s, const struct cprof_spill *sp)
+/* data is a perf record's payload, 4-byte aligned only: copied, never read as the struct. */
+static void keep_spill(struct sampler *s, const void *data)
 {
-	if (!room_for_one((void **)&s->spills, &s->spills_cap, s->nspills, sizeof(*sp))) {
+	if (!room_for_one((void **)&s->spills, &s->spills_cap, s->nspills, sizeof(*s->spills))) {
 		s->spills_dropped++;
 		return;
 	}
-	s->spills[s->nspills++] = *sp;
+	memcpy(&s->spills[s->nspills++], data, sizeof(*s->spills));
 }
 
 static void on_notify(void *ctx, int cpu, void *data, __u32 size)
 {
 	struct sampler *s = ctx;
 	const struct cprof_event *ev = data;
+	__u32 magic = 0;
 
 	(void)cpu;
-	if (size >= sizeof(struct cprof_spill) &&
-	    ((const struct cprof_spill *)data)->magic == CPROF_SPILL_MAGIC) {
+	if (size >= sizeof(struct cprof_spill))
+		memcpy(&magic, data, sizeof(magic));
+	if (magic == CPROF_SPILL_MAGIC) {
 		keep_spill(s, data);
 		return;
 	}
@@ -631,12 +634,15 @@ int sampler__start(struct sampler *s)
 /* The second instance takes every map of the first but set 1, and `parents` if it exists. */
 static int share_maps(struct profile_bpf *k, struct profile_bpf *first, bool parents)
 {
+	/* parents last: it is left out when there is no lineage. */
 	struct bpf_map *mine[] = {k->maps.config,  k->maps.targets, k->maps.stacks0,
 				  k->maps.counts0, k->maps.stats,   k->maps.in_flight,
-				  k->maps.seen,	   k->maps.events,  k->maps.parents};
+				  k->maps.seen,	   k->maps.events,  k->maps.spill,
+				  k->maps.parents};
 	struct bpf_map *theirs[] = {first->maps.config,	 first->maps.targets, first->maps.stacks0,
 				    first->maps.counts0, first->maps.stats,   first->maps.in_flight,
-				    first->maps.seen,	 first->maps.events,  first->maps.parents};
+				    first->maps.seen,	 first->maps.events,  first->maps.spill,
+				    first->maps.parents};
 	int i, n = sizeof(mine) / sizeof(mine[0]) - !parents, err = 0;
 
 	for (i = 0; i < n && !err; i++)
