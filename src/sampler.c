@@ -800,7 +800,7 @@ bool sampler__should_drain(struct sampler *s)
 {
 	uint64_t vals[s->ncpus_possible], keys, collisions;
 
-	/* Called every poll: three lookups, not the whole stats array. */
+	/* Called every poll: four lookups, not the whole stats array. */
 	keys = read_stat(s, s->cfg.active_set ? CPROF_STAT_NEW_KEYS_SET1 : CPROF_STAT_NEW_KEYS_SET0,
 			 vals);
 	collisions = read_stat(s, CPROF_STAT_USER_COLLISION, vals) +

@@ -107,6 +107,7 @@ struct symbolizer {
 	struct u64map *elf_index; /* inode -> struct elf_entry * chain */
 	struct elf_entry *elf_list;
 	uint64_t elf_idle_ns;
+	uint64_t elf_swept_ns; /* when close_idle_elfs last looked */
 	char *debug_dir;
 	struct u64map *display; /* interned raw name -> interned demangled name */
 	struct fresh *fresh;	/* processes first seen lately */
@@ -630,13 +631,18 @@ static void unindex_elf(struct symbolizer *s, struct elf_entry *e)
  */
 static int close_idle_elfs(struct symbolizer *s)
 {
-	struct u64map *mapped = u64map__new();
-	struct elf_entry *e, **pp;
 	uint64_t key, val, now = monotonic_ns();
+	struct elf_entry *e, **pp;
+	struct u64map *mapped;
 	size_t pos = 0, i;
 
+	/* A look walks every mapping of every process: a sixth of the idle time is often enough. */
+	if (now - s->elf_swept_ns < s->elf_idle_ns / 6)
+		return 0;
+	mapped = u64map__new();
 	if (!mapped)
 		return -ENOMEM;
+	s->elf_swept_ns = now;
 	while (u64map__next(s->procs, &pos, &key, &val)) {
 		const struct proc_state *st = (const struct proc_state *)(uintptr_t)val;
 		size_t n = st->maps ? proc_maps__count(st->maps) : 0;

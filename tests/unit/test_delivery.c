@@ -41,6 +41,26 @@ static struct upload *client(uint16_t port)
 
 #define ID(n) "00000000-0000-4000-8000-00000000000" #n
 
+static void free_run(struct delivery *d, struct spool *sp, struct upload *u)
+{
+	delivery__free(d);
+	spool__free(sp);
+	upload__free(u);
+}
+
+/* Ends a run against lb: what the server received, NUL-terminated; caller frees. */
+static char *end_run(struct delivery *d, struct spool *sp, struct upload *u, struct loopback *lb,
+		     size_t *len)
+{
+	char *sent;
+
+	free_run(d, sp, u);
+	loopback__stop(lb);
+	sent = loopback__requests(lb, len);
+	CHECK(sent);
+	return sent;
+}
+
 TEST(delivery_spools_then_resends_in_order)
 {
 	static const struct loopback_reply ok =
@@ -68,9 +88,7 @@ TEST(delivery_spools_then_resends_in_order)
 	CHECK_U64(st.spooled, ==, 3);
 	CHECK_U64(st.in_spool, ==, 3);
 	CHECK_U64(st.dropped, ==, 0);
-	delivery__free(d);
-	spool__free(sp);
-	upload__free(u);
+	free_run(d, sp, u);
 
 	/* Run 2: the server is back; the spool goes first, then the new batch. */
 	CHECK_INT(loopback__start(&lb, replies, 4), ==, 0);
@@ -84,12 +102,7 @@ TEST(delivery_spools_then_resends_in_order)
 	CHECK_U64(st.sent, ==, 4);
 	CHECK_U64(st.sent_from_spool, ==, 3);
 	CHECK_U64(st.in_spool, ==, 0);
-	delivery__free(d);
-	spool__free(sp);
-	upload__free(u);
-	loopback__stop(&lb);
-	sent = loopback__requests(&lb, &len);
-	CHECK(sent);
+	sent = end_run(d, sp, u, &lb, &len);
 	p1 = memmem(sent, len, ID(1), 36);
 	p2 = memmem(sent, len, ID(2), 36);
 	p3 = memmem(sent, len, ID(3), 36);
@@ -137,12 +150,7 @@ TEST(delivery_finish_lets_the_send_under_way_complete)
 	CHECK_U64(st.sent, ==, 1);
 	CHECK_U64(st.spooled, ==, 0);
 	CHECK_U64(st.in_spool, ==, 0);
-	delivery__free(d);
-	spool__free(sp);
-	upload__free(u);
-	loopback__stop(&lb);
-	sent = loopback__requests(&lb, &len);
-	CHECK(sent);
+	sent = end_run(d, sp, u, &lb, &len);
 	p = memmem(sent, len, ID(1), 36);
 	CHECK(p && !memmem(p + 36, len - (size_t)(p + 36 - sent), ID(1), 36));
 	free(sent);
