@@ -117,7 +117,8 @@ static bool flush_spool(struct delivery *d)
 		if (err)
 			return false;
 		done = b->done;
-		res = upload__send(d->u, b, 1, NULL, &d->stop_waiting);
+		/* One attempt: no backoff for finish to cut short. */
+		res = upload__send(d->u, b, 1, NULL, NULL);
 		switch (res) {
 		case UPLOAD_OK:
 			succeeded(d);
@@ -133,9 +134,7 @@ static bool flush_spool(struct delivery *d)
 			/* Series the server took (one /ingest at a time) are not sent twice. */
 			if (b->done != done)
 				spool__update_head(d->spool, b);
-			/* A backoff cut short by finish, which tries once more, is no failure. */
-			if (res != UPLOAD_CANCELED)
-				failed(d);
+			failed(d);
 			batch__free(b);
 			return false;
 		}
@@ -191,9 +190,7 @@ static void *run(void *arg)
 	for (;;) {
 		bool spool_due;
 
-		/* Finishing: what was cut short gets its one last try, without the flag. */
-		if (d->finishing && !d->finishing_seen)
-			d->stop_waiting = 0;
+		/* Once finishing is seen, sends are single attempts: stop_waiting is moot. */
 		d->finishing_seen = d->finishing;
 		spool_due = spool__count(d->spool) &&
 			    (d->finishing ? !d->final_failed : now_ms() >= d->retry_at);

@@ -48,7 +48,7 @@ struct elf_entry {
 	uint32_t dev_major;
 	uint32_t dev_minor;
 	uint64_t inode;
-	uint64_t mapped_ns;	      /* last drain at which a known process mapped it */
+	uint64_t mapped_ns;	      /* opened, or last found mapped by close_idle_elfs */
 	struct elf_symtab *elf;	      /* NULL: the file could not be opened as ELF */
 	struct elf_entry *same_inode; /* chain of the index bucket */
 	struct elf_entry *next;	      /* all entries, for freeing */
