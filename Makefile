@@ -33,7 +33,6 @@ ifeq ($(FLAVOR),fuzz)
 # Library code gets coverage instrumentation too, or libFuzzer fuzzes blind.
 CC := clang
 BPF_ARCH := x86
-TARGET_ARCH_NAME := x86_64
 DEPS_FLAVOR := asan
 SAN := -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all
 EXTRA_CFLAGS := $(SAN) -O1
@@ -42,7 +41,6 @@ STATIC :=
 else ifeq ($(FLAVOR),asan)
 CC := clang
 BPF_ARCH := x86
-TARGET_ARCH_NAME := x86_64
 SAN := -fsanitize=address,undefined -fno-sanitize-recover=all
 EXTRA_CFLAGS := $(SAN) -O1
 EXTRA_LDFLAGS := $(SAN)
@@ -50,13 +48,11 @@ STATIC :=
 else ifeq ($(FLAVOR),arm64)
 CC := $(CURDIR)/.output/arm64/toolchain/cc
 BPF_ARCH := arm64
-TARGET_ARCH_NAME := aarch64
 EXTRA_CFLAGS := -O2
 STATIC := -static
 else
 CC := musl-gcc
 BPF_ARCH := x86
-TARGET_ARCH_NAME := x86_64
 EXTRA_CFLAGS := -O2
 STATIC := -static
 endif
@@ -69,7 +65,7 @@ BPF_OUT := .output/bpf-$(BPF_ARCH)
 # merging makes shared blocks that are reached by jumping back. The test
 # tests/e2e/bpf_object.sh checks the result.
 BPF_CFLAGS := -mllvm -enable-tail-merge=false
-SKEL := $(BPF_OUT)/profile.skel.h
+SKEL := $(BPF_OUT)/sampler.skel.h
 
 CFLAGS := -std=gnu11 -g -Wall -Wextra -Werror -Wno-missing-field-initializers \
 	-D_GNU_SOURCE -fno-omit-frame-pointer $(EXTRA_CFLAGS) \
@@ -77,7 +73,7 @@ CFLAGS := -std=gnu11 -g -Wall -Wextra -Werror -Wno-missing-field-initializers \
 LDFLAGS := $(STATIC) $(EXTRA_LDFLAGS)
 LDLIBS := -L$(DEPS)/lib -lbpf -lelf -lz -liberty-demangle
 
-SRCS := $(sort $(wildcard src/*.c))
+SRCS := $(sort $(wildcard src/*.c src/*/*.c))
 OBJS := $(patsubst src/%.c,$(OUT)/obj/%.o,$(SRCS))
 LIB_OBJS := $(filter-out $(OUT)/obj/main.o,$(OBJS))
 TEST_SRCS := $(sort $(wildcard tests/unit/*.c))
@@ -92,7 +88,7 @@ FIXTURES := $(patsubst fixtures/src/%.c,.output/fixtures/%,$(FIXTURE_SRCS))
 .DELETE_ON_ERROR:
 
 .PHONY: FORCE all deps cprof unit-tests fuzzers fixtures guest-fixtures arm64 test test-unit demo \
-	clean distclean format
+	clean distclean format format-files
 
 all: cprof fixtures
 
@@ -104,17 +100,17 @@ $(DEPS)/.stamp: third_party/build.sh third_party/fetch.sh third_party/versions \
 	$(Q)third_party/build.sh $(DEPS_FLAVOR)
 
 # The BPF object is built without any CO-RE relocation so that it also loads
-# on kernels without /sys/kernel/btf/vmlinux; bpf/profile_abi.h is shared with user space.
-$(BPF_OUT)/profile.bpf.o: bpf/profile.bpf.c bpf/profile_abi.h Makefile $(DEPS)/.stamp | $(BPF_OUT)
+# on kernels without /sys/kernel/btf/vmlinux; bpf/sampler_abi.h is shared with user space.
+$(BPF_OUT)/sampler.bpf.o: bpf/sampler.bpf.c bpf/sampler_abi.h Makefile $(DEPS)/.stamp | $(BPF_OUT)
 	$(call msg,BPF,$@)
 	$(Q)$(CLANG) -g -O2 -target bpf -D__TARGET_ARCH_$(BPF_ARCH) $(BPF_CFLAGS) -I$(DEPS)/include \
 		-idirafter $(DEPS)/uapi -Wall -Werror -c $< -o $@.tmp
 	$(Q)$(BPFTOOL) gen object $@ $@.tmp
 	$(Q)rm -f $@.tmp
 
-$(SKEL): $(BPF_OUT)/profile.bpf.o
+$(SKEL): $(BPF_OUT)/sampler.bpf.o
 	$(call msg,GEN-SKEL,$@)
-	$(Q)$(BPFTOOL) gen skeleton $< name profile_bpf > $@
+	$(Q)$(BPFTOOL) gen skeleton $< name sampler_bpf > $@
 
 # Rewritten only when the version or commit changes, so main.o rebuilds then and only then.
 $(OUT)/version.h: FORCE | $(OUT)/obj
@@ -128,6 +124,7 @@ FORCE:
 
 $(OUT)/obj/%.o: src/%.c $(SKEL) $(DEPS)/.stamp | $(OUT)/obj
 	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) -MMD -MP -c $< -o $@
 
 $(OUT)/obj/tests/%.o: tests/unit/%.c $(SKEL) $(DEPS)/.stamp | $(OUT)/obj/tests
@@ -269,7 +266,14 @@ clean:
 distclean:
 	rm -rf .output third_party/src qemu/cache cprof
 
-format:
-	clang-format -i src/*.[ch] bpf/*.[ch] tests/unit/*.[ch] tests/fuzz/*.c fixtures/src/*.c bench/*.c
+# The one list of files under house style; tests/e2e/style.sh checks the same list.
+FORMAT_FILES := $(sort $(wildcard src/*.[ch] src/*/*.[ch] bpf/*.[ch] tests/unit/*.[ch] \
+	tests/fuzz/*.c fixtures/src/*.c bench/*.c))
 
--include $(wildcard $(OUT)/obj/*.d $(OUT)/obj/tests/*.d)
+format:
+	clang-format -i $(FORMAT_FILES)
+
+format-files:
+	@echo $(FORMAT_FILES)
+
+-include $(wildcard $(OUT)/obj/*.d $(OUT)/obj/*/*.d)

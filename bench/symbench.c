@@ -7,7 +7,7 @@
  * file's .text (or the kernel's _stext.._etext) with a fixed seed, so runs
  * are comparable.
  *
- * The kernel table is streamed (src/ksyms.h). A profile's kernel frames are
+ * The kernel table is streamed (resolve/ksyms.h). A profile's kernel frames are
  * named at its end by one read of kallsyms that keeps only their symbols:
  * once_ms and once_peak_kb time that for -k random kernel addresses (about
  * what a 10 s whole-system profile holds), measured first so that its peak
@@ -38,8 +38,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "elf_symtab.h"
-#include "ksyms.h"
+#include "resolve/elf_symtab.h"
+#include "resolve/ksyms.h"
 
 #define MAX_REPEATS 101
 

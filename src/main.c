@@ -11,12 +11,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "http.h"
-#include "labels.h"
-#include "log.h"
-#include "procfs.h"
+#include "deliver/http.h"
+#include "deliver/labels.h"
+#include "lib/log.h"
+#include "lib/procfs.h"
 #include "session.h"
-#include "upload.h"
+#include "deliver/upload.h"
 #include "version.h"
 
 #define DEFAULT_HZ	    99

@@ -21,24 +21,24 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "batch.h"
-#include "batcher.h"
-#include "delivery.h"
-#include "folded.h"
-#include "output.h"
-#include "pprof.h"
-#include "procfs.h"
-#include "profile.h"
-#include "sampler.h"
+#include "deliver/batch.h"
+#include "deliver/batcher.h"
+#include "deliver/delivery.h"
+#include "encode/folded.h"
+#include "deliver/output.h"
+#include "encode/pprof.h"
+#include "lib/procfs.h"
+#include "build/profile.h"
+#include "sample/sampler.h"
 #include "session.h"
-#include "spool.h"
+#include "deliver/spool.h"
 #include "summary.h"
-#include "symbolizer.h"
-#include "target.h"
-#include "upload.h"
+#include "resolve/symbolizer.h"
+#include "sample/target.h"
+#include "deliver/upload.h"
 
 #define LOG_MODULE NULL
-#include "log.h"
+#include "lib/log.h"
 
 #define POLL_MS		  100
 #define DRAIN_INTERVAL_MS 1000

@@ -4,9 +4,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "profile.h"
+#include "build/profile.h"
 #include "summary.h"
-#include "u64map.h"
+#include "lib/u64map.h"
 
 struct func_total {
 	const char *name;

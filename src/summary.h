@@ -10,8 +10,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "profile_abi.h"
-#include "symbolizer.h"
+#include "sampler_abi.h"
+#include "resolve/symbolizer.h"
 
 struct profile;
 

@@ -104,7 +104,7 @@ check_object() {
 
 host_arch=$([ "$(uname -m)" = aarch64 ] && echo arm64 || echo x86)
 for arch in x86 arm64; do
-	obj=$ROOT/.output/bpf-$arch/profile.bpf.o
+	obj=$ROOT/.output/bpf-$arch/sampler.bpf.o
 	if [ -f "$obj" ]; then
 		check_object "$arch" "$obj"
 	elif [ "$arch" = "$host_arch" ]; then

@@ -9,7 +9,7 @@ if ! command -v clang-format >/dev/null; then
 fi
 cd "$ROOT" || exit 1
 bad=()
-for f in src/*.[ch] bpf/*.[ch] tests/unit/*.[ch] tests/fuzz/*.c fixtures/src/*.c bench/*.c; do
+for f in $(make -s --no-print-directory format-files); do
 	clang-format --dry-run -Werror "$f" >/dev/null 2>&1 || bad+=("$f")
 done
 if [ ${#bad[@]} -eq 0 ]; then ok clang_format_clean; else

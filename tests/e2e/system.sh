@@ -52,7 +52,7 @@ fi
 wait "$bg"
 
 # Sampling goes on across the first drain, where the events move to the
-# program that uses both map sets (src/sampler.c). With every CPU busy every
+# program that uses both map sets (src/sample/sampler.c). With every CPU busy every
 # tick is a sample, idle ones included: the count follows from the rate.
 ncpu=$(nproc)
 "$FIX/known_tree" 4 "$((ncpu > 64 ? 64 : ncpu))" &

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "demangle.h"
+#include "resolve/demangle.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

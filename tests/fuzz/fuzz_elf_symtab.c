@@ -10,7 +10,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "elf_symtab.h"
+#include "resolve/elf_symtab.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

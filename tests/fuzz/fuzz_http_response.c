@@ -10,8 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "grpcweb.h"
-#include "http.h"
+#include "deliver/grpcweb.h"
+#include "deliver/http.h"
 
 #define MAX_BODY 4096
 

@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ksyms.h"
+#include "resolve/ksyms.h"
 
 #define MAX_PROBES 8
 

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "perf_map.h"
+#include "resolve/perf_map.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

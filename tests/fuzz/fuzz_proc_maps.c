@@ -7,7 +7,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "proc_maps.h"
+#include "resolve/proc_maps.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -15,7 +15,7 @@
 #include <unistd.h>
 
 #include "loopback.h"
-#include "procfs.h"
+#include "lib/procfs.h"
 #include "test.h"
 
 static void sleep_ms(int ms)

@@ -8,12 +8,12 @@
 #include <string.h>
 #include <time.h>
 
-#include "batch.h"
-#include "delivery.h"
+#include "deliver/batch.h"
+#include "deliver/delivery.h"
 #include "loopback.h"
-#include "spool.h"
+#include "deliver/spool.h"
 #include "test.h"
-#include "upload.h"
+#include "deliver/upload.h"
 
 static struct batch *batch_with_id(uint64_t t, const char *id)
 {

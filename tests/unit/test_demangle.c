@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "demangle.h"
+#include "resolve/demangle.h"
 #include "test.h"
 
 static const char *dm(const char *name)

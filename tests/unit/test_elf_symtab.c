@@ -18,8 +18,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "debug_file.h"
-#include "elf_symtab.h"
+#include "resolve/debug_file.h"
+#include "resolve/elf_symtab.h"
 #include "test.h"
 
 struct nm_sym {

@@ -3,8 +3,8 @@
 #include <errno.h>
 #include <string.h>
 
-#include "grpcweb.h"
-#include "http.h"
+#include "deliver/grpcweb.h"
+#include "deliver/http.h"
 #include "test.h"
 
 static struct http_response response(const char *body, size_t len, struct http_field *f, size_t nf)

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "http.h"
+#include "deliver/http.h"
 #include "loopback.h"
 #include "test.h"
 

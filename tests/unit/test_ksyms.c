@@ -14,7 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "ksyms.h"
+#include "resolve/ksyms.h"
 #include "test.h"
 
 static void fixture_path(const char *name, char *path, size_t size)

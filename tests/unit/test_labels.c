@@ -4,7 +4,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "labels.h"
+#include "deliver/labels.h"
 #include "test.h"
 
 #define ID64 "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"

@@ -11,7 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "lines.h"
+#include "lib/lines.h"
 #include "test.h"
 
 struct collected {

@@ -13,9 +13,9 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
-#include "parallel_maps.h"
-#include "perf_attach.h"
-#include "profile.skel.h"
+#include "sample/parallel_maps.h"
+#include "sample/perf_attach.h"
+#include "sampler.skel.h"
 #include "test.h"
 
 static int quiet(enum libbpf_print_level level, const char *fmt, va_list ap)
@@ -27,14 +27,14 @@ static int quiet(enum libbpf_print_level level, const char *fmt, va_list ap)
 }
 
 /* The embedded object with small maps, opened but not loaded. */
-static struct profile_bpf *open_small(void)
+static struct sampler_bpf *open_small(void)
 {
-	struct profile_bpf *k;
+	struct sampler_bpf *k;
 
 	if (geteuid() != 0)
 		SKIP("needs root for BPF");
 	libbpf_set_print(quiet);
-	k = profile_bpf__open();
+	k = sampler_bpf__open();
 	CHECK(k);
 	bpf_map__set_max_entries(k->maps.stacks0, 64);
 	bpf_map__set_max_entries(k->maps.stacks1, 64);
@@ -54,7 +54,7 @@ static int map_info(int fd, struct bpf_map_info *info)
 
 TEST(parallel_maps_are_adopted_by_libbpf)
 {
-	struct profile_bpf *k = open_small();
+	struct sampler_bpf *k = open_small();
 	struct bpf_map *maps[] = {k->maps.stacks0, k->maps.counts0, k->maps.seen,
 				  k->maps.stacks1, k->maps.counts1, k->maps.parents};
 	__u32 ids[6];
@@ -77,17 +77,17 @@ TEST(parallel_maps_are_adopted_by_libbpf)
 	}
 	parallel_maps__free(pm);
 	/* libbpf keeps its duplicates, loads the programs against them, creates none of them. */
-	CHECK_INT(profile_bpf__load(k), ==, 0);
+	CHECK_INT(sampler_bpf__load(k), ==, 0);
 	for (i = 0; i < n; i++) {
 		CHECK_INT(map_info(bpf_map__fd(maps[i]), &info), ==, 0);
 		CHECK_INT(info.id, ==, ids[i]);
 	}
-	profile_bpf__destroy(k);
+	sampler_bpf__destroy(k);
 }
 
 TEST(parallel_maps_failure_hands_nothing_over)
 {
-	struct profile_bpf *k = open_small();
+	struct sampler_bpf *k = open_small();
 	struct bpf_map *maps[] = {k->maps.stacks0, k->maps.counts0};
 	struct bpf_map_info info;
 	struct parallel_maps *pm;
@@ -99,12 +99,12 @@ TEST(parallel_maps_failure_hands_nothing_over)
 	/* stacks0 was created, yet libbpf still holds its placeholder, not our map. */
 	CHECK(map_info(bpf_map__fd(k->maps.stacks0), &info) != 0);
 	parallel_maps__free(pm);
-	profile_bpf__destroy(k);
+	sampler_bpf__destroy(k);
 }
 
 TEST(parallel_maps_free_without_finish)
 {
-	struct profile_bpf *k = open_small();
+	struct sampler_bpf *k = open_small();
 	struct bpf_map *maps[] = {k->maps.stacks0, k->maps.stacks1, k->maps.seen};
 	struct parallel_maps *pm;
 
@@ -112,7 +112,7 @@ TEST(parallel_maps_free_without_finish)
 	CHECK_INT(parallel_maps__start(maps, 3, &pm), ==, 0);
 	parallel_maps__free(pm);
 	parallel_maps__free(NULL);
-	profile_bpf__destroy(k);
+	sampler_bpf__destroy(k);
 }
 
 static __u64 run_count(struct bpf_program *prog)
@@ -161,7 +161,7 @@ static int perf_event_fds(void)
 
 TEST(perf_attach_hands_sampling_over)
 {
-	struct profile_bpf *k = open_small();
+	struct sampler_bpf *k = open_small();
 	struct perf_attach *from, *to;
 	__u64 before;
 	int stats_fd, ncpus, fds;
@@ -169,7 +169,7 @@ TEST(perf_attach_hands_sampling_over)
 	stats_fd = bpf_enable_stats(BPF_STATS_RUN_TIME);
 	if (stats_fd < 0)
 		SKIP("no BPF_ENABLE_STATS (Linux 5.8+): run counts do not move");
-	CHECK_INT(profile_bpf__load(k), ==, 0);
+	CHECK_INT(sampler_bpf__load(k), ==, 0);
 	CHECK_INT(perf_attach__open(999, true, &from), ==, 0);
 	CHECK_INT(perf_attach__open(999, false, &to), ==, 0);
 	CHECK(perf_attach__cpu_count(from) > 0);
@@ -188,5 +188,5 @@ TEST(perf_attach_hands_sampling_over)
 	CHECK(runs_beyond(k->progs.cprof_sample, before) > before);
 	perf_attach__free(to);
 	close(stats_fd);
-	profile_bpf__destroy(k);
+	sampler_bpf__destroy(k);
 }

@@ -13,7 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "proc_maps.h"
+#include "resolve/proc_maps.h"
 #include "test.h"
 
 static char *read_fixture(const char *name, size_t *len)

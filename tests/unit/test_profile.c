@@ -5,8 +5,8 @@
 #include <stdlib.h>
 #include <time.h>
 
-#include "profile.h"
-#include "strpool.h"
+#include "build/profile.h"
+#include "lib/strpool.h"
 #include "test.h"
 
 TEST(strpool_add_find)

@@ -9,10 +9,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "output.h"
-#include "perf_attach.h"
-#include "procfs.h"
-#include "target.h"
+#include "deliver/output.h"
+#include "sample/perf_attach.h"
+#include "lib/procfs.h"
+#include "sample/target.h"
 #include "test.h"
 
 TEST(cpulist_ranges_and_singles)

@@ -9,8 +9,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "batch.h"
-#include "spool.h"
+#include "deliver/batch.h"
+#include "deliver/spool.h"
 #include "test.h"
 
 static const char *spool_dir(const char *name)

@@ -16,8 +16,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "profile.h"
-#include "symbolizer.h"
+#include "build/profile.h"
+#include "resolve/symbolizer.h"
 #include "test.h"
 
 /* A C++ name, given by an asm label so the test needs no C++ compiler. */

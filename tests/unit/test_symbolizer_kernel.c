@@ -14,9 +14,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "folded.h"
-#include "profile.h"
-#include "symbolizer.h"
+#include "encode/folded.h"
+#include "build/profile.h"
+#include "resolve/symbolizer.h"
 #include "test.h"
 
 static void write_file(const char *path, const char *text)

@@ -12,8 +12,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "profile.h"
-#include "symbolizer.h"
+#include "build/profile.h"
+#include "resolve/symbolizer.h"
 #include "test.h"
 
 __attribute__((noinline)) static int switch_target(int x)

@@ -2,7 +2,7 @@
 #include <stdlib.h>
 
 #include "test.h"
-#include "u64map.h"
+#include "lib/u64map.h"
 
 TEST(u64map_insert_get_delete_against_reference)
 {

@@ -8,10 +8,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "batch.h"
+#include "deliver/batch.h"
 #include "loopback.h"
 #include "test.h"
-#include "upload.h"
+#include "deliver/upload.h"
 
 static struct batch *small_batch(void)
 {

@@ -10,9 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "batch.h"
-#include "parca.h"
-#include "pyroscope.h"
+#include "deliver/batch.h"
+#include "deliver/parca.h"
+#include "deliver/pyroscope.h"
 #include "test.h"
 
 #define ID "00000000-0000-4000-8000-000000000000"

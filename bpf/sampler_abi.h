@@ -1,0 +1,96 @@
+/* SPDX-License-Identifier: (MIT OR GPL-2.0) */
+/*
+ * Types shared by the BPF program (bpf/sampler.bpf.c) and user space.
+ * Only __u32/__u64 so that both sides agree on layout on every architecture.
+ */
+#ifndef CPROF_BPF_PROFILE_ABI_H
+#define CPROF_BPF_PROFILE_ABI_H
+
+#include <linux/types.h>
+
+#define CPROF_COMM_LEN	      16
+#define CPROF_MAX_STACK_DEPTH 127
+
+/* Default map sizes; user space may resize them before load. */
+#define CPROF_DEFAULT_STACK_ENTRIES 16384
+#define CPROF_DEFAULT_COUNT_ENTRIES 16384
+#define CPROF_MAX_TARGETS	    16384
+#define CPROF_SEEN_ENTRIES	    16384
+#define CPROF_PARENT_ENTRIES	    16384
+
+/*
+ * Stack ids are stored as the (negated errno) value bpf_get_stackid returned
+ * when it failed, cast to __u32; user space casts back to a signed int.
+ */
+struct cprof_key {
+	__u32 pid; /* thread group id (the host PID) */
+	__u32 tid; /* thread id */
+	__u32 user_stack_id;
+	__u32 kern_stack_id;
+	__u64 comm[CPROF_COMM_LEN / 8]; /* thread name, NUL-padded */
+};
+
+/*
+ * Configuration lives in an array map, not in .rodata/.bss globals, so the
+ * same object loads on kernels older than 5.2.
+ */
+struct cprof_config {
+	__u32 active_set;      /* 0 or 1: which stacks/counts pair samples go to */
+	__u32 filter_pids;     /* 1: only sample thread groups present in `targets` */
+	__u32 include_idle;    /* 1: keep samples of the idle task (pid 0) */
+	__u32 fork_layout;     /* sched_process_fork layout, enum cprof_fork_layout */
+	__u32 follow_children; /* with filter_pids: add children of targets as they fork */
+};
+
+/* Where sched_process_fork keeps child_pid; the layout changed in 6.x. */
+enum cprof_fork_layout {
+	CPROF_FORK_NONE = 0,	     /* don't follow children */
+	CPROF_FORK_STATIC_COMM = 1,  /* char parent_comm[16] ...: child_pid at offset 44 */
+	CPROF_FORK_DYNAMIC_COMM = 2, /* __data_loc comms: child_pid at offset 20 */
+};
+
+/* Per-CPU counters; user space sums them and reports every loss. */
+enum cprof_stat {
+	CPROF_STAT_SAMPLES = 0,	   /* samples of targeted tasks (incl. idle when kept) */
+	CPROF_STAT_IDLE,	   /* samples of the idle task, dropped unless include_idle */
+	CPROF_STAT_USER_COLLISION, /* user stack lost: stack map bucket held another stack */
+	CPROF_STAT_KERN_COLLISION, /* kernel stack lost: the same */
+	CPROF_STAT_USER_STACK_ERR, /* user stack lost: other error (e.g. -ENOMEM) */
+	CPROF_STAT_KERN_STACK_ERR, /* kernel stack lost: other error */
+	CPROF_STAT_COUNTS_FULL,	   /* sample lost: counts map full */
+	CPROF_STAT_NOTIFY_LOST,	   /* new-process notification could not be sent */
+	CPROF_STAT_NEW_KEYS_SET0,  /* distinct keys inserted into counts set 0 */
+	CPROF_STAT_NEW_KEYS_SET1,  /* ... and set 1; user space drains early when filling */
+	CPROF_STAT_FORKS_FOLLOWED, /* children added to `targets` */
+	CPROF_STAT_TARGETS_FULL,   /* a child could not be added: targets map full */
+	CPROF_STAT_SPILLED,	   /* samples whose stack collided, sent whole instead */
+	CPROF_STAT_MAX,
+};
+
+/* Sent through the `events` perf buffer the first time a process is sampled. */
+struct cprof_event {
+	__u32 pid;
+	__u32 tid;
+};
+
+#define CPROF_SPILL_MAGIC 0x6c6c7073 /* "spll" */
+
+/*
+ * Also through `events`, and told from a cprof_event by its size: a sample
+ * whose stack met a stack-map bucket taken by another stack, with both its
+ * stacks in full, so that the sample keeps its stacks instead of counting
+ * under a placeholder.
+ */
+struct cprof_spill {
+	__u32 magic;
+	__u32 set; /* the map set it was taken for: its drain, so its interval */
+	__u32 pid;
+	__u32 tid;
+	__u32 user_bytes; /* of user[]: what bpf_get_stack wrote, 0 if it failed */
+	__u32 kern_bytes;
+	__u64 comm[CPROF_COMM_LEN / 8];
+	__u64 user[CPROF_MAX_STACK_DEPTH]; /* leaf first */
+	__u64 kern[CPROF_MAX_STACK_DEPTH];
+};
+
+#endif

@@ -1,0 +1,329 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Delivery thread; see delivery.h. The main thread only appends to the queue
+ * under the lock. Everything else (the upload client, the spool, the counters)
+ * belongs to the delivery thread until delivery__finish has joined it.
+ *
+ * An outage is reported once when it starts and once when it ends, not for
+ * every interval in between, so a long outage does not flood the log.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define LOG_MODULE "upload"
+#include "lib/log.h"
+#include "deliver/batch.h"
+#include "deliver/delivery.h"
+#include "deliver/spool.h"
+#include "deliver/upload.h"
+
+struct delivery {
+	struct upload *u;
+	struct spool *spool;
+	int attempts;
+	uint64_t max_queue_bytes;
+
+	pthread_t thread;
+	bool started;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	/* Under lock: */
+	struct batch **queue; /* [qhead, qn) waiting */
+	size_t qhead, qn, qcap;
+	uint64_t qbytes;
+	uint64_t queue_dropped;
+	bool finishing;
+	/*
+	 * Set with finishing: ends the backoff of the send under way (it is spooled), never an
+	 * exchange, as one cut short after the server took it would be sent twice.
+	 */
+	volatile sig_atomic_t stop_waiting;
+
+	/* Owned by the thread: */
+	struct delivery_stats st;
+	uint64_t write_failures;
+	int failures;	  /* in a row */
+	int64_t retry_at; /* ms, CLOCK_MONOTONIC: when to try the spool again */
+	bool outage;
+	bool finishing_seen; /* d->finishing as last read under the lock */
+	bool final_failed;   /* while finishing: the server failed once, spool the rest */
+};
+
+static int64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void failed(struct delivery *d)
+{
+	d->failures++;
+	d->retry_at = now_ms() + upload__backoff_ms(d->u, d->failures);
+	if (d->finishing_seen)
+		d->final_failed = true;
+	if (!d->outage)
+		pr_warn("cannot upload to %s: %s; keeping profiles in the spool %s and retrying",
+			upload__url(d->u), upload__last_error(d->u), spool__dir(d->spool));
+	else
+		pr_debug("still failing: %s", upload__last_error(d->u));
+	d->outage = true;
+}
+
+static void succeeded(struct delivery *d)
+{
+	d->failures = 0;
+	if (d->outage)
+		pr_warn("uploads to %s work again; sending the %zu spooled intervals",
+			upload__url(d->u), spool__count(d->spool));
+	d->outage = false;
+}
+
+static void rejected(struct delivery *d, const struct batch *b)
+{
+	d->st.rejected++;
+	pr_err("the interval starting at %.3f s was refused and dropped: %s",
+	       (double)b->time_ns / 1e9, upload__last_error(d->u));
+}
+
+static void to_spool(struct delivery *d, const struct batch *b)
+{
+	int err = spool__push(d->spool, b);
+
+	if (!err)
+		d->st.spooled++;
+	else if (err != -EFBIG)
+		d->write_failures++;
+}
+
+/* Sends the spool oldest first; false at the first failure. */
+static bool flush_spool(struct delivery *d)
+{
+	while (spool__count(d->spool)) {
+		struct batch *b = NULL;
+		enum upload_result res;
+		size_t done;
+		int err;
+
+		err = spool__peek(d->spool, &b);
+		if (err == -ENOENT)
+			break;
+		if (err)
+			return false;
+		done = b->done;
+		/* One attempt: no backoff for finish to cut short. */
+		res = upload__send(d->u, b, 1, NULL, NULL);
+		switch (res) {
+		case UPLOAD_OK:
+			succeeded(d);
+			spool__pop(d->spool);
+			d->st.sent++;
+			d->st.sent_from_spool++;
+			break;
+		case UPLOAD_REJECTED:
+			rejected(d, b);
+			spool__pop(d->spool);
+			break;
+		default:
+			/* Series the server took (one /ingest at a time) are not sent twice. */
+			if (b->done != done)
+				spool__update_head(d->spool, b);
+			failed(d);
+			batch__free(b);
+			return false;
+		}
+		batch__free(b);
+	}
+	return true;
+}
+
+static void deliver(struct delivery *d, struct batch *b)
+{
+	if (spool__count(d->spool) || d->final_failed) {
+		to_spool(d, b);
+		return;
+	}
+	switch (upload__send(d->u, b, d->finishing_seen ? 1 : d->attempts, NULL,
+			     &d->stop_waiting)) {
+	case UPLOAD_OK:
+		succeeded(d);
+		d->st.sent++;
+		break;
+	case UPLOAD_REJECTED:
+		rejected(d, b);
+		break;
+	case UPLOAD_CANCELED:
+		to_spool(d, b);
+		break;
+	default:
+		failed(d);
+		to_spool(d, b);
+	}
+}
+
+static void wait_for_work(struct delivery *d)
+{
+	struct timespec ts;
+	int64_t at;
+
+	if (!spool__count(d->spool)) {
+		pthread_cond_wait(&d->cond, &d->lock);
+		return;
+	}
+	at = d->retry_at;
+	ts.tv_sec = at / 1000;
+	ts.tv_nsec = (at % 1000) * 1000000;
+	pthread_cond_timedwait(&d->cond, &d->lock, &ts);
+}
+
+static void *run(void *arg)
+{
+	struct delivery *d = arg;
+
+	pthread_mutex_lock(&d->lock);
+	for (;;) {
+		bool spool_due;
+
+		/* Once finishing is seen, sends are single attempts: stop_waiting is moot. */
+		d->finishing_seen = d->finishing;
+		spool_due = spool__count(d->spool) &&
+			    (d->finishing ? !d->final_failed : now_ms() >= d->retry_at);
+
+		if (spool_due) {
+			pthread_mutex_unlock(&d->lock);
+			flush_spool(d);
+			pthread_mutex_lock(&d->lock);
+		} else if (d->qhead < d->qn) {
+			struct batch *b = d->queue[d->qhead++];
+
+			d->qbytes -= batch__size(b);
+			pthread_mutex_unlock(&d->lock);
+			deliver(d, b);
+			batch__free(b);
+			pthread_mutex_lock(&d->lock);
+		} else if (d->finishing) {
+			break;
+		} else {
+			wait_for_work(d);
+		}
+	}
+	pthread_mutex_unlock(&d->lock);
+	return NULL;
+}
+
+int delivery__start(struct upload *u, struct spool *spool, int attempts, uint64_t max_queue_bytes,
+		    struct delivery **out)
+{
+	pthread_condattr_t ca;
+	sigset_t block, old;
+	struct delivery *d;
+	int err;
+
+	*out = NULL;
+	d = calloc(1, sizeof(*d));
+	if (!d)
+		return -ENOMEM;
+	d->u = u;
+	d->spool = spool;
+	d->attempts = attempts > 0 ? attempts : 1;
+	d->max_queue_bytes = max_queue_bytes;
+	d->st.found_in_spool = spool__count(spool);
+	pthread_mutex_init(&d->lock, NULL);
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&d->cond, &ca);
+	pthread_condattr_destroy(&ca);
+	/* Signals are the main thread's business: it stops sampling and calls finish. */
+	sigemptyset(&block);
+	sigaddset(&block, SIGINT);
+	sigaddset(&block, SIGTERM);
+	pthread_sigmask(SIG_BLOCK, &block, &old);
+	err = -pthread_create(&d->thread, NULL, run, d);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (err) {
+		pr_err("cannot start the upload thread: %s", strerror(-err));
+		delivery__free(d);
+		return err;
+	}
+	d->started = true;
+	*out = d;
+	return 0;
+}
+
+void delivery__submit(struct delivery *d, struct batch *b)
+{
+	struct batch **q;
+
+	pthread_mutex_lock(&d->lock);
+	/* Only a server stuck for many intervals gets here; the oldest gives way. */
+	while (d->qhead < d->qn && d->qbytes + batch__size(b) > d->max_queue_bytes) {
+		struct batch *old = d->queue[d->qhead++];
+
+		d->qbytes -= batch__size(old);
+		d->queue_dropped++;
+		batch__free(old);
+	}
+	if (d->qhead == d->qn)
+		d->qhead = d->qn = 0;
+	if (d->qn == d->qcap && d->qhead) {
+		memmove(d->queue, d->queue + d->qhead, (d->qn - d->qhead) * sizeof(*q));
+		d->qn -= d->qhead;
+		d->qhead = 0;
+	}
+	if (d->qn == d->qcap) {
+		size_t cap = d->qcap ? d->qcap * 2 : 16;
+
+		q = reallocarray(d->queue, cap, sizeof(*q));
+		if (!q) {
+			d->queue_dropped++;
+			batch__free(b);
+			pthread_mutex_unlock(&d->lock);
+			return;
+		}
+		d->queue = q;
+		d->qcap = cap;
+	}
+	d->queue[d->qn++] = b;
+	d->qbytes += batch__size(b);
+	d->st.submitted++;
+	pthread_cond_signal(&d->cond);
+	pthread_mutex_unlock(&d->lock);
+}
+
+void delivery__finish(struct delivery *d, struct delivery_stats *st)
+{
+	if (d->started) {
+		pthread_mutex_lock(&d->lock);
+		d->finishing = true;
+		d->stop_waiting = 1;
+		pthread_cond_signal(&d->cond);
+		pthread_mutex_unlock(&d->lock);
+		pthread_join(d->thread, NULL);
+		d->started = false;
+	}
+	*st = d->st;
+	st->dropped = spool__dropped(d->spool) + d->write_failures + d->queue_dropped;
+	st->in_spool = spool__count(d->spool);
+}
+
+void delivery__free(struct delivery *d)
+{
+	struct delivery_stats st;
+
+	if (!d)
+		return;
+	if (d->started)
+		delivery__finish(d, &st);
+	while (d->qhead < d->qn)
+		batch__free(d->queue[d->qhead++]);
+	free(d->queue);
+	pthread_cond_destroy(&d->cond);
+	pthread_mutex_destroy(&d->lock);
+	free(d);
+}

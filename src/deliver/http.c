@@ -1,0 +1,729 @@
+// SPDX-License-Identifier: MIT
+/*
+ * HTTP/1.1 client; see http.h. Every socket is non-blocking and every wait
+ * is a poll() with a deadline, so no server, however slow or silent, holds
+ * cprof longer than the timeouts it was given. Connection: close keeps the
+ * client free of connection reuse and its stale-connection corner cases; one
+ * upload per interval does not need keep-alive.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <limits.h>
+#include <netdb.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#define LOG_MODULE "http"
+#include "lib/log.h"
+#include "deliver/http.h"
+
+#define MAX_CHUNK_LINE	 1024
+#define RECV_FIRST_SIZE	 4096
+#define MAX_REQUEST_HEAD (16u << 10)
+
+static const char https_refused[] =
+	"https:// is not supported yet (cprof has no TLS built in); use an http:// URL, "
+	"e.g. through a local TLS-terminating proxy";
+
+int http__parse_url(const char *url, struct http_url *out, const char **why)
+{
+	const char *p, *auth_end, *host, *host_end, *port = NULL;
+	size_t n;
+
+	memset(out, 0, sizeof(*out));
+	*why = NULL;
+	if (strncasecmp(url, "https://", 8) == 0) {
+		*why = https_refused;
+		return -EINVAL;
+	}
+	if (strncasecmp(url, "http://", 7) != 0) {
+		*why = "expected an http:// URL, e.g. http://localhost:4040";
+		return -EINVAL;
+	}
+	p = url + 7;
+	auth_end = p + strcspn(p, "/?#");
+	if (memchr(p, '@', auth_end - p)) {
+		*why = "credentials in the URL are refused (they would show in the process list); "
+		       "use CPROF_BASIC_AUTH, CPROF_TOKEN or --token-file";
+		return -EINVAL;
+	}
+	if (*p == '[') {
+		host = p + 1;
+		host_end = memchr(host, ']', auth_end - host);
+		if (!host_end || host_end == host) {
+			*why = "bad IPv6 address in the URL";
+			return -EINVAL;
+		}
+		p = host_end + 1;
+	} else {
+		host = p;
+		host_end = p + strcspn(p, ":/?#");
+		p = host_end;
+	}
+	if (p < auth_end && *p == ':')
+		port = p + 1;
+	else if (p != auth_end) {
+		*why = "bad host in the URL";
+		return -EINVAL;
+	}
+	n = host_end - host;
+	if (n == 0 || n >= sizeof(out->host)) {
+		*why = "missing or too long host name in the URL";
+		return -EINVAL;
+	}
+	for (const char *c = host; c < host_end; c++) {
+		if (!isalnum((unsigned char)*c) && !strchr("-._:%", *c)) {
+			*why = "bad character in the host name of the URL";
+			return -EINVAL;
+		}
+	}
+	memcpy(out->host, host, n);
+	if (port) {
+		unsigned long v = 0;
+		const char *c;
+
+		for (c = port; c < auth_end; c++) {
+			if (!isdigit((unsigned char)*c) || v > 65535)
+				break;
+			v = v * 10 + (unsigned long)(*c - '0');
+		}
+		if (c != auth_end || c == port || v == 0 || v > 65535) {
+			*why = "bad port in the URL (expected 1 to 65535)";
+			return -EINVAL;
+		}
+		snprintf(out->port, sizeof(out->port), "%lu", v);
+	} else {
+		strcpy(out->port, "80");
+	}
+	n = auth_end - (host - (host[-1] == '[' ? 1 : 0));
+	if (n >= sizeof(out->hostport)) {
+		*why = "host too long in the URL";
+		return -EINVAL;
+	}
+	memcpy(out->hostport, host - (host[-1] == '[' ? 1 : 0), n);
+	p = auth_end;
+	n = strcspn(p, "?#");
+	if (p[n]) {
+		*why = "a query or fragment in the server URL is not supported";
+		return -EINVAL;
+	}
+	while (n && p[n - 1] == '/')
+		n--;
+	if (n >= sizeof(out->path)) {
+		*why = "URL path too long";
+		return -EINVAL;
+	}
+	for (size_t i = 0; i < n; i++) {
+		if ((unsigned char)p[i] <= ' ' || p[i] == 0x7f) {
+			*why = "spaces or control characters in the URL path";
+			return -EINVAL;
+		}
+	}
+	memcpy(out->path, p, n);
+	return 0;
+}
+
+/* Response parsing. */
+
+void http_response__clear(struct http_response *r)
+{
+	size_t i;
+
+	if (!r)
+		return;
+	for (i = 0; i < r->nfields; i++) {
+		free(r->fields[i].name);
+		free(r->fields[i].value);
+	}
+	free(r->fields);
+	free(r->body);
+	*r = (struct http_response){0};
+}
+
+const char *http_response__field(const struct http_response *r, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < r->nfields; i++)
+		if (strcasecmp(r->fields[i].name, name) == 0)
+			return r->fields[i].value;
+	return NULL;
+}
+
+/* The line at pos: *eol at its CR or LF, *next past the LF. False if no LF yet. */
+static bool line_at(const uint8_t *b, size_t len, size_t pos, size_t *eol, size_t *next)
+{
+	const uint8_t *nl = memchr(b + pos, '\n', len - pos);
+
+	if (!nl)
+		return false;
+	*next = (size_t)(nl - b) + 1;
+	*eol = (size_t)(nl - b);
+	if (*eol > pos && b[*eol - 1] == '\r')
+		(*eol)--;
+	return true;
+}
+
+static bool is_tchar(uint8_t c)
+{
+	/* strchr() finds the terminating NUL too: a NUL byte is no token character. */
+	return isalnum(c) || (c && strchr("!#$%&'*+-.^_`|~", c));
+}
+
+static int add_field(struct http_response *r, const uint8_t *line, size_t len)
+{
+	const uint8_t *colon = memchr(line, ':', len), *v, *end = line + len;
+	struct http_field *f;
+	size_t i, nlen;
+
+	if (!colon || colon == line)
+		return -EBADMSG;
+	nlen = (size_t)(colon - line);
+	for (i = 0; i < nlen; i++)
+		if (!is_tchar(line[i]))
+			return -EBADMSG;
+	for (v = colon + 1; v < end && (*v == ' ' || *v == '\t'); v++)
+		;
+	while (end > v && (end[-1] == ' ' || end[-1] == '\t'))
+		end--;
+	for (const uint8_t *c = v; c < end; c++)
+		if ((*c < 0x20 && *c != '\t') || *c == 0x7f)
+			return -EBADMSG;
+	if (r->nfields == HTTP_MAX_FIELDS)
+		return -EFBIG;
+	f = reallocarray(r->fields, r->nfields + 1, sizeof(*f));
+	if (!f)
+		return -ENOMEM;
+	r->fields = f;
+	f = &f[r->nfields];
+	f->name = strndup((const char *)line, nlen);
+	f->value = strndup((const char *)v, (size_t)(end - v));
+	if (!f->name || !f->value) {
+		free(f->name);
+		free(f->value);
+		return -ENOMEM;
+	}
+	for (i = 0; i < nlen; i++)
+		f->name[i] = (char)tolower((unsigned char)f->name[i]);
+	r->nfields++;
+	return 0;
+}
+
+/* Field lines up to an empty line, starting at *pos; on success *pos is past it. */
+static int parse_fields(const uint8_t *b, size_t len, size_t *pos, struct http_response *r)
+{
+	size_t start = *pos, p = *pos, eol, next;
+	int err;
+
+	for (;;) {
+		if (!line_at(b, len, p, &eol, &next))
+			return len - start > HTTP_MAX_HEADER_BYTES ? -EFBIG : -EAGAIN;
+		if (next - start > HTTP_MAX_HEADER_BYTES)
+			return -EFBIG;
+		if (eol == p)
+			break;
+		/* Obsolete line folding is forbidden in responses (RFC 9112 5.2). */
+		if (b[p] == ' ' || b[p] == '\t')
+			return -EBADMSG;
+		err = add_field(r, b + p, eol - p);
+		if (err)
+			return err;
+		p = next;
+	}
+	*pos = next;
+	return 0;
+}
+
+static int parse_status_line(const uint8_t *b, size_t len, size_t *pos, int *status)
+{
+	size_t eol, next, p = *pos;
+
+	if (!line_at(b, len, p, &eol, &next))
+		return len - p > HTTP_MAX_HEADER_BYTES ? -EFBIG : -EAGAIN;
+	if (eol - p < 12 || memcmp(b + p, "HTTP/1.", 7) != 0 || !isdigit(b[p + 7]) ||
+	    b[p + 8] != ' ' || !isdigit(b[p + 9]) || !isdigit(b[p + 10]) || !isdigit(b[p + 11]) ||
+	    (eol - p > 12 && b[p + 12] != ' '))
+		return -EBADMSG;
+	for (size_t i = p + 12; i < eol; i++)
+		if ((b[i] < 0x20 && b[i] != '\t') || b[i] == 0x7f)
+			return -EBADMSG;
+	*status = (b[p + 9] - '0') * 100 + (b[p + 10] - '0') * 10 + (b[p + 11] - '0');
+	if (*status < 100)
+		return -EBADMSG;
+	*pos = next;
+	return 0;
+}
+
+static int append_body(struct http_response *r, const uint8_t *data, size_t n, size_t max_body)
+{
+	uint8_t *nb;
+
+	if (n > max_body - r->body_len)
+		return -EFBIG;
+	nb = realloc(r->body, r->body_len + n + 1);
+	if (!nb)
+		return -ENOMEM;
+	r->body = nb;
+	memcpy(nb + r->body_len, data, n);
+	r->body_len += n;
+	nb[r->body_len] = '\0';
+	return 0;
+}
+
+/* "5, 5" is one length said twice; "5, 6" is a malformed message (RFC 9110 8.6). */
+static int content_length(const struct http_response *r, uint64_t *out, bool *present)
+{
+	bool seen = false;
+	uint64_t v = 0;
+	size_t i;
+
+	for (i = 0; i < r->nfields; i++) {
+		const char *s = r->fields[i].value;
+
+		if (strcmp(r->fields[i].name, "content-length") != 0)
+			continue;
+		while (*s) {
+			uint64_t x = 0;
+			const char *d = s;
+
+			while (isdigit((unsigned char)*s)) {
+				if (x > (UINT64_MAX - 9) / 10)
+					return -EBADMSG;
+				x = x * 10 + (uint64_t)(*s++ - '0');
+			}
+			if (s == d || (seen && x != v))
+				return -EBADMSG;
+			v = x;
+			seen = true;
+			while (*s == ' ' || *s == '\t')
+				s++;
+			if (*s == ',')
+				s++;
+			else if (*s)
+				return -EBADMSG;
+			while (*s == ' ' || *s == '\t')
+				s++;
+		}
+	}
+	*present = seen;
+	*out = v;
+	return 0;
+}
+
+/* Transfer-Encoding: the body is chunked when the final coding is "chunked". */
+static int transfer_encoding(const struct http_response *r, bool *present, bool *chunked)
+{
+	const char *last = NULL;
+	size_t i;
+
+	*present = *chunked = false;
+	for (i = 0; i < r->nfields; i++) {
+		const char *v = r->fields[i].value, *c;
+
+		if (strcmp(r->fields[i].name, "transfer-encoding") != 0)
+			continue;
+		*present = true;
+		c = strrchr(v, ',');
+		last = c ? c + 1 : v;
+	}
+	if (*present) {
+		while (*last == ' ' || *last == '\t')
+			last++;
+		*chunked = strncasecmp(last, "chunked", 7) == 0 &&
+			   (!last[7] || last[7] == ' ' || last[7] == '\t' || last[7] == ';');
+	}
+	return 0;
+}
+
+static int parse_chunked(const uint8_t *b, size_t len, size_t pos, size_t max_body,
+			 struct http_response *r)
+{
+	size_t eol, next;
+	int err;
+
+	for (;;) {
+		uint64_t size = 0;
+		size_t p, digits = 0;
+
+		if (!line_at(b, len, pos, &eol, &next)) {
+			r->need = len + 1;
+			return len - pos > MAX_CHUNK_LINE ? -EBADMSG : -EAGAIN;
+		}
+		for (p = pos; p < eol && isxdigit(b[p]); p++) {
+			if (++digits > 15)
+				return -EBADMSG;
+			size = size * 16 +
+			       (uint64_t)(isdigit(b[p]) ? b[p] - '0' : (tolower(b[p]) - 'a' + 10));
+		}
+		while (p < eol && (b[p] == ' ' || b[p] == '\t'))
+			p++;
+		if (!digits || (p < eol && b[p] != ';'))
+			return -EBADMSG;
+		pos = next;
+		if (size == 0) {
+			err = parse_fields(b, len, &pos, r);
+			if (err == -EAGAIN)
+				r->need = len + 1;
+			return err;
+		}
+		if (size > max_body - r->body_len)
+			return -EFBIG;
+		/* The chunk data, then its CRLF. */
+		if (len - pos < size + 2) {
+			r->need = pos + (size_t)size + 2;
+			return -EAGAIN;
+		}
+		if (b[pos + size] != '\r' || b[pos + size + 1] != '\n')
+			return -EBADMSG;
+		err = append_body(r, b + pos, (size_t)size, max_body);
+		if (err)
+			return err;
+		pos += (size_t)size + 2;
+	}
+}
+
+static int parse_once(const uint8_t *b, size_t len, bool eof, size_t max_body,
+		      struct http_response *r)
+{
+	size_t pos = 0;
+	uint64_t cl = 0;
+	bool has_cl, has_te, chunked;
+	int err;
+
+	for (;;) {
+		http_response__clear(r);
+		err = parse_status_line(b, len, &pos, &r->status);
+		if (!err)
+			err = parse_fields(b, len, &pos, r);
+		if (err) {
+			if (err == -EAGAIN)
+				r->need = len + 1;
+			return err;
+		}
+		if (r->status >= 200)
+			break;
+		/* 101 would switch protocols, which we never ask for. */
+		if (r->status == 101)
+			return -EBADMSG;
+	}
+	err = content_length(r, &cl, &has_cl);
+	if (!err)
+		err = transfer_encoding(r, &has_te, &chunked);
+	if (err)
+		return err;
+	if (r->status == 204 || r->status == 304)
+		return append_body(r, b, 0, max_body);
+	if (has_te && chunked)
+		return parse_chunked(b, len, pos, max_body, r);
+	if (!has_te && has_cl) {
+		if (cl > max_body)
+			return -EFBIG;
+		if (len - pos < cl) {
+			r->need = pos + (size_t)cl;
+			return -EAGAIN;
+		}
+		return append_body(r, b + pos, (size_t)cl, max_body);
+	}
+	/* Delimited by the end of the connection. */
+	if (len - pos > max_body)
+		return -EFBIG;
+	if (!eof) {
+		r->need = SIZE_MAX;
+		return -EAGAIN;
+	}
+	return append_body(r, b + pos, len - pos, max_body);
+}
+
+int http__parse_response(const uint8_t *buf, size_t len, bool eof, size_t max_body,
+			 struct http_response *r)
+{
+	int err;
+
+	*r = (struct http_response){0};
+	err = parse_once(buf, len, eof, max_body, r);
+	/* An empty body is still a string, so callers never see NULL. */
+	if (!err && !r->body)
+		err = append_body(r, buf, 0, max_body);
+	if (err) {
+		size_t need = r->need;
+
+		http_response__clear(r);
+		r->need = need;
+		if (err == -EAGAIN && eof)
+			err = -ECONNRESET;
+	}
+	return err;
+}
+
+/* The client. */
+
+static int64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/*
+ * Waits for events on fd until deadline; -ETIMEDOUT, -ECANCELED or -errno.
+ * With a cancel flag the wait is sliced, as another thread may set the flag
+ * without a signal to interrupt poll().
+ */
+static int wait_fd(int fd, short events, int64_t deadline, const volatile sig_atomic_t *cancel)
+{
+	for (;;) {
+		struct pollfd p = {.fd = fd, .events = events};
+		int64_t left = deadline - now_ms(), slice = cancel ? 100 : INT_MAX;
+		int n;
+
+		if (cancel && *cancel)
+			return -ECANCELED;
+		if (left <= 0)
+			return -ETIMEDOUT;
+		n = poll(&p, 1, (int)(left < slice ? left : slice));
+		if (n > 0)
+			return 0; /* an error condition is reported by the next call on fd */
+		if (n < 0 && errno != EINTR)
+			return -errno;
+	}
+}
+
+static int connect_one(const struct addrinfo *ai, int64_t deadline,
+		       const volatile sig_atomic_t *cancel, int *fd_out)
+{
+	socklen_t len = sizeof(int);
+	int fd, err = 0, soerr = 0;
+
+	fd = socket(ai->ai_family, ai->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC, ai->ai_protocol);
+	if (fd < 0)
+		return -errno;
+	if (connect(fd, ai->ai_addr, ai->ai_addrlen) == 0)
+		goto cleanup;
+	if (errno != EINPROGRESS) {
+		err = -errno;
+		goto cleanup;
+	}
+	err = wait_fd(fd, POLLOUT, deadline, cancel);
+	if (!err && getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr, &len))
+		err = -errno;
+	else if (!err && soerr)
+		err = -soerr;
+cleanup:
+	if (err) {
+		close(fd);
+		return err;
+	}
+	*fd_out = fd;
+	return 0;
+}
+
+static int connect_any(const struct http_url *u, const struct http_request *req, int *fd, char *msg,
+		       size_t msg_size)
+{
+	struct addrinfo hints = {.ai_socktype = SOCK_STREAM}, *res = NULL, *ai;
+	int64_t deadline = now_ms() + req->timeout_ms;
+	int rc, err = -EHOSTUNREACH;
+
+	rc = getaddrinfo(u->host, u->port, &hints, &res);
+	if (rc) {
+		snprintf(msg, msg_size, "cannot resolve %s: %s", u->host,
+			 rc == EAI_SYSTEM ? strerror(errno) : gai_strerror(rc));
+		return -EHOSTUNREACH;
+	}
+	for (ai = res; ai; ai = ai->ai_next) {
+		err = connect_one(ai, deadline, req->cancel, fd);
+		if (!err || err == -ECANCELED || err == -ETIMEDOUT)
+			break;
+	}
+	freeaddrinfo(res);
+	if (err == -ETIMEDOUT)
+		snprintf(msg, msg_size, "connect to %s:%s timed out after %d ms", u->host, u->port,
+			 req->timeout_ms);
+	else if (err)
+		snprintf(msg, msg_size, "connect to %s:%s: %s", u->host, u->port, strerror(-err));
+	return err;
+}
+
+static int send_all(int fd, const void *data, size_t len, int64_t deadline,
+		    const volatile sig_atomic_t *cancel)
+{
+	const uint8_t *p = data;
+	int err;
+
+	while (len) {
+		ssize_t n = send(fd, p, len, MSG_NOSIGNAL);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			if (errno != EAGAIN && errno != EWOULDBLOCK)
+				return -errno;
+			err = wait_fd(fd, POLLOUT, deadline, cancel);
+			if (err)
+				return err;
+			continue;
+		}
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+static int build_head(const struct http_url *u, const struct http_request *req, char *head,
+		      size_t size, size_t *len)
+{
+	size_t n, i;
+	int w;
+
+	w = snprintf(head, size,
+		     "%s %s HTTP/1.1\r\nHost: %s\r\nContent-Length: %zu\r\nConnection: close\r\n",
+		     req->method, req->target, u->hostport, req->body_len);
+	if (w < 0 || (size_t)w >= size)
+		return -E2BIG;
+	n = (size_t)w;
+	for (i = 0; i < req->nheaders; i++) {
+		w = snprintf(head + n, size - n, "%s: %s\r\n", req->headers[i].name,
+			     req->headers[i].value);
+		if (w < 0 || (size_t)w >= size - n)
+			return -E2BIG;
+		n += (size_t)w;
+	}
+	if (size - n < 3)
+		return -E2BIG;
+	memcpy(head + n, "\r\n", 3);
+	*len = n + 2;
+	return 0;
+}
+
+static int receive(int fd, const struct http_request *req, struct http_response *resp, char *msg,
+		   size_t msg_size)
+{
+	int64_t deadline = now_ms() + req->timeout_ms;
+	/* Room for the headers and a chunked encoding of the largest body allowed. */
+	size_t cap_limit = HTTP_MAX_HEADER_BYTES + 2 * req->max_body + 4096;
+	size_t len = 0, cap = 0, need = 1;
+	uint8_t *buf = NULL;
+	bool eof = false;
+	int err;
+
+	for (;;) {
+		ssize_t n;
+
+		if (len >= need || eof) {
+			err = http__parse_response(buf, len, eof, req->max_body, resp);
+			if (err != -EAGAIN)
+				break;
+			need = resp->need;
+		}
+		if (len == cap) {
+			uint8_t *nb;
+			size_t ncap = cap ? cap * 2 : RECV_FIRST_SIZE;
+
+			if (cap >= cap_limit) {
+				err = -EFBIG;
+				break;
+			}
+			if (ncap > cap_limit)
+				ncap = cap_limit;
+			nb = realloc(buf, ncap);
+			if (!nb) {
+				err = -ENOMEM;
+				break;
+			}
+			buf = nb;
+			cap = ncap;
+		}
+		err = wait_fd(fd, POLLIN, deadline, req->cancel);
+		if (err)
+			break;
+		n = recv(fd, buf + len, cap - len, 0);
+		if (n < 0) {
+			if (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK)
+				continue;
+			/* A reset after a complete response still leaves that response. */
+			if (errno == ECONNRESET) {
+				eof = true;
+				continue;
+			}
+			err = -errno;
+			break;
+		}
+		if (n == 0)
+			eof = true;
+		len += (size_t)n;
+	}
+	switch (err) {
+	case 0:
+		break;
+	case -ETIMEDOUT:
+		snprintf(msg, msg_size, "no complete response within %d ms (%zu bytes received)",
+			 req->timeout_ms, len);
+		break;
+	case -ECONNRESET:
+		snprintf(msg, msg_size,
+			 len ? "the server closed the connection mid-response (%zu bytes received)"
+			     : "the server closed the connection without a response",
+			 len);
+		break;
+	case -EBADMSG:
+		snprintf(msg, msg_size, "malformed HTTP response from the server");
+		break;
+	case -EFBIG:
+		snprintf(msg, msg_size, "the server's response is larger than allowed (%zu bytes)",
+			 req->max_body);
+		break;
+	default:
+		snprintf(msg, msg_size, "receiving the response: %s", strerror(-err));
+	}
+	free(buf);
+	return err;
+}
+
+int http__request(const struct http_url *url, const struct http_request *req,
+		  struct http_response *resp, char *msg, size_t msg_size)
+{
+	char head[MAX_REQUEST_HEAD];
+	size_t head_len;
+	int64_t deadline;
+	int fd = -1, err, send_err;
+
+	*resp = (struct http_response){0};
+	msg[0] = '\0';
+	err = build_head(url, req, head, sizeof(head), &head_len);
+	if (err) {
+		snprintf(msg, msg_size, "request headers too large");
+		return err;
+	}
+	err = connect_any(url, req, &fd, msg, msg_size);
+	if (err)
+		return err;
+	pr_debug("%s http://%s%s (%zu bytes)", req->method, url->hostport, req->target,
+		 req->body_len);
+	deadline = now_ms() + req->timeout_ms;
+	send_err = send_all(fd, head, head_len, deadline, req->cancel);
+	if (!send_err && req->body_len)
+		send_err = send_all(fd, req->body, req->body_len, deadline, req->cancel);
+	if (send_err == -ETIMEDOUT || send_err == -ECANCELED) {
+		err = send_err;
+		snprintf(msg, msg_size, "%s",
+			 err == -ETIMEDOUT ? "sending the request timed out" : "interrupted");
+		goto cleanup;
+	}
+	/* A server may answer (e.g. 413) and close before reading the whole body. */
+	err = receive(fd, req, resp, msg, msg_size);
+	if (err && send_err) {
+		snprintf(msg, msg_size, "sending the request: %s", strerror(-send_err));
+		err = send_err;
+	}
+cleanup:
+	close(fd);
+	if (err)
+		http_response__clear(resp);
+	return err;
+}

@@ -1,0 +1,605 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Uploads; see upload.h. How each answer is read:
+ *
+ * - Parca, gRPC-Web: HTTP 200 carries the call's status in grpc-status, in
+ *   the headers or in the trailer frame; any other HTTP status comes from
+ *   something in front of the server (a proxy) and is read as HTTP.
+ * - Pyroscope, Connect unary: HTTP 200 is success; an error is a non-200
+ *   status with a JSON body {"code": ..., "message": ...}.
+ * - /ingest: HTTP 200 is success; the body of an error is its message.
+ *
+ * Retried: connection and protocol-level failures, HTTP 5xx (except 501 and
+ * 505, which will not change), 429, and gRPC UNAVAILABLE, RESOURCE_EXHAUSTED,
+ * INTERNAL and DEADLINE_EXCEEDED. A Retry-After header lengthens the wait.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#define LOG_MODULE "upload"
+#include "lib/log.h"
+#include "deliver/batch.h"
+#include "deliver/grpcweb.h"
+#include "deliver/http.h"
+#include "deliver/parca.h"
+#include "deliver/pyroscope.h"
+#include "deliver/upload.h"
+
+#define MAX_RESPONSE	   (1u << 20)
+#define BACKOFF_FIRST_MS   500
+#define BACKOFF_MAX_MS	   30000
+#define RETRY_AFTER_MAX_MS 60000
+#define MAX_HEADERS	   8
+#define GRPC_UNIMPLEMENTED 12
+
+struct upload {
+	char *url;
+	struct http_url target;
+	enum upload_protocol protocol;
+	char base_path[sizeof(((struct http_url *)0)->path)];
+	char *authorization; /* the whole header value, or NULL */
+	const char *tenant;
+	const char *user_agent;
+	int timeout_ms;
+	uint64_t rng;
+	int retry_after_ms; /* from the last answer, 0 if none */
+	char error[768];
+};
+
+static const char *const protocol_names[] = {
+	[UPLOAD_AUTO] = "auto",
+	[UPLOAD_PARCA] = "parca",
+	[UPLOAD_PYROSCOPE] = "pyroscope",
+	[UPLOAD_PYROSCOPE_INGEST] = "pyroscope-ingest",
+};
+
+int upload__parse_protocol(const char *s, enum upload_protocol *out)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(protocol_names) / sizeof(protocol_names[0]); i++) {
+		if (strcmp(s, protocol_names[i]) == 0) {
+			*out = (enum upload_protocol)i;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+const char *upload__protocol_name(enum upload_protocol p)
+{
+	return p <= UPLOAD_PYROSCOPE_INGEST ? protocol_names[p] : "?";
+}
+
+static bool header_safe(const char *s)
+{
+	for (; *s; s++)
+		if ((unsigned char)*s < 0x20 || *s == 0x7f)
+			return false;
+	return true;
+}
+
+static char *base64(const char *in)
+{
+	static const char tab[] =
+		"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+	size_t n = strlen(in), i, o = 0;
+	const unsigned char *s = (const unsigned char *)in;
+	char *out = malloc((n + 2) / 3 * 4 + 1);
+
+	if (!out)
+		return NULL;
+	for (i = 0; i + 2 < n; i += 3) {
+		out[o++] = tab[s[i] >> 2];
+		out[o++] = tab[(s[i] & 3) << 4 | s[i + 1] >> 4];
+		out[o++] = tab[(s[i + 1] & 15) << 2 | s[i + 2] >> 6];
+		out[o++] = tab[s[i + 2] & 63];
+	}
+	if (i < n) {
+		out[o++] = tab[s[i] >> 2];
+		if (i + 1 < n) {
+			out[o++] = tab[(s[i] & 3) << 4 | s[i + 1] >> 4];
+			out[o++] = tab[(s[i + 1] & 15) << 2];
+		} else {
+			out[o++] = tab[(s[i] & 3) << 4];
+			out[o++] = '=';
+		}
+		out[o++] = '=';
+	}
+	out[o] = '\0';
+	return out;
+}
+
+static int make_authorization(struct upload *u, const struct upload_opts *o)
+{
+	char *enc;
+	int n;
+
+	if (o->token && o->basic_auth) {
+		pr_err("both a bearer token and basic auth are set; use one");
+		return -EINVAL;
+	}
+	if (o->token) {
+		if (!*o->token || !header_safe(o->token)) {
+			pr_err("the bearer token is empty or holds control characters");
+			return -EINVAL;
+		}
+		n = asprintf(&u->authorization, "Bearer %s", o->token);
+		return n < 0 ? -ENOMEM : 0;
+	}
+	if (o->basic_auth) {
+		if (!strchr(o->basic_auth, ':') || !header_safe(o->basic_auth)) {
+			pr_err("CPROF_BASIC_AUTH must be user:password, without control "
+			       "characters");
+			return -EINVAL;
+		}
+		enc = base64(o->basic_auth);
+		if (!enc)
+			return -ENOMEM;
+		n = asprintf(&u->authorization, "Basic %s", enc);
+		free(enc);
+		return n < 0 ? -ENOMEM : 0;
+	}
+	return 0;
+}
+
+int upload__new(const struct upload_opts *o, struct upload **out)
+{
+	struct upload *u;
+	const char *why;
+	size_t n;
+	int err;
+
+	*out = NULL;
+	u = calloc(1, sizeof(*u));
+	if (!u)
+		return -ENOMEM;
+	u->url = strdup(o->url);
+	if (!u->url) {
+		err = -ENOMEM;
+		goto cleanup;
+	}
+	err = http__parse_url(o->url, &u->target, &why);
+	if (err) {
+		pr_err("bad server URL '%s': %s", o->url, why);
+		goto cleanup;
+	}
+	if (o->tenant && (!*o->tenant || !header_safe(o->tenant))) {
+		pr_err("the tenant ID is empty or holds control characters");
+		err = -EINVAL;
+		goto cleanup;
+	}
+	err = make_authorization(u, o);
+	if (err)
+		goto cleanup;
+	u->protocol = o->protocol;
+	u->tenant = o->tenant;
+	u->user_agent = o->user_agent ? o->user_agent : "cprof";
+	u->timeout_ms = o->timeout_ms > 0 ? o->timeout_ms : 10000;
+	snprintf(u->base_path, sizeof(u->base_path), "%s", u->target.path);
+	/* A URL that names the legacy endpoint says which API it is. */
+	n = strlen(u->base_path);
+	if (n >= 7 && strcmp(u->base_path + n - 7, PYROSCOPE_INGEST_PATH) == 0) {
+		u->base_path[n - 7] = '\0';
+		if (u->protocol == UPLOAD_AUTO)
+			u->protocol = UPLOAD_PYROSCOPE_INGEST;
+	}
+	u->rng = (uint64_t)time(NULL) ^ (uint64_t)getpid() << 32 ^ (uint64_t)(uintptr_t)u;
+	*out = u;
+	return 0;
+cleanup:
+	upload__free(u);
+	return err;
+}
+
+void upload__free(struct upload *u)
+{
+	if (!u)
+		return;
+	free(u->authorization);
+	free(u->url);
+	free(u);
+}
+
+const char *upload__last_error(const struct upload *u)
+{
+	return u->error;
+}
+
+const char *upload__url(const struct upload *u)
+{
+	return u->url;
+}
+
+enum upload_protocol upload__protocol(const struct upload *u)
+{
+	return u->protocol;
+}
+
+/* The server's words, made safe to print on one line. */
+static void server_text(const char *s, size_t len, char *out, size_t size)
+{
+	size_t o = 0, i;
+
+	while (len && isspace((unsigned char)*s)) {
+		s++;
+		len--;
+	}
+	for (i = 0; i < len && o + 1 < size; i++) {
+		unsigned char c = (unsigned char)s[i];
+
+		if (c == '\n' || c == '\r')
+			break;
+		out[o++] = (char)(c < 0x20 || c == 0x7f ? ' ' : c);
+	}
+	while (o && out[o - 1] == ' ')
+		o--;
+	out[o] = '\0';
+}
+
+/* The "message" string of a Connect error body, with JSON escapes undone (\uXXXX as '?'). */
+static bool connect_message(const struct http_response *r, char *out, size_t size)
+{
+	const char *type = http_response__field(r, "content-type");
+	const char *p = r->body ? strstr((const char *)r->body, "\"message\"") : NULL;
+	size_t o = 0;
+
+	if (!p || !type || strncasecmp(type, "application/json", 16) != 0)
+		return false;
+	p += 9;
+	while (*p == ' ' || *p == ':')
+		p++;
+	if (*p++ != '"')
+		return false;
+	while (*p && *p != '"' && o + 1 < size) {
+		char c = *p++;
+
+		if (c == '\\' && *p) {
+			c = *p++;
+			if (c == 'n' || c == 't' || c == 'r')
+				c = ' ';
+			else if (c == 'u') {
+				for (int i = 0; i < 4 && isxdigit((unsigned char)*p); i++)
+					p++;
+				c = '?';
+			}
+		}
+		out[o++] = (char)((unsigned char)c < 0x20 ? ' ' : c);
+	}
+	out[o] = '\0';
+	return true;
+}
+
+static int retry_after_ms(const struct http_response *r)
+{
+	const char *v = http_response__field(r, "retry-after");
+	long s;
+	char *end;
+
+	if (!v)
+		return 0;
+	s = strtol(v, &end, 10);
+	if (end == v || *end || s <= 0)
+		return 0;
+	return s > RETRY_AFTER_MAX_MS / 1000 ? RETRY_AFTER_MAX_MS : (int)s * 1000;
+}
+
+static bool http_retryable(int status)
+{
+	return status == 429 || (status >= 500 && status != 501 && status != 505);
+}
+
+static const char *hint_for(int status, enum upload_protocol p)
+{
+	if (status == 404)
+		return p == UPLOAD_PARCA       ? " (is this a Parca server?)"
+		       : p == UPLOAD_PYROSCOPE ? " (is this a Pyroscope server 1.0 or later?)"
+					       : " (is this a Pyroscope server?)";
+	if (status == 401 || status == 403)
+		return " (check CPROF_TOKEN, --token-file, CPROF_BASIC_AUTH and --tenant)";
+	return "";
+}
+
+/* An HTTP status other than 200: a Connect error, a proxy's page, or a plain-text refusal. */
+static enum upload_result http_failure(struct upload *u, const struct http_response *r,
+				       enum upload_protocol p)
+{
+	char text[400];
+
+	if (!connect_message(r, text, sizeof(text)))
+		server_text((const char *)r->body, r->body_len, text, sizeof(text));
+	u->retry_after_ms = retry_after_ms(r);
+	snprintf(u->error, sizeof(u->error), "%s HTTP %d%s%s%s",
+		 http_retryable(r->status) ? "the server answered"
+					   : "the server refused the profile with",
+		 r->status, *text ? ": " : "", text, hint_for(r->status, p));
+	return http_retryable(r->status) ? UPLOAD_RETRY_LATER : UPLOAD_REJECTED;
+}
+
+static enum upload_result exchange(struct upload *u, const char *target, const char *type,
+				   const struct http_header *extra, size_t nextra, const void *body,
+				   size_t len, const volatile sig_atomic_t *cancel,
+				   struct http_response *resp)
+{
+	struct http_header h[MAX_HEADERS];
+	struct http_request req = {
+		.method = "POST",
+		.target = target,
+		.headers = h,
+		.body = body,
+		.body_len = len,
+		.timeout_ms = u->timeout_ms,
+		.max_body = MAX_RESPONSE,
+		.cancel = cancel,
+	};
+	char msg[512];
+	size_t n = 0, i;
+	int err;
+
+	h[n++] = (struct http_header){"Content-Type", type};
+	h[n++] = (struct http_header){"User-Agent", u->user_agent};
+	if (u->authorization)
+		h[n++] = (struct http_header){"Authorization", u->authorization};
+	if (u->tenant)
+		h[n++] = (struct http_header){"X-Scope-OrgID", u->tenant};
+	for (i = 0; i < nextra && n < MAX_HEADERS; i++)
+		h[n++] = extra[i];
+	req.nheaders = n;
+	u->retry_after_ms = 0;
+	err = http__request(&u->target, &req, resp, msg, sizeof(msg));
+	if (err == -ECANCELED) {
+		snprintf(u->error, sizeof(u->error), "interrupted");
+		return UPLOAD_CANCELED;
+	}
+	if (err) {
+		snprintf(u->error, sizeof(u->error), "%s", msg);
+		return UPLOAD_RETRY_LATER;
+	}
+	return UPLOAD_OK;
+}
+
+typedef int (*encode_fn)(const struct batch *b, uint8_t **out, size_t *len);
+
+/* POSTs the unsent series of b (none: a probe), encoded by encode, to base_path + path. */
+static enum upload_result post(struct upload *u, const char *path, const char *type,
+			       const struct http_header *extra, encode_fn encode,
+			       const struct batch *b, const volatile sig_atomic_t *cancel,
+			       struct http_response *resp)
+{
+	char target[sizeof(u->base_path) + 80];
+	enum upload_result res;
+	uint8_t *body = NULL;
+	size_t len;
+	int err;
+
+	snprintf(target, sizeof(target), "%s%s", u->base_path, path);
+	err = encode(b, &body, &len);
+	if (err) {
+		snprintf(u->error, sizeof(u->error), "encoding the request: %s", strerror(-err));
+		return UPLOAD_RETRY_LATER;
+	}
+	res = exchange(u, target, type, extra, 1, body, len, cancel, resp);
+	free(body);
+	return res;
+}
+
+static enum upload_result send_parca(struct upload *u, struct batch *b,
+				     const volatile sig_atomic_t *cancel, struct grpc_status *st)
+{
+	static const struct http_header extra[] = {{"X-Grpc-Web", "1"}};
+	struct http_response resp;
+	enum upload_result res;
+
+	memset(st, 0, sizeof(*st));
+	res = post(u, PARCA_WRITE_RAW_PATH, "application/grpc-web+proto", extra, parca__write_raw,
+		   b, cancel, &resp);
+	if (res != UPLOAD_OK)
+		return res;
+	if (resp.status != 200) {
+		res = http_failure(u, &resp, UPLOAD_PARCA);
+	} else if (grpcweb__status(&resp, st) || !st->present) {
+		snprintf(u->error, sizeof(u->error),
+			 "the answer is not gRPC-Web (no grpc-status): is this a Parca server?");
+		res = UPLOAD_REJECTED;
+	} else if (st->code != 0) {
+		snprintf(u->error, sizeof(u->error), "%s: %s%s%s",
+			 grpc__code_retryable(st->code) ? "Parca is unavailable"
+							: "Parca refused the profile",
+			 grpc__code_name(st->code), st->message[0] ? ": " : "", st->message);
+		res = grpc__code_retryable(st->code) ? UPLOAD_RETRY_LATER : UPLOAD_REJECTED;
+	} else if (b) {
+		b->done = b->nseries;
+	}
+	http_response__clear(&resp);
+	return res;
+}
+
+static enum upload_result send_push(struct upload *u, struct batch *b,
+				    const volatile sig_atomic_t *cancel, int *status)
+{
+	static const struct http_header extra[] = {{"Connect-Protocol-Version", "1"}};
+	struct http_response resp;
+	enum upload_result res;
+
+	res = post(u, PYROSCOPE_PUSH_PATH, "application/proto", extra, pyroscope__push, b, cancel,
+		   &resp);
+	if (res != UPLOAD_OK)
+		return res;
+	*status = resp.status;
+	if (resp.status != 200)
+		res = http_failure(u, &resp, UPLOAD_PYROSCOPE);
+	else if (b)
+		b->done = b->nseries;
+	http_response__clear(&resp);
+	return res;
+}
+
+static enum upload_result send_ingest(struct upload *u, struct batch *b,
+				      const volatile sig_atomic_t *cancel)
+{
+	enum upload_result res = UPLOAD_OK;
+
+	while (b->done < b->nseries && res == UPLOAD_OK) {
+		const struct batch_series *s = &b->series[b->done];
+		struct http_response resp;
+		char *target = NULL;
+		int err;
+
+		err = pyroscope__ingest_target(u->base_path, b, b->done, &target);
+		if (err) {
+			snprintf(u->error, sizeof(u->error), "encoding the request: %s",
+				 strerror(-err));
+			return UPLOAD_RETRY_LATER;
+		}
+		res = exchange(u, target, "application/octet-stream", NULL, 0, s->profile,
+			       s->profile_len, cancel, &resp);
+		free(target);
+		if (res != UPLOAD_OK)
+			return res;
+		if (resp.status == 200)
+			b->done++;
+		else
+			res = http_failure(u, &resp, UPLOAD_PYROSCOPE_INGEST);
+		http_response__clear(&resp);
+	}
+	return res;
+}
+
+/* Which API the server answers, found with empty requests that store nothing. */
+static enum upload_result probe(struct upload *u, const volatile sig_atomic_t *cancel)
+{
+	struct grpc_status st;
+	enum upload_result res;
+	int status = 0;
+
+	res = send_parca(u, NULL, cancel, &st);
+	if (res == UPLOAD_OK || (st.present && st.code != GRPC_UNIMPLEMENTED)) {
+		u->protocol = UPLOAD_PARCA;
+		pr_info("%s answers Parca's ProfileStoreService/WriteRaw (gRPC-Web): using "
+			"protocol parca",
+			u->url);
+		return UPLOAD_OK;
+	}
+	if (res == UPLOAD_RETRY_LATER || res == UPLOAD_CANCELED)
+		return res;
+	res = send_push(u, NULL, cancel, &status);
+	if (res == UPLOAD_OK) {
+		u->protocol = UPLOAD_PYROSCOPE;
+		pr_info("%s answers Pyroscope's PusherService/Push (Connect): using protocol "
+			"pyroscope",
+			u->url);
+		return UPLOAD_OK;
+	}
+	if (res == UPLOAD_RETRY_LATER || res == UPLOAD_CANCELED)
+		return res;
+	if (status == 401 || status == 403)
+		return UPLOAD_REJECTED;
+	/* Pyroscope before 1.0 had neither RPC API, only POST /ingest. */
+	u->protocol = UPLOAD_PYROSCOPE_INGEST;
+	pr_info("%s answers neither Parca's WriteRaw nor Pyroscope's Push: using protocol "
+		"pyroscope-ingest (POST /ingest)",
+		u->url);
+	return UPLOAD_OK;
+}
+
+static enum upload_result attempt(struct upload *u, struct batch *b,
+				  const volatile sig_atomic_t *cancel)
+{
+	enum upload_result res;
+	struct grpc_status st;
+	int status;
+
+	if (u->protocol == UPLOAD_AUTO) {
+		res = probe(u, cancel);
+		if (res != UPLOAD_OK) {
+			static const char prefix[] = "probing the server: ";
+			size_t p = sizeof(prefix) - 1, n = strlen(u->error);
+
+			if (n > sizeof(u->error) - p - 1)
+				n = sizeof(u->error) - p - 1;
+			memmove(u->error + p, u->error, n);
+			memcpy(u->error, prefix, p);
+			u->error[p + n] = '\0';
+			return res;
+		}
+	}
+	switch (u->protocol) {
+	case UPLOAD_PARCA:
+		return send_parca(u, b, cancel, &st);
+	case UPLOAD_PYROSCOPE:
+		return send_push(u, b, cancel, &status);
+	default:
+		return send_ingest(u, b, cancel);
+	}
+}
+
+/* xorshift64*: jitter only needs to spread clients apart, not to be unpredictable. */
+static uint64_t next_random(struct upload *u)
+{
+	u->rng ^= u->rng >> 12;
+	u->rng ^= u->rng << 25;
+	u->rng ^= u->rng >> 27;
+	return u->rng * 0x2545f4914f6cdd1dull;
+}
+
+/* Half the exponential delay, plus up to as much again at random. */
+int upload__backoff_ms(struct upload *u, int failures)
+{
+	int64_t d = BACKOFF_FIRST_MS;
+
+	while (--failures > 0 && d < BACKOFF_MAX_MS)
+		d *= 2;
+	if (d > BACKOFF_MAX_MS)
+		d = BACKOFF_MAX_MS;
+	d = d / 2 + (int64_t)(next_random(u) % (uint64_t)(d / 2 + 1));
+	if (u->retry_after_ms > d)
+		d = u->retry_after_ms;
+	return (int)d;
+}
+
+/* Sleeps ms, in slices, so that a signal or a thread setting either flag ends the wait. */
+static bool sleep_ms(int ms, const volatile sig_atomic_t *a, const volatile sig_atomic_t *b)
+{
+	for (;;) {
+		int slice = ms > 100 ? 100 : ms;
+		struct timespec ts = {0, (long)slice * 1000000L};
+
+		if ((a && *a) || (b && *b))
+			return false;
+		if (ms <= 0)
+			return true;
+		nanosleep(&ts, NULL);
+		ms -= slice;
+	}
+}
+
+enum upload_result upload__send(struct upload *u, struct batch *b, int attempts,
+				const volatile sig_atomic_t *cancel_send,
+				const volatile sig_atomic_t *cancel_wait)
+{
+	enum upload_result res = UPLOAD_RETRY_LATER;
+	int i;
+
+	u->error[0] = '\0';
+	for (i = 1; i <= attempts; i++) {
+		res = attempt(u, b, cancel_send);
+		if (res != UPLOAD_RETRY_LATER || i == attempts)
+			break;
+		{
+			int wait = upload__backoff_ms(u, i);
+
+			pr_warn("attempt %d of %d failed: %s; retrying in %.1f s", i, attempts,
+				u->error, wait / 1000.0);
+			if (!sleep_ms(wait, cancel_send, cancel_wait)) {
+				snprintf(u->error, sizeof(u->error), "interrupted");
+				return UPLOAD_CANCELED;
+			}
+		}
+	}
+	return res;
+}

@@ -1,0 +1,500 @@
+// SPDX-License-Identifier: MIT
+/*
+ * pprof encoder. A first pass gives every string, function and mapping
+ * attribute its pprof ID; the second streams the message through pb_writer
+ * without building it in memory. Choices the format leaves open:
+ *
+ * - IDs: mapping and location IDs are the profile model's 1-based indices and
+ *   function IDs are 1..N in order of first use: Parca requires dense IDs
+ *   in table order.
+ * - One Location per model frame, each with exactly one Line: cprof has no
+ *   inline or line-number information, and unresolved frames keep their
+ *   "module+offset" fallback name so that every frame is readable without
+ *   the binaries at hand.
+ * - Function.filename is left empty. The field names a source file; cprof
+ *   knows none, and the binary is already the Location's mapping. Putting the
+ *   binary path there would make `pprof -list` try to read the binary as
+ *   source. Functions are deduplicated by (name, system_name), as pprof's own
+ *   symbolizer does when it has no source files.
+ * - Mapping.has_functions is set when at least one frame of the mapping was
+ *   resolved. pprof re-symbolizes the mappings where it is false when it
+ *   finds their binaries, replacing the "module+offset" fallback names.
+ * - Values are samples/count and cpu/nanoseconds (count * period); the
+ *   default sample type is cpu, so pprof shows CPU time.
+ * - Labels: pid (num), comm (str), thread_name (str), ns_pid (num) only for
+ *   processes whose PID in their own namespace differs, and tid (num) only
+ *   for per-thread profiles. Empty strings are not written as labels: pprof
+ *   readers drop a label whose value is string 0 anyway.
+ */
+#include <errno.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define LOG_MODULE "pprof"
+#include "lib/log.h"
+#include "encode/compress.h"
+#include "encode/pb_writer.h"
+#include "encode/pprof.h"
+#include "lib/u64map.h"
+#include "build/profile.h"
+#include "lib/strpool.h"
+
+/* perftools.profiles field numbers, from profile.proto. */
+enum {
+	PROFILE_SAMPLE_TYPE = 1,
+	PROFILE_SAMPLE = 2,
+	PROFILE_MAPPING = 3,
+	PROFILE_LOCATION = 4,
+	PROFILE_FUNCTION = 5,
+	PROFILE_STRING_TABLE = 6,
+	PROFILE_TIME_NANOS = 9,
+	PROFILE_DURATION_NANOS = 10,
+	PROFILE_PERIOD_TYPE = 11,
+	PROFILE_PERIOD = 12,
+	PROFILE_COMMENT = 13,
+	PROFILE_DEFAULT_SAMPLE_TYPE = 14,
+
+	VALUE_TYPE_TYPE = 1,
+	VALUE_TYPE_UNIT = 2,
+
+	SAMPLE_LOCATION_ID = 1,
+	SAMPLE_VALUE = 2,
+	SAMPLE_LABEL = 3,
+
+	LABEL_KEY = 1,
+	LABEL_STR = 2,
+	LABEL_NUM = 3,
+
+	MAPPING_ID = 1,
+	MAPPING_MEMORY_START = 2,
+	MAPPING_MEMORY_LIMIT = 3,
+	MAPPING_FILE_OFFSET = 4,
+	MAPPING_FILENAME = 5,
+	MAPPING_BUILD_ID = 6,
+	MAPPING_HAS_FUNCTIONS = 7,
+
+	LOCATION_ID = 1,
+	LOCATION_MAPPING_ID = 2,
+	LOCATION_ADDRESS = 3,
+	LOCATION_LINE = 4,
+
+	LINE_FUNCTION_ID = 1,
+
+	FUNCTION_ID = 1,
+	FUNCTION_NAME = 2,
+	FUNCTION_SYSTEM_NAME = 3,
+};
+
+#define KERNEL_MAPPING_NAME "[kernel.kallsyms]"
+
+struct func_info {
+	uint32_t name; /* string IDs */
+	uint32_t system_name;
+};
+
+struct mapping_info {
+	uint32_t filename; /* string IDs */
+	uint32_t build_id;
+	bool has_functions;
+};
+
+struct sample_info {
+	uint32_t comm; /* string IDs, 0 when empty */
+	uint32_t thread_name;
+};
+
+/* Fixed strings; 0 when not in the table because nothing uses them. */
+struct known_strings {
+	uint32_t samples, count, cpu, nanoseconds;
+	uint32_t pid, tid, comm, thread_name, ns_pid;
+};
+
+struct encoder {
+	const struct profile *p;
+	struct strpool *strings;
+	struct known_strings s;
+	uint32_t *frame_func; /* function ID of each frame, by frame index - 1 */
+	struct func_info *funcs;
+	size_t nfuncs;
+	struct mapping_info *maps;
+	struct sample_info *samples;
+	uint64_t *comments; /* string IDs */
+};
+
+/* Writers for proto3 scalars, which are left out when they hold the default 0. */
+static void put_u64(struct pb_writer *w, uint32_t field, uint64_t v)
+{
+	if (v)
+		pb_writer__uint64(w, field, v);
+}
+
+static void put_bool(struct pb_writer *w, uint32_t field, bool v)
+{
+	if (v)
+		pb_writer__bool(w, field, v);
+}
+
+static int add_string(struct encoder *e, const char *s, uint32_t *id)
+{
+	long r = strpool__add(e->strings, s ? s : "");
+
+	if (r < 0)
+		return (int)r;
+	if (r > UINT32_MAX)
+		return -E2BIG;
+	*id = (uint32_t)r;
+	return 0;
+}
+
+static int collect_samples(struct encoder *e)
+{
+	size_t i, n = profile__sample_count(e->p);
+	int err = 0;
+
+	e->samples = calloc(n ? n : 1, sizeof(*e->samples));
+	if (!e->samples)
+		return -ENOMEM;
+	for (i = 0; i < n && !err; i++) {
+		const struct profile_sample *s = profile__sample(e->p, i);
+		struct sample_info *si = &e->samples[i];
+
+		err = add_string(e, "pid", &e->s.pid);
+		if (!err && s->labels.comm && *s->labels.comm) {
+			err = add_string(e, "comm", &e->s.comm);
+			if (!err)
+				err = add_string(e, s->labels.comm, &si->comm);
+		}
+		if (!err && s->labels.thread_name && *s->labels.thread_name) {
+			err = add_string(e, "thread_name", &e->s.thread_name);
+			if (!err)
+				err = add_string(e, s->labels.thread_name, &si->thread_name);
+		}
+		if (!err && s->labels.tid)
+			err = add_string(e, "tid", &e->s.tid);
+		if (!err && s->labels.ns_pid)
+			err = add_string(e, "ns_pid", &e->s.ns_pid);
+	}
+	return err;
+}
+
+static int collect_mappings(struct encoder *e)
+{
+	size_t i, n = profile__mapping_count(e->p), nframes = profile__frame_count(e->p);
+	int err = 0;
+
+	e->maps = calloc(n ? n : 1, sizeof(*e->maps));
+	if (!e->maps)
+		return -ENOMEM;
+	for (i = 1; i <= nframes; i++) {
+		const struct profile_frame *f = profile__frame(e->p, (uint32_t)i);
+
+		if (f->mapping && f->mapping <= n && !f->unknown)
+			e->maps[f->mapping - 1].has_functions = true;
+	}
+	for (i = 0; i < n && !err; i++) {
+		const struct profile_mapping *m = profile__mapping(e->p, (uint32_t)(i + 1));
+
+		err = add_string(e, m->kernel ? KERNEL_MAPPING_NAME : m->path,
+				 &e->maps[i].filename);
+		if (!err)
+			err = add_string(e, m->build_id, &e->maps[i].build_id);
+	}
+	return err;
+}
+
+static int collect_functions(struct encoder *e)
+{
+	size_t i, n = profile__frame_count(e->p);
+	struct u64map *ids = u64map__new(); /* (name, system_name) string IDs -> function ID */
+	int err = 0;
+
+	e->frame_func = calloc(n ? n : 1, sizeof(*e->frame_func));
+	e->funcs = calloc(n ? n : 1, sizeof(*e->funcs));
+	if (!ids || !e->frame_func || !e->funcs) {
+		err = -ENOMEM;
+		goto cleanup;
+	}
+	for (i = 0; i < n; i++) {
+		const struct profile_frame *f = profile__frame(e->p, (uint32_t)(i + 1));
+		struct func_info fi;
+		uint64_t key, id;
+
+		err = add_string(e, f->name, &fi.name);
+		if (!err)
+			err = add_string(e, f->system_name ? f->system_name : f->name,
+					 &fi.system_name);
+		if (err)
+			goto cleanup;
+		key = (uint64_t)fi.name << 32 | fi.system_name;
+		if (!u64map__get(ids, key, &id)) {
+			e->funcs[e->nfuncs++] = fi;
+			id = e->nfuncs;
+			err = u64map__set(ids, key, id);
+			if (err)
+				goto cleanup;
+		}
+		e->frame_func[i] = (uint32_t)id;
+	}
+cleanup:
+	u64map__free(ids);
+	return err;
+}
+
+static int collect_comments(struct encoder *e)
+{
+	size_t i, n = profile__comment_count(e->p);
+	int err = 0;
+
+	e->comments = calloc(n ? n : 1, sizeof(*e->comments));
+	if (!e->comments)
+		return -ENOMEM;
+	for (i = 0; i < n && !err; i++) {
+		uint32_t id = 0;
+
+		err = add_string(e, profile__comment(e->p, i), &id);
+		e->comments[i] = id;
+	}
+	return err;
+}
+
+/* Gives IDs in the order pprof's own encoder does: sample types, labels, mappings, functions. */
+static int collect(struct encoder *e)
+{
+	uint32_t empty;
+	int err;
+
+	err = add_string(e, "", &empty);
+	if (!err)
+		err = add_string(e, "samples", &e->s.samples);
+	if (!err)
+		err = add_string(e, "count", &e->s.count);
+	if (!err)
+		err = add_string(e, "cpu", &e->s.cpu);
+	if (!err)
+		err = add_string(e, "nanoseconds", &e->s.nanoseconds);
+	if (!err)
+		err = collect_samples(e);
+	if (!err)
+		err = collect_mappings(e);
+	if (!err)
+		err = collect_functions(e);
+	if (!err)
+		err = collect_comments(e);
+	return err;
+}
+
+struct value_type {
+	uint32_t type, unit;
+};
+
+static int encode_value_type(struct pb_writer *w, const void *msg)
+{
+	const struct value_type *vt = msg;
+
+	put_u64(w, VALUE_TYPE_TYPE, vt->type);
+	put_u64(w, VALUE_TYPE_UNIT, vt->unit);
+	return w->err;
+}
+
+struct label {
+	uint32_t key, str;
+	uint64_t num;
+};
+
+static int encode_label(struct pb_writer *w, const void *msg)
+{
+	const struct label *l = msg;
+
+	put_u64(w, LABEL_KEY, l->key);
+	put_u64(w, LABEL_STR, l->str);
+	put_u64(w, LABEL_NUM, l->num);
+	return w->err;
+}
+
+struct item {
+	const struct encoder *e;
+	size_t i; /* 0-based table index */
+};
+
+static int encode_sample(struct pb_writer *w, const void *msg)
+{
+	const struct item *it = msg;
+	const struct encoder *e = it->e;
+	const struct profile_sample *s = profile__sample(e->p, it->i);
+	const struct sample_info *si = &e->samples[it->i];
+	uint64_t values[2] = {s->count, s->count * profile__meta(e->p)->period_ns};
+	struct label l;
+
+	pb_writer__packed_uint32(w, SAMPLE_LOCATION_ID, s->frames, s->nframes);
+	pb_writer__packed_uint64(w, SAMPLE_VALUE, values, 2);
+	l = (struct label){.key = e->s.pid, .num = s->labels.pid};
+	pb_writer__submessage(w, SAMPLE_LABEL, encode_label, &l);
+	if (si->comm) {
+		l = (struct label){.key = e->s.comm, .str = si->comm};
+		pb_writer__submessage(w, SAMPLE_LABEL, encode_label, &l);
+	}
+	if (si->thread_name) {
+		l = (struct label){.key = e->s.thread_name, .str = si->thread_name};
+		pb_writer__submessage(w, SAMPLE_LABEL, encode_label, &l);
+	}
+	if (s->labels.tid) {
+		l = (struct label){.key = e->s.tid, .num = s->labels.tid};
+		pb_writer__submessage(w, SAMPLE_LABEL, encode_label, &l);
+	}
+	if (s->labels.ns_pid) {
+		l = (struct label){.key = e->s.ns_pid, .num = s->labels.ns_pid};
+		pb_writer__submessage(w, SAMPLE_LABEL, encode_label, &l);
+	}
+	return w->err;
+}
+
+static int encode_mapping(struct pb_writer *w, const void *msg)
+{
+	const struct item *it = msg;
+	const struct profile_mapping *m = profile__mapping(it->e->p, (uint32_t)(it->i + 1));
+	const struct mapping_info *mi = &it->e->maps[it->i];
+
+	put_u64(w, MAPPING_ID, it->i + 1);
+	put_u64(w, MAPPING_MEMORY_START, m->start);
+	put_u64(w, MAPPING_MEMORY_LIMIT, m->limit);
+	put_u64(w, MAPPING_FILE_OFFSET, m->offset);
+	put_u64(w, MAPPING_FILENAME, mi->filename);
+	put_u64(w, MAPPING_BUILD_ID, mi->build_id);
+	put_bool(w, MAPPING_HAS_FUNCTIONS, mi->has_functions);
+	return w->err;
+}
+
+static int encode_line(struct pb_writer *w, const void *msg)
+{
+	const uint32_t *function_id = msg;
+
+	put_u64(w, LINE_FUNCTION_ID, *function_id);
+	return w->err;
+}
+
+static int encode_location(struct pb_writer *w, const void *msg)
+{
+	const struct item *it = msg;
+	const struct profile_frame *f = profile__frame(it->e->p, (uint32_t)(it->i + 1));
+
+	put_u64(w, LOCATION_ID, it->i + 1);
+	put_u64(w, LOCATION_MAPPING_ID, f->mapping);
+	put_u64(w, LOCATION_ADDRESS, f->address);
+	pb_writer__submessage(w, LOCATION_LINE, encode_line, &it->e->frame_func[it->i]);
+	return w->err;
+}
+
+static int encode_function(struct pb_writer *w, const void *msg)
+{
+	const struct item *it = msg;
+	const struct func_info *fi = &it->e->funcs[it->i];
+
+	put_u64(w, FUNCTION_ID, it->i + 1);
+	put_u64(w, FUNCTION_NAME, fi->name);
+	put_u64(w, FUNCTION_SYSTEM_NAME, fi->system_name);
+	return w->err;
+}
+
+static int encode_table(struct pb_writer *w, const struct encoder *e, uint32_t field, size_t n,
+			pb_encode_fn fn)
+{
+	struct item it = {.e = e};
+
+	for (it.i = 0; it.i < n && !w->err; it.i++)
+		pb_writer__submessage(w, field, fn, &it);
+	return w->err;
+}
+
+static int encode_profile(struct pb_writer *w, const struct encoder *e)
+{
+	const struct profile_meta *meta = profile__meta(e->p);
+	struct value_type count = {e->s.samples, e->s.count};
+	struct value_type cpu = {e->s.cpu, e->s.nanoseconds};
+	size_t i, nstrings = strpool__count(e->strings);
+
+	pb_writer__submessage(w, PROFILE_SAMPLE_TYPE, encode_value_type, &count);
+	pb_writer__submessage(w, PROFILE_SAMPLE_TYPE, encode_value_type, &cpu);
+	encode_table(w, e, PROFILE_SAMPLE, profile__sample_count(e->p), encode_sample);
+	encode_table(w, e, PROFILE_MAPPING, profile__mapping_count(e->p), encode_mapping);
+	encode_table(w, e, PROFILE_LOCATION, profile__frame_count(e->p), encode_location);
+	encode_table(w, e, PROFILE_FUNCTION, e->nfuncs, encode_function);
+	for (i = 0; i < nstrings && !w->err; i++)
+		pb_writer__string(w, PROFILE_STRING_TABLE, strpool__str(e->strings, i));
+	put_u64(w, PROFILE_TIME_NANOS, meta->time_ns);
+	put_u64(w, PROFILE_DURATION_NANOS, meta->duration_ns);
+	pb_writer__submessage(w, PROFILE_PERIOD_TYPE, encode_value_type, &cpu);
+	put_u64(w, PROFILE_PERIOD, meta->period_ns);
+	pb_writer__packed_uint64(w, PROFILE_COMMENT, e->comments, profile__comment_count(e->p));
+	put_u64(w, PROFILE_DEFAULT_SAMPLE_TYPE, e->s.cpu);
+	return w->err;
+}
+
+/* The tables of the first pass, then the message into w. */
+static int encode_into(const struct profile *p, struct pb_writer *w)
+{
+	struct encoder e = {.p = p};
+	int err;
+
+	e.strings = strpool__new();
+	if (!e.strings) {
+		err = -ENOMEM;
+		goto cleanup;
+	}
+	err = collect(&e);
+	if (err) {
+		pr_err("building tables: %s", strerror(-err));
+		goto cleanup;
+	}
+	err = encode_profile(w, &e);
+	if (err)
+		pr_err("encoding: %s", strerror(-err));
+cleanup:
+	free(e.comments);
+	free(e.samples);
+	free(e.maps);
+	free(e.funcs);
+	free(e.frame_func);
+	strpool__free(e.strings);
+	return err;
+}
+
+int pprof__encode(const struct profile *p, uint8_t **out, size_t *out_len)
+{
+	struct pb_buffer buf;
+	struct pb_writer w;
+	int err;
+
+	*out = NULL;
+	*out_len = 0;
+	pb_writer__init_buffer(&w, &buf);
+	err = encode_into(p, &w);
+	if (err) {
+		pb_buffer__free(&buf);
+		return err;
+	}
+	*out = buf.data;
+	*out_len = buf.len;
+	return 0;
+}
+
+/* Compressed as it is encoded: the uncompressed message is never held whole. */
+int pprof__encode_gz(const struct profile *p, uint8_t **out, size_t *out_len)
+{
+	struct gzip_stream *gz;
+	struct pb_writer w;
+	int err;
+
+	*out = NULL;
+	*out_len = 0;
+	err = compress__gzip_begin(&gz);
+	if (err)
+		return err;
+	pb_writer__init_sink(&w, compress__gzip_write, gz);
+	err = encode_into(p, &w);
+	if (err) {
+		compress__gzip_free(gz);
+		return err;
+	}
+	return compress__gzip_end(gz, out, out_len);
+}

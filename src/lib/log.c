@@ -1,0 +1,40 @@
+// SPDX-License-Identifier: MIT
+/* Messages go to stderr so that `-o -` can stream the profile on stdout. */
+#include <stdio.h>
+
+#include "lib/log.h"
+
+static enum log_level current_level = LOG_WARN;
+
+void log_set_level(enum log_level level)
+{
+	current_level = level;
+}
+
+enum log_level log_get_level(void)
+{
+	return current_level;
+}
+
+void log_vprint(enum log_level level, const char *module, const char *fmt, va_list ap)
+{
+	char buf[1024];
+
+	if (level > current_level)
+		return;
+	/* One write per message keeps lines whole when threads log concurrently. */
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	if (module)
+		fprintf(stderr, "cprof: %s: %s\n", module, buf);
+	else
+		fprintf(stderr, "cprof: %s\n", buf);
+}
+
+void log_print(enum log_level level, const char *module, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	log_vprint(level, module, fmt, ap);
+	va_end(ap);
+}

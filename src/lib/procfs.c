@@ -1,0 +1,280 @@
+// SPDX-License-Identifier: MIT
+/*
+ * /proc reads for process identity. A process may exit between any two
+ * reads, so every function reports -ESRCH for "gone" and callers treat that
+ * as ordinary. Contents are untrusted (comm is chosen by the process).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <linux/openat2.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "lib/procfs.h"
+#include "lib/textscan.h"
+
+#define READ_ALL_LIMIT (256u << 20) /* no /proc file we read is legitimately larger */
+
+static int gone_errno(int err)
+{
+	return err == -ENOENT ? -ESRCH : err;
+}
+
+int procfs__read_small(const char *path, char *buf, size_t size)
+{
+	size_t len = 0;
+	ssize_t n;
+	int fd, err = 0;
+
+	if (size == 0)
+		return -EINVAL;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return gone_errno(-errno);
+	while (len < size - 1) {
+		n = read(fd, buf + len, size - 1 - len);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			err = gone_errno(-errno);
+			break;
+		}
+		if (n == 0)
+			break;
+		len += n;
+	}
+	close(fd);
+	buf[len] = '\0';
+	return err ? err : (int)len;
+}
+
+int procfs__read_all(const char *path, char **out, size_t *len)
+{
+	int fd, err;
+
+	*out = NULL;
+	*len = 0;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return gone_errno(-errno);
+	err = procfs__read_fd(fd, out, len);
+	close(fd);
+	return err;
+}
+
+int procfs__read_fd(int fd, char **out, size_t *len)
+{
+	size_t cap = 16384, n = 0;
+	char *buf = NULL, *tmp;
+	ssize_t r;
+	int err = 0;
+
+	*out = NULL;
+	*len = 0;
+	buf = malloc(cap + 1);
+	if (!buf) {
+		err = -ENOMEM;
+		goto cleanup;
+	}
+	for (;;) {
+		if (n == cap) {
+			if (cap >= READ_ALL_LIMIT) {
+				err = -EFBIG;
+				goto cleanup;
+			}
+			cap *= 2;
+			tmp = realloc(buf, cap + 1);
+			if (!tmp) {
+				err = -ENOMEM;
+				goto cleanup;
+			}
+			buf = tmp;
+		}
+		r = read(fd, buf + n, cap - n);
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			err = gone_errno(-errno);
+			goto cleanup;
+		}
+		if (r == 0)
+			break;
+		n += r;
+	}
+	buf[n] = '\0';
+	*out = buf;
+	*len = n;
+	buf = NULL;
+cleanup:
+	free(buf);
+	return err;
+}
+
+/*
+ * Symlinks are resolved inside the process's root (RESOLVE_IN_ROOT), so a
+ * file that a container controls cannot make cprof read a host file by
+ * linking to it. Kernels before 5.6 lack openat2; there only the last
+ * component is protected (O_NOFOLLOW). O_NONBLOCK keeps a FIFO from blocking
+ * the open; it is then refused with everything else that is not a regular file.
+ */
+int procfs__open_in_root(uint32_t pid, const char *path)
+{
+	struct open_how how = {
+		.flags = O_RDONLY | O_CLOEXEC | O_NONBLOCK,
+		.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS,
+	};
+	char root[64];
+	struct stat st;
+	int dfd, fd, err;
+
+	if (pid)
+		snprintf(root, sizeof(root), "/proc/%u/root", pid);
+	else
+		snprintf(root, sizeof(root), "/");
+	dfd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0)
+		return gone_errno(-errno);
+	while (*path == '/')
+		path++;
+#ifdef SYS_openat2
+	fd = (int)syscall(SYS_openat2, dfd, path, &how, sizeof(how));
+#else
+	(void)how;
+	fd = -1;
+	errno = ENOSYS;
+#endif
+	if (fd < 0 && errno == ENOSYS)
+		fd = openat(dfd, path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOFOLLOW);
+	err = fd < 0 ? -errno : 0;
+	close(dfd);
+	if (err)
+		return err;
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return -EINVAL;
+	}
+	return fd;
+}
+
+int procfs__comm(uint32_t pid, char *buf, size_t size)
+{
+	char path[64];
+	int n;
+
+	snprintf(path, sizeof(path), "/proc/%u/comm", pid);
+	n = procfs__read_small(path, buf, size);
+	if (n < 0)
+		return n;
+	buf[strcspn(buf, "\n")] = '\0';
+	return 0;
+}
+
+bool procfs__pid_exists(uint32_t pid)
+{
+	char path[64];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "/proc/%u", pid);
+	return stat(path, &st) == 0;
+}
+
+/*
+ * The line of /proc/PID/status that starts with field ("Tgid:"): *value
+ * just past the field name, *end at the line's end. -ENOENT if absent.
+ */
+static int status_field(uint32_t pid, const char *field, char *buf, size_t size, const char **value,
+			const char **end)
+{
+	char path[64], key[32];
+	const char *p;
+	int n;
+
+	snprintf(path, sizeof(path), "/proc/%u/status", pid);
+	n = procfs__read_small(path, buf, size);
+	if (n < 0)
+		return n;
+	snprintf(key, sizeof(key), "\n%s", field);
+	p = strstr(buf, key);
+	if (!p)
+		return -ENOENT;
+	*value = p + strlen(key);
+	*end = strchr(*value, '\n');
+	if (!*end)
+		*end = buf + n;
+	return 0;
+}
+
+int procfs__ns_pid(uint32_t pid, uint32_t *ns_pid)
+{
+	const char *p = NULL, *end = NULL;
+	uint64_t v, last = 0;
+	char buf[4096];
+	int err;
+
+	err = status_field(pid, "NSpid:", buf, sizeof(buf), &p, &end);
+	/* Linux before 4.1 has no NSpid line: then nothing says the process is namespaced. */
+	if (err == -ENOENT)
+		err = 0;
+	if (err)
+		return err;
+	*ns_pid = pid;
+	/* "NSpid:\t<host pid>\t...\t<innermost pid>": the last one is what the process sees. */
+	while (p && p < end) {
+		if (*p == ' ' || *p == '\t') {
+			p++;
+			continue;
+		}
+		if (!textscan__dec(&p, end, &v) || v > UINT32_MAX)
+			return -EINVAL;
+		last = v;
+	}
+	if (last)
+		*ns_pid = (uint32_t)last;
+	return 0;
+}
+
+int procfs__start_time(uint32_t pid, uint64_t *ticks)
+{
+	char path[64], buf[1024], *p;
+	unsigned long long v;
+	int n, field;
+
+	snprintf(path, sizeof(path), "/proc/%u/stat", pid);
+	n = procfs__read_small(path, buf, sizeof(buf));
+	if (n < 0)
+		return n;
+	/* comm (field 2) may contain spaces and parentheses: parse after the last ')'. */
+	p = strrchr(buf, ')');
+	if (!p)
+		return -EINVAL;
+	p++;
+	for (field = 3; field < 22 && p; field++) {
+		p = strchr(p + 1, ' ');
+	}
+	if (!p || sscanf(p, " %llu", &v) != 1)
+		return -EINVAL;
+	*ticks = v;
+	return 0;
+}
+
+int procfs__tgid(uint32_t tid, uint32_t *tgid)
+{
+	const char *p, *end;
+	char buf[4096];
+	uint64_t v;
+	int err;
+
+	err = status_field(tid, "Tgid:", buf, sizeof(buf), &p, &end);
+	if (err)
+		return err == -ENOENT ? -EINVAL : err;
+	while (p < end && (*p == ' ' || *p == '\t'))
+		p++;
+	if (!textscan__dec(&p, end, &v) || v > UINT32_MAX)
+		return -EINVAL;
+	*tgid = (uint32_t)v;
+	return 0;
+}

@@ -1,0 +1,1051 @@
+// SPDX-License-Identifier: MIT
+/*
+ * ELF function symbols, PT_LOAD segments and build ID, via libelf.
+ *
+ * The files come from whatever processes run on the machine, so nothing in
+ * them is trusted: every offset and size is checked against the real file
+ * size before libelf is asked for data, counts are derived from those sizes,
+ * and every loop advances. A file we cannot make sense of is refused at open
+ * or yields an empty table; it never crashes the profiler.
+ *
+ * The symbol table is turned once into sorted, non-overlapping address ranges
+ * so a lookup is a single binary search:
+ *  - .symtab is preferred and .dynsym fills in the addresses it does not name
+ *    (a stripped file has only .dynsym; a full .symtab already holds every
+ *    .dynsym entry, and comparing those duplicates name by name was the
+ *    bulk of the load time of large C++ binaries);
+ *  - aliases at one address keep one name: GLOBAL > WEAK > LOCAL, then fewer
+ *    leading underscores, then shorter, then strcmp;
+ *  - a sized symbol covers [value, value + size); a size-0 symbol (asm code,
+ *    _init, crtstuff) covers up to the next symbol, but never past the end of
+ *    its executable PT_LOAD segment, of its section (so _init does not claim
+ *    the .plt after it) or of a sized symbol that encloses it;
+ *  - a symbol nested in another (asm entry points inside a larger function)
+ *    wins over its container for its own extent.
+ * Names are then copied into one private arena and the file is closed.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#define LOG_MODULE "elf"
+#include "lib/log.h"
+#include "resolve/elf_symtab.h"
+#include "lib/range.h"
+#include "lib/u64map.h"
+
+/* Build IDs are 20 bytes (sha1) in practice; anything much larger is not one. */
+#define MAX_BUILD_ID_SIZE 64
+/* A .gnu_debuglink names a file in a directory; longer is not a file name. */
+#define MAX_DEBUGLINK_LEN 255
+
+struct elf_segment {
+	uint64_t offset;
+	uint64_t vaddr;
+	uint64_t filesz;
+	uint64_t memsz;
+	uint32_t flags;
+};
+
+/* [start, end) belongs to the symbol that starts at sym_start. */
+struct elf_range {
+	uint64_t start; /* start and end first: range_find */
+	uint64_t end;
+	uint64_t sym_start;
+	const char *name;
+};
+
+struct elf_symtab {
+	char *path;
+	int fd;
+	void *image; /* private copy of an in-memory ELF image, or NULL */
+	Elf *elf;
+	uint64_t file_size;
+	int type;
+	struct elf_segment *segs;
+	size_t nsegs;
+	char build_id[2 * MAX_BUILD_ID_SIZE + 1];
+	bool has_symtab;
+	char debuglink[MAX_DEBUGLINK_LEN + 1]; /* "" when none */
+	uint32_t debuglink_crc;
+	struct elf_symtab *debug; /* separate debug file: its .symtab replaces ours */
+	char *debug_path;	  /* kept after the debug file is closed */
+	bool loaded;
+	struct elf_range *ranges;
+	size_t nranges;
+	size_t nsyms;
+	char *names;
+};
+
+/* A candidate from a symbol table; name points into libelf's (mapped) data. */
+struct cand {
+	uint64_t start;
+	uint64_t size;
+	const char *name;
+	uint32_t shndx;	 /* 0 when unknown (SHN_XINDEX) */
+	uint16_t strtab; /* index in load_ctx.tabs */
+	uint8_t bind_rank;
+	uint8_t from_debug; /* shndx is a section of the debug file */
+};
+
+/* One symbol per address, after alias selection. */
+struct usym {
+	uint64_t start;
+	uint64_t end;
+	const char *name;
+	uint16_t strtab;
+	bool sized;
+};
+
+/*
+ * The string tables names point into. They are copied whole once the
+ * symbols are chosen: one memcpy per table rather than a strlen and a
+ * memcpy per name, which was a third of the load time of large tables.
+ */
+struct strtab_ref {
+	const char *str;
+	size_t size;
+	size_t base; /* offset of the copy in elf_symtab.names */
+};
+
+struct load_ctx {
+	struct strtab_ref *tabs;
+	size_t ntabs;
+	size_t bytes;	      /* total size of tabs */
+	size_t max_bytes;     /* crafted tables that overlap must not multiply memory */
+	struct u64map *index; /* from_debug << 32 | section index -> tabs index */
+};
+
+static bool range_in_file(const struct elf_symtab *e, uint64_t off, uint64_t size)
+{
+	return off <= e->file_size && size <= e->file_size - off;
+}
+
+static void scan_notes(struct elf_symtab *e, Elf_Data *data)
+{
+	size_t off = 0, next, name_off, desc_off;
+	GElf_Nhdr nh;
+
+	while (off < data->d_size && (next = gelf_getnote(data, off, &nh, &name_off, &desc_off))) {
+		const uint8_t *desc = (const uint8_t *)data->d_buf + desc_off;
+		const char *name = (const char *)data->d_buf + name_off;
+		uint32_t i;
+
+		/* gelf_getnote checked that name and desc lie within data. */
+		if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == 4 && !memcmp(name, "GNU", 4) &&
+		    nh.n_descsz > 0 && nh.n_descsz <= MAX_BUILD_ID_SIZE) {
+			for (i = 0; i < nh.n_descsz; i++)
+				snprintf(e->build_id + 2 * i, 3, "%02x", desc[i]);
+			return;
+		}
+		if (next <= off)
+			break;
+		off = next;
+	}
+}
+
+static int read_segments_and_notes(struct elf_symtab *e)
+{
+	size_t phnum, i, n = 0;
+	Elf_Scn *scn = NULL;
+	GElf_Phdr ph;
+
+	if (elf_getphdrnum(e->elf, &phnum)) {
+		pr_debug("%s: program headers: %s", e->path, elf_errmsg(-1));
+		return -ENOEXEC;
+	}
+	/* An Elf32_Phdr is 32 bytes: more headers than that could not fit in the file. */
+	if (phnum > e->file_size / 32) {
+		pr_debug("%s: %zu program headers in a %llu-byte file", e->path, phnum,
+			 (unsigned long long)e->file_size);
+		return -ENOEXEC;
+	}
+	e->segs = calloc(phnum ? phnum : 1, sizeof(*e->segs));
+	if (!e->segs)
+		return -ENOMEM;
+	for (i = 0; i < phnum; i++) {
+		if (!gelf_getphdr(e->elf, i, &ph)) {
+			pr_debug("%s: program header %zu: %s", e->path, i, elf_errmsg(-1));
+			return -ENOEXEC;
+		}
+		if (ph.p_type == PT_LOAD) {
+			e->segs[n++] = (struct elf_segment){
+				.offset = ph.p_offset,
+				.vaddr = ph.p_vaddr,
+				.filesz = ph.p_filesz,
+				.memsz = ph.p_memsz,
+				.flags = ph.p_flags,
+			};
+		} else if (ph.p_type == PT_NOTE && !e->build_id[0] && ph.p_filesz &&
+			   range_in_file(e, ph.p_offset, ph.p_filesz)) {
+			Elf_Data *d =
+				elf_getdata_rawchunk(e->elf, ph.p_offset, ph.p_filesz,
+						     ph.p_align == 8 ? ELF_T_NHDR8 : ELF_T_NHDR);
+
+			if (d)
+				scan_notes(e, d);
+		}
+	}
+	e->nsegs = n;
+
+	/* Files without program headers (some debug files) may still carry the note. */
+	while (!e->build_id[0] && (scn = elf_nextscn(e->elf, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *d;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_NOTE || !sh.sh_size ||
+		    (sh.sh_flags & SHF_COMPRESSED) || !range_in_file(e, sh.sh_offset, sh.sh_size))
+			continue;
+		d = elf_getdata(scn, NULL);
+		if (d)
+			scan_notes(e, d);
+	}
+	return 0;
+}
+
+/*
+ * .gnu_debuglink: the debug file's name, NUL-terminated and padded to 4
+ * bytes, then the CRC32 of that file in the ELF file's byte order.
+ */
+static void read_debuglink(struct elf_symtab *e, Elf_Scn *scn, const GElf_Shdr *sh)
+{
+	const unsigned char *d, *crc;
+	Elf_Data *data;
+	size_t len, crc_off;
+
+	if (sh->sh_type != SHT_PROGBITS || (sh->sh_flags & SHF_COMPRESSED) ||
+	    !range_in_file(e, sh->sh_offset, sh->sh_size))
+		return;
+	data = elf_rawdata(scn, NULL);
+	if (!data || !data->d_buf)
+		return;
+	d = data->d_buf;
+	len = strnlen((const char *)d, data->d_size);
+	crc_off = (len + 4) & ~(size_t)3;
+	/* A name with a '/' would leave the directories the debug file is looked for in. */
+	if (!len || len > MAX_DEBUGLINK_LEN || crc_off + 4 > data->d_size || memchr(d, '/', len) ||
+	    (len <= 2 && d[0] == '.' && d[len - 1] == '.'))
+		return;
+	crc = d + crc_off;
+	if (elf_getident(e->elf, NULL)[EI_DATA] == ELFDATA2MSB)
+		e->debuglink_crc = (uint32_t)crc[0] << 24 | crc[1] << 16 | crc[2] << 8 | crc[3];
+	else
+		e->debuglink_crc = (uint32_t)crc[3] << 24 | crc[2] << 16 | crc[1] << 8 | crc[0];
+	memcpy(e->debuglink, d, len);
+	e->debuglink[len] = '\0';
+}
+
+/* Whether there is a symbol table to read, and where a separate debug file is. */
+static void scan_sections(struct elf_symtab *e)
+{
+	Elf_Scn *scn = NULL;
+	size_t shstrndx;
+	GElf_Shdr sh;
+
+	if (elf_getshdrstrndx(e->elf, &shstrndx))
+		shstrndx = 0;
+	while ((scn = elf_nextscn(e->elf, scn))) {
+		const char *name;
+
+		if (!gelf_getshdr(scn, &sh))
+			continue;
+		/* A table stripped into a debug file stays as SHT_NOBITS: not one to read. */
+		if (sh.sh_type == SHT_SYMTAB && sh.sh_size)
+			e->has_symtab = true;
+		if (!e->debuglink[0] && shstrndx &&
+		    (name = elf_strptr(e->elf, shstrndx, sh.sh_name)) &&
+		    !strcmp(name, ".gnu_debuglink"))
+			read_debuglink(e, scn, &sh);
+	}
+}
+
+/*
+ * libelf quietly indexes only the headers that fit in a truncated file; we
+ * refuse such a file instead, as it is not the one that was mapped.
+ */
+static int check_header_tables(struct elf_symtab *e, const GElf_Ehdr *eh)
+{
+	size_t phsize = gelf_fsize(e->elf, ELF_T_PHDR, 1, EV_CURRENT);
+	size_t shsize = gelf_fsize(e->elf, ELF_T_SHDR, 1, EV_CURRENT);
+	uint64_t shnum = eh->e_shnum;
+	size_t n;
+
+	if (eh->e_phnum && eh->e_phnum != PN_XNUM &&
+	    (eh->e_phentsize != phsize ||
+	     !range_in_file(e, eh->e_phoff, (uint64_t)eh->e_phnum * phsize))) {
+		pr_debug("%s: program headers lie outside the file", e->path);
+		return -ENOEXEC;
+	}
+	/* With extended numbering the count lives in section 0. */
+	if (!shnum && eh->e_shoff && !elf_getshdrnum(e->elf, &n))
+		shnum = n;
+	if (shnum && (eh->e_shentsize != shsize || shnum > e->file_size / shsize ||
+		      !range_in_file(e, eh->e_shoff, shnum * shsize))) {
+		pr_debug("%s: section headers lie outside the file", e->path);
+		return -ENOEXEC;
+	}
+	return 0;
+}
+
+static struct elf_symtab *new_symtab(const char *display_path)
+{
+	struct elf_symtab *e = calloc(1, sizeof(*e));
+
+	if (!e)
+		return NULL;
+	e->fd = -1;
+	e->path = strdup(display_path);
+	if (!e->path) {
+		free(e);
+		return NULL;
+	}
+	return e;
+}
+
+/* The checks and reads common to files and memory images, once e->elf is set. */
+static int read_headers(struct elf_symtab *e)
+{
+	GElf_Ehdr eh;
+	int err;
+
+	if (!e->elf || elf_kind(e->elf) != ELF_K_ELF || !gelf_getehdr(e->elf, &eh)) {
+		pr_debug("%s: not a usable ELF file: %s", e->path, elf_errmsg(-1));
+		return -ENOEXEC;
+	}
+	if (eh.e_type != ET_EXEC && eh.e_type != ET_DYN) {
+		pr_debug("%s: ELF type %u is neither an executable nor a shared object", e->path,
+			 eh.e_type);
+		return -ENOEXEC;
+	}
+	e->type = eh.e_type;
+	err = check_header_tables(e, &eh);
+	if (err)
+		return err;
+	err = read_segments_and_notes(e);
+	if (err)
+		return err;
+	scan_sections(e);
+	return 0;
+}
+
+/* Hands the file (e->fd) or the in-memory copy (e->image) to libelf and reads its headers. */
+static int begin_elf(struct elf_symtab *e)
+{
+	if (elf_version(EV_CURRENT) == EV_NONE) {
+		pr_debug("libelf: %s", elf_errmsg(-1));
+		return -EINVAL;
+	}
+	e->elf = e->image ? elf_memory(e->image, e->file_size)
+			  : elf_begin(e->fd, ELF_C_READ_MMAP, NULL);
+	return read_headers(e);
+}
+
+int elf_symtab__open_fd(int fd, const char *display_path, struct elf_symtab **out)
+{
+	struct elf_symtab *e = NULL;
+	struct stat st;
+	int err = 0;
+
+	*out = NULL;
+	if (!display_path)
+		display_path = "(fd)";
+	e = new_symtab(display_path);
+	if (!e) {
+		close(fd);
+		return -ENOMEM;
+	}
+	e->fd = fd;
+	if (fstat(fd, &st)) {
+		err = -errno;
+		pr_debug("%s: stat: %s", display_path, strerror(-err));
+		goto cleanup;
+	}
+	/* A FIFO or device could block or never end. */
+	if (!S_ISREG(st.st_mode)) {
+		pr_debug("%s: not a regular file", display_path);
+		err = -EINVAL;
+		goto cleanup;
+	}
+	e->file_size = st.st_size;
+	err = begin_elf(e);
+	if (err)
+		goto cleanup;
+	*out = e;
+	e = NULL;
+cleanup:
+	elf_symtab__free(e);
+	return err;
+}
+
+int elf_symtab__open_memory(const void *image, size_t size, const char *display_path,
+			    struct elf_symtab **out)
+{
+	struct elf_symtab *e;
+	int err;
+
+	*out = NULL;
+	if (!image || !size)
+		return -EINVAL;
+	e = new_symtab(display_path ? display_path : "(memory)");
+	if (!e)
+		return -ENOMEM;
+	/* libelf may convert data in place: it gets a copy, which also outlives the caller's. */
+	e->image = malloc(size);
+	if (!e->image) {
+		err = -ENOMEM;
+		goto cleanup;
+	}
+	memcpy(e->image, image, size);
+	e->file_size = size;
+	err = begin_elf(e);
+	if (err)
+		goto cleanup;
+	*out = e;
+	e = NULL;
+cleanup:
+	elf_symtab__free(e);
+	return err;
+}
+
+int elf_symtab__open(const char *path, struct elf_symtab **out)
+{
+	int fd, err;
+
+	*out = NULL;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		err = -errno;
+		pr_debug("open %s: %s", path, strerror(-err));
+		return err;
+	}
+	return elf_symtab__open_fd(fd, path, out);
+}
+
+/* Releases the file once everything needed from it has been copied out. */
+static void close_file(struct elf_symtab *e)
+{
+	if (e->elf) {
+		elf_end(e->elf);
+		e->elf = NULL;
+	}
+	if (e->fd >= 0) {
+		close(e->fd);
+		e->fd = -1;
+	}
+	free(e->image);
+	e->image = NULL;
+	elf_symtab__free(e->debug);
+	e->debug = NULL;
+}
+
+void elf_symtab__free(struct elf_symtab *e)
+{
+	if (!e)
+		return;
+	close_file(e);
+	free(e->segs);
+	free(e->ranges);
+	free(e->names);
+	free(e->path);
+	free(e->debug_path);
+	free(e);
+}
+
+const char *elf_symtab__build_id(const struct elf_symtab *e)
+{
+	return e && e->build_id[0] ? e->build_id : NULL;
+}
+
+int elf_symtab__type(const struct elf_symtab *e)
+{
+	return e ? e->type : ET_NONE;
+}
+
+bool elf_symtab__has_symtab(const struct elf_symtab *e)
+{
+	return e && e->has_symtab;
+}
+
+const char *elf_symtab__debuglink(const struct elf_symtab *e, uint32_t *crc)
+{
+	if (!e || !e->debuglink[0])
+		return NULL;
+	if (crc)
+		*crc = e->debuglink_crc;
+	return e->debuglink;
+}
+
+int elf_symtab__set_debug_file(struct elf_symtab *e, struct elf_symtab *debug)
+{
+	if (!e || !debug || e->loaded || !debug->elf) {
+		elf_symtab__free(debug);
+		return -EINVAL;
+	}
+	/* A debug file with another build ID belongs to another build. */
+	if (e->build_id[0] && strcmp(e->build_id, debug->build_id)) {
+		pr_debug("%s: build ID %s, not %s of %s", debug->path,
+			 debug->build_id[0] ? debug->build_id : "(none)", e->build_id, e->path);
+		elf_symtab__free(debug);
+		return -ESTALE;
+	}
+	free(e->debug_path);
+	e->debug_path = strdup(debug->path);
+	if (!e->debug_path) {
+		elf_symtab__free(debug);
+		return -ENOMEM;
+	}
+	elf_symtab__free(e->debug);
+	e->debug = debug;
+	return 0;
+}
+
+const char *elf_symtab__debug_path(const struct elf_symtab *e)
+{
+	return e ? e->debug_path : NULL;
+}
+
+int elf_symtab__offset_to_vaddr(const struct elf_symtab *e, uint64_t file_offset, uint64_t *vaddr)
+{
+	size_t i;
+
+	if (!e)
+		return -EINVAL;
+	for (i = 0; i < e->nsegs; i++) {
+		const struct elf_segment *s = &e->segs[i];
+
+		if (file_offset >= s->offset && file_offset - s->offset < s->filesz) {
+			*vaddr = file_offset - s->offset + s->vaddr;
+			return 0;
+		}
+	}
+	return -ENOENT;
+}
+
+static int bind_rank(unsigned int bind)
+{
+	switch (bind) {
+	case STB_GLOBAL:
+	case STB_GNU_UNIQUE:
+		return 2;
+	case STB_WEAK:
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+static int leading_underscores(const char *s)
+{
+	int n = 0;
+
+	while (s[n] == '_')
+		n++;
+	return n;
+}
+
+/* Whether alias x is preferred over alias y; a total order, so the choice is deterministic. */
+static bool better_alias(const struct cand *x, const struct cand *y)
+{
+	size_t lx, ly;
+	int ux, uy;
+
+	if (x->bind_rank != y->bind_rank)
+		return x->bind_rank > y->bind_rank;
+	ux = leading_underscores(x->name);
+	uy = leading_underscores(y->name);
+	if (ux != uy)
+		return ux < uy;
+	lx = strlen(x->name);
+	ly = strlen(y->name);
+	if (lx != ly)
+		return lx < ly;
+	return strcmp(x->name, y->name) < 0;
+}
+
+/*
+ * Stable LSD radix sort by start address, one byte per pass, skipping bytes
+ * that are the same in every key (most of them: a file spans a few MiB).
+ * Large tables made qsort, and musl's in particular, the bulk of load time.
+ */
+static int sort_by_start(struct cand *c, size_t n)
+{
+	size_t count[8][256] = {}, pos[256], i, sum;
+	struct cand *tmp, *src = c, *dst;
+	int b, d;
+
+	if (n < 2)
+		return 0;
+	tmp = malloc(n * sizeof(*tmp));
+	if (!tmp)
+		return -ENOMEM;
+	dst = tmp;
+	for (i = 0; i < n; i++)
+		for (b = 0; b < 8; b++)
+			count[b][(c[i].start >> (8 * b)) & 0xff]++;
+	for (b = 0; b < 8; b++) {
+		struct cand *t;
+
+		for (d = 0; d < 256 && count[b][d] != n; d++)
+			;
+		if (d < 256)
+			continue;
+		for (d = 0, sum = 0; d < 256; d++) {
+			pos[d] = sum;
+			sum += count[b][d];
+		}
+		for (i = 0; i < n; i++)
+			dst[pos[(src[i].start >> (8 * b)) & 0xff]++] = src[i];
+		t = src;
+		src = dst;
+		dst = t;
+	}
+	if (src != c)
+		memcpy(c, src, n * sizeof(*c));
+	free(tmp);
+	return 0;
+}
+
+/* The string table a symbol table links to, trimmed so every name in it is terminated. */
+static bool get_strtab(struct elf_symtab *e, size_t ndx, const char **str, size_t *size)
+{
+	Elf_Scn *scn = elf_getscn(e->elf, ndx);
+	GElf_Shdr sh;
+	Elf_Data *d;
+	size_t n;
+
+	if (!scn || !gelf_getshdr(scn, &sh) || sh.sh_type != SHT_STRTAB ||
+	    (sh.sh_flags & SHF_COMPRESSED) || !range_in_file(e, sh.sh_offset, sh.sh_size))
+		return false;
+	d = elf_getdata(scn, NULL);
+	if (!d || !d->d_buf)
+		return false;
+	n = d->d_size;
+	while (n && ((const char *)d->d_buf)[n - 1])
+		n--;
+	*str = d->d_buf;
+	*size = n;
+	return true;
+}
+
+/* The index of the string table a symbol table links to, registered on first use. */
+static int strtab_index(struct elf_symtab *e, bool from_debug, uint32_t link, struct load_ctx *ctx,
+			const char **str, size_t *strsz, uint16_t *idx)
+{
+	uint64_t key = (uint64_t)from_debug << 32 | link, v;
+	struct strtab_ref *t;
+
+	if (!get_strtab(e, link, str, strsz)) {
+		pr_debug("%s: symbol table links to no usable string table", e->path);
+		return -ENOEXEC;
+	}
+	if (u64map__get(ctx->index, key, &v)) {
+		*idx = (uint16_t)v;
+		return 0;
+	}
+	if (ctx->ntabs > UINT16_MAX || *strsz > ctx->max_bytes - ctx->bytes) {
+		pr_debug("%s: too many or too large string tables", e->path);
+		return -E2BIG;
+	}
+	t = realloc(ctx->tabs, (ctx->ntabs + 1) * sizeof(*ctx->tabs));
+	if (!t)
+		return -ENOMEM;
+	ctx->tabs = t;
+	t[ctx->ntabs] = (struct strtab_ref){.str = *str, .size = *strsz, .base = ctx->bytes};
+	if (u64map__set(ctx->index, key, ctx->ntabs))
+		return -ENOMEM;
+	ctx->bytes += *strsz;
+	*idx = (uint16_t)ctx->ntabs++;
+	return 0;
+}
+
+static int collect(struct elf_symtab *e, bool from_debug, struct load_ctx *ctx, Elf_Scn *scn,
+		   const GElf_Shdr *sh, struct cand **cands, size_t *n, size_t *cap)
+{
+	size_t nsyms, i, strsz, entsize;
+	const char *str;
+	uint16_t strtab;
+	Elf_Data *d;
+	int err;
+
+	if (!range_in_file(e, sh->sh_offset, sh->sh_size) || (sh->sh_flags & SHF_COMPRESSED)) {
+		pr_debug("%s: symbol table lies outside the file", e->path);
+		return -ENOEXEC;
+	}
+	err = strtab_index(e, from_debug, sh->sh_link, ctx, &str, &strsz, &strtab);
+	if (err)
+		return err;
+	d = elf_getdata(scn, NULL);
+	if (!d) {
+		pr_debug("%s: symbol table: %s", e->path, elf_errmsg(-1));
+		return -ENOEXEC;
+	}
+	entsize = gelf_getclass(e->elf) == ELFCLASS32 ? sizeof(Elf32_Sym) : sizeof(Elf64_Sym);
+	nsyms = d->d_size / entsize;
+	if (*cap - *n < nsyms) {
+		size_t ncap = *n + nsyms;
+		struct cand *nc = realloc(*cands, (ncap ? ncap : 1) * sizeof(**cands));
+
+		if (!nc)
+			return -ENOMEM;
+		*cands = nc;
+		*cap = ncap;
+	}
+	for (i = 0; i < nsyms; i++) {
+		unsigned int type;
+		GElf_Sym sym;
+
+		if (!gelf_getsym(d, i, &sym))
+			break;
+		type = GELF_ST_TYPE(sym.st_info);
+		if (type != STT_FUNC && type != STT_GNU_IFUNC)
+			continue;
+		/* Undefined (imports), absolute and common symbols are not code here. */
+		if (sym.st_shndx == SHN_UNDEF ||
+		    (sym.st_shndx >= SHN_LORESERVE && sym.st_shndx != SHN_XINDEX))
+			continue;
+		if (!sym.st_value || sym.st_name >= strsz || !str[sym.st_name])
+			continue;
+		(*cands)[(*n)++] = (struct cand){
+			.start = sym.st_value,
+			.size = sym.st_size,
+			.name = str + sym.st_name,
+			.shndx = sym.st_shndx == SHN_XINDEX ? 0 : sym.st_shndx,
+			.strtab = strtab,
+			.bind_rank = bind_rank(GELF_ST_BIND(sym.st_info)),
+			.from_debug = from_debug,
+		};
+	}
+	return 0;
+}
+
+/* End of the executable segment containing vaddr, or UINT64_MAX if none does. */
+static uint64_t exec_segment_end(const struct elf_symtab *e, uint64_t vaddr)
+{
+	size_t i;
+
+	for (i = 0; i < e->nsegs; i++) {
+		const struct elf_segment *s = &e->segs[i];
+
+		if ((s->flags & PF_X) && vaddr >= s->vaddr && vaddr - s->vaddr < s->memsz)
+			return s->memsz > UINT64_MAX - s->vaddr ? UINT64_MAX : s->vaddr + s->memsz;
+	}
+	return UINT64_MAX;
+}
+
+/* End of the allocated section containing vaddr, or UINT64_MAX if unknown. */
+static uint64_t section_end(const struct elf_symtab *e, uint32_t shndx, uint64_t vaddr)
+{
+	Elf_Scn *scn;
+	GElf_Shdr sh;
+
+	if (!shndx || !(scn = elf_getscn(e->elf, shndx)) || !gelf_getshdr(scn, &sh) ||
+	    !(sh.sh_flags & SHF_ALLOC) || vaddr < sh.sh_addr || vaddr - sh.sh_addr >= sh.sh_size)
+		return UINT64_MAX;
+	return sh.sh_size > UINT64_MAX - sh.sh_addr ? UINT64_MAX : sh.sh_addr + sh.sh_size;
+}
+
+/* Collapses aliases and gives every symbol its end. Returns the number kept. */
+static size_t to_usyms(const struct elf_symtab *e, const struct cand *c, size_t n, struct usym *u)
+{
+	size_t i, j, k = 0, best;
+
+	for (i = 0; i < n; i = j) {
+		uint64_t end = UINT64_MAX;
+		bool sized = false;
+
+		for (j = i, best = i; j < n && c[j].start == c[i].start; j++) {
+			uint64_t s_end;
+
+			if (j > i && better_alias(&c[j], &c[best]))
+				best = j;
+			if (!c[j].size)
+				continue;
+			s_end = c[j].size > UINT64_MAX - c[j].start ? UINT64_MAX
+								    : c[j].start + c[j].size;
+			if (!sized || s_end > end)
+				end = s_end;
+			sized = true;
+		}
+		if (!sized) {
+			uint64_t seg_end = exec_segment_end(e, c[i].start);
+
+			end = section_end(c[best].from_debug ? e->debug : e, c[best].shndx,
+					  c[i].start);
+			if (seg_end < end)
+				end = seg_end;
+		}
+		u[k++] = (struct usym){
+			.start = c[i].start,
+			.end = end,
+			.name = c[best].name,
+			.strtab = c[best].strtab,
+			.sized = sized,
+		};
+	}
+	/* Unsized symbols hold their segment/section limit; the next symbol bounds them too. */
+	for (i = 0; i < k; i++) {
+		uint64_t next;
+
+		if (u[i].sized)
+			continue;
+		next = i + 1 < k ? u[i + 1].start : UINT64_MAX;
+		if (next < u[i].end)
+			u[i].end = next;
+		/* Last symbol, outside any executable segment: nothing bounds it but itself. */
+		if (u[i].end == UINT64_MAX)
+			u[i].end = u[i].start + 1;
+	}
+	return k;
+}
+
+static void emit(struct elf_range *r, size_t *nr, uint64_t start, uint64_t end,
+		 const struct usym *s)
+{
+	if (start >= end)
+		return;
+	r[(*nr)++] = (struct elf_range){
+		.start = start,
+		.end = end,
+		.sym_start = s->start,
+		.name = s->name,
+	};
+}
+
+/*
+ * Sweeps symbols in address order with a stack of the ones still open, so
+ * that nested symbols split their container. Each symbol emits at most one
+ * range when it is pushed (the container's part before it) and one when it
+ * is popped: at most 2 * n ranges.
+ */
+static int to_ranges(struct usym *u, size_t n, struct elf_range *r, size_t *nr)
+{
+	size_t *stack, depth = 0, i;
+	uint64_t cursor = 0;
+
+	stack = malloc((n ? n : 1) * sizeof(*stack));
+	if (!stack)
+		return -ENOMEM;
+	*nr = 0;
+	/* One pass past the end, at UINT64_MAX, closes whatever is still open. */
+	for (i = 0; i <= n; i++) {
+		uint64_t at = i < n ? u[i].start : UINT64_MAX;
+
+		while (depth && u[stack[depth - 1]].end <= at) {
+			const struct usym *t = &u[stack[--depth]];
+
+			emit(r, nr, cursor, t->end, t);
+			if (t->end > cursor)
+				cursor = t->end;
+		}
+		if (i == n)
+			break;
+		if (depth) {
+			const struct usym *top = &u[stack[depth - 1]];
+
+			emit(r, nr, cursor, u[i].start, top);
+			/* A label inside a function must not take over the function's tail. */
+			if (!u[i].sized && u[i].end > top->end)
+				u[i].end = top->end;
+		}
+		cursor = u[i].start;
+		stack[depth++] = i;
+	}
+	free(stack);
+	return 0;
+}
+
+/* Copies the string tables into one arena and points the symbols at their copies. */
+static int copy_names(struct elf_symtab *e, const struct load_ctx *ctx, struct usym *u, size_t n)
+{
+	size_t i;
+
+	e->names = malloc(ctx->bytes ? ctx->bytes : 1);
+	if (!e->names)
+		return -ENOMEM;
+	for (i = 0; i < ctx->ntabs; i++)
+		memcpy(e->names + ctx->tabs[i].base, ctx->tabs[i].str, ctx->tabs[i].size);
+	for (i = 0; i < n; i++) {
+		const struct strtab_ref *t = &ctx->tabs[u[i].strtab];
+
+		u[i].name = e->names + t->base + (u[i].name - t->str);
+	}
+	return 0;
+}
+
+/* Appends the candidates of every table of one type; a bad table is skipped. */
+static int collect_all(struct elf_symtab *e, bool from_debug, uint32_t type, struct load_ctx *ctx,
+		       struct cand **cands, size_t *n, size_t *cap)
+{
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+	int err;
+
+	while ((scn = elf_nextscn(e->elf, scn))) {
+		/* A table stripped into a debug file is SHT_NOBITS and so never matches. */
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != type)
+			continue;
+		err = collect(e, from_debug, ctx, scn, &sh, cands, n, cap);
+		if (err == -ENOMEM)
+			return err;
+	}
+	return 0;
+}
+
+/* Whether a candidate in c[0..n), sorted by start, starts at addr. */
+static bool has_start(const struct cand *c, size_t n, uint64_t addr)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (c[mid].start < addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < n && c[lo].start == addr;
+}
+
+static int load_symbols(struct elf_symtab *e)
+{
+	struct load_ctx ctx = {
+		.max_bytes = 2 * (e->file_size + (e->debug ? e->debug->file_size : 0)),
+		.index = u64map__new(),
+	};
+	struct cand *cands = NULL;
+	struct usym *u = NULL;
+	size_t n = 0, cap = 0, nu, nr, nsymtab, i, kept;
+	int err = 0;
+
+	if (!e->elf)
+		return -EBADF;
+	if (!ctx.index)
+		return -ENOMEM;
+	/* A debug file's .symtab describes the same addresses as the stripped file's would. */
+	if (e->debug)
+		err = collect_all(e->debug, true, SHT_SYMTAB, &ctx, &cands, &n, &cap);
+	else
+		err = collect_all(e, false, SHT_SYMTAB, &ctx, &cands, &n, &cap);
+	if (err)
+		goto cleanup;
+	err = sort_by_start(cands, n);
+	if (err)
+		goto cleanup;
+	nsymtab = n;
+	err = collect_all(e, false, SHT_DYNSYM, &ctx, &cands, &n, &cap);
+	if (err)
+		goto cleanup;
+	for (i = nsymtab, kept = nsymtab; i < n; i++)
+		if (!has_start(cands, nsymtab, cands[i].start))
+			cands[kept++] = cands[i];
+	n = kept;
+	if (n > nsymtab) {
+		err = sort_by_start(cands, n);
+		if (err)
+			goto cleanup;
+	}
+	u = malloc((n ? n : 1) * sizeof(*u));
+	if (!u) {
+		err = -ENOMEM;
+		goto cleanup;
+	}
+	nu = to_usyms(e, cands, n, u);
+	/* Done with: the arrays below would otherwise add to the peak (libLLVM: 1.8 MB). */
+	free(cands);
+	cands = NULL;
+	/* The names still point into the mapped file: copy them before it goes. */
+	err = copy_names(e, &ctx, u, nu);
+	if (err)
+		goto cleanup;
+	e->ranges = malloc((2 * nu + 1) * sizeof(*e->ranges));
+	if (!e->ranges) {
+		err = -ENOMEM;
+		goto cleanup;
+	}
+	err = to_ranges(u, nu, e->ranges, &nr);
+	if (err)
+		goto cleanup;
+	/* Nesting is rare, so most of the 2n worst case is unused. */
+	if (nr) {
+		struct elf_range *shrunk = realloc(e->ranges, nr * sizeof(*e->ranges));
+
+		if (shrunk)
+			e->ranges = shrunk;
+	}
+	e->nranges = nr;
+	e->nsyms = nu;
+cleanup:
+	free(cands);
+	free(u);
+	free(ctx.tabs);
+	u64map__free(ctx.index);
+	return err;
+}
+
+static uint64_t elapsed_us(const struct timespec *t0)
+{
+	struct timespec t1;
+
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	return (uint64_t)(t1.tv_sec - t0->tv_sec) * 1000000 + (t1.tv_nsec - t0->tv_nsec) / 1000;
+}
+
+static void ensure_loaded(struct elf_symtab *e)
+{
+	struct timespec t0;
+	int err;
+
+	if (e->loaded)
+		return;
+	e->loaded = true;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	err = load_symbols(e);
+	if (err) {
+		pr_warn("%s: cannot load symbols: %s", e->path, strerror(-err));
+		free(e->ranges);
+		free(e->names);
+		e->ranges = NULL;
+		e->names = NULL;
+		e->nranges = 0;
+		e->nsyms = 0;
+	} else {
+		pr_debug("%s: %zu function symbols%s%s, loaded in %.1f ms", e->path, e->nsyms,
+			 e->debug_path ? " from " : "", e->debug_path ? e->debug_path : "",
+			 elapsed_us(&t0) / 1000.0);
+	}
+	close_file(e);
+}
+
+const char *elf_symtab__lookup(struct elf_symtab *e, uint64_t vaddr, uint64_t *sym_offset)
+{
+	const struct elf_range *r;
+	ptrdiff_t i;
+
+	if (!e)
+		return NULL;
+	ensure_loaded(e);
+	i = range_find(e->ranges, e->nranges, sizeof(*e->ranges), vaddr);
+	if (i < 0)
+		return NULL;
+	r = &e->ranges[i];
+	if (sym_offset)
+		*sym_offset = vaddr - r->sym_start;
+	return r->name;
+}
+
+size_t elf_symtab__symbol_count(struct elf_symtab *e)
+{
+	if (!e)
+		return 0;
+	ensure_loaded(e);
+	return e->nsyms;
+}

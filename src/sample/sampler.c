@@ -1,0 +1,1032 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Drives the embedded BPF program (bpf/sampler.bpf.c). The program counts
+ * samples into one of two map sets; draining flips the active set, waits
+ * for samples in flight on the old one, then reads and clears it. This keeps
+ * stack ids stable while counts refer to them and bounds how full the stack
+ * map gets, which is what causes hash collisions (lost stacks).
+ *
+ * Startup comes in two stages, because creating a map set (the kernel
+ * preallocates 16,384 stacks of 1 KiB) is most of it. The first instance of
+ * the object is loaded with one set that stands for both, so sampling begins
+ * once one set exists; set 0 is the active one until the first drain. That
+ * drain first loads a second instance, which shares every map of the first
+ * and adds set 1, and hands the sampling events over to it; only then does
+ * anything flip to set 1.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/utsname.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <linux/capability.h>
+#include <sys/syscall.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "sample/parallel_maps.h"
+#include "sample/perf_attach.h"
+#include "sampler.skel.h"
+#include "sample/sampler.h"
+
+#define LOG_MODULE "bpf"
+#include "lib/log.h"
+
+#define NOTIFY_PAGES	  8 /* per-CPU perf buffer for first-sight notifications */
+#define IN_FLIGHT_WAIT_US 1000000
+
+struct sampler {
+	/* The loaded instance: the first (one map set) until complete, then the second. */
+	struct sampler_bpf *skel;
+	bool complete;	     /* both map sets exist and the second instance samples */
+	int complete_err;    /* why it could not be completed: not tried again */
+	const char *tracefs; /* where tracepoints are, or NULL */
+	struct perf_attach *pa;
+	struct perf_attach *next_pa; /* the second instance's events, until handed over */
+	struct bpf_link *fork_link;
+	struct bpf_link *exec_link;
+	/* Tracepoint events opened before the load, until a link owns them; or -1. */
+	int fork_fd;
+	int exec_fd;
+	int tracepoint_err; /* why they could not be opened */
+	bool lineage;	    /* `parents` is maintained (fork and exec hooks attached) */
+	struct perf_buffer *pb;
+	int events_fd; /* the map pb sends through */
+	struct sampler_opts opts;
+	struct cprof_config cfg;
+	int ncpus_possible;
+	bool started;
+	bool stopped;
+	uint64_t keys_at_flip; /* NEW_KEYS of the active set when it became active */
+	uint64_t collisions_at_flip;
+	uint64_t lost_notify;
+	uint64_t missing_stacks;
+	/* Valid during sampler__poll only. */
+	sampler_process_fn poll_fn;
+	void *poll_ctx;
+	int polled;
+	/* Read from the buffer outside sampler__poll: handed to the next one. */
+	uint32_t *early_pids;
+	size_t nearly, early_cap;
+	/* Spilled samples (see the BPF side), until the drain of their set. */
+	struct cprof_spill *spills;
+	size_t nspills, spills_cap;
+	uint64_t spills_dropped; /* no memory to keep one */
+	/* Per drain: stack id -> frames, so a stack shared by many keys is read once. */
+	uint64_t **stack_cache;
+	uint32_t *stack_cache_ids;
+	uint32_t stack_cache_n;
+};
+
+static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	char buf[65536]; /* verifier logs come as one message */
+	size_t n;
+
+	/*
+	 * libbpf is chatty about feature probes on old kernels, and its errors
+	 * are restated by explain_load_error(): all of it is -v material.
+	 */
+	(void)level;
+	if (log_get_level() < LOG_DEBUG)
+		return 0;
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	n = strlen(buf);
+	if (n && buf[n - 1] == '\n')
+		buf[n - 1] = '\0';
+	fprintf(stderr, "cprof: libbpf: %s\n", buf);
+	return 0;
+}
+
+#ifndef CAP_PERFMON
+#define CAP_PERFMON 38
+#endif
+#ifndef CAP_BPF
+#define CAP_BPF 39
+#endif
+
+static bool has_cap(const struct __user_cap_data_struct *d, int cap)
+{
+	return d[cap / 32].effective & (1u << (cap % 32));
+}
+
+/*
+ * Says up front what is missing instead of letting the kernel answer EPERM
+ * somewhere inside libbpf. CAP_SYS_ADMIN covers both on every kernel.
+ */
+static int check_privileges(void)
+{
+	struct __user_cap_header_struct hdr = {.version = _LINUX_CAPABILITY_VERSION_3};
+	struct __user_cap_data_struct data[2] = {};
+
+	if (geteuid() == 0)
+		return 0;
+	if (syscall(SYS_capget, &hdr, data))
+		return 0; /* cannot tell: let the kernel decide */
+	if (has_cap(data, CAP_SYS_ADMIN) || (has_cap(data, CAP_BPF) && has_cap(data, CAP_PERFMON)))
+		return 0;
+	pr_err("cprof needs root, or the capabilities CAP_BPF and CAP_PERFMON (CAP_SYS_ADMIN "
+	       "before Linux 5.8); running as uid %u without them",
+	       (unsigned int)geteuid());
+	return -EPERM;
+}
+
+/*
+ * Before Linux 5.11 BPF maps are charged to RLIMIT_MEMLOCK, since then to the
+ * memory cgroup. True, with the limit, when that explains a refused load: an
+ * old kernel and a limit still finite because session.c could not raise it
+ * (no CAP_SYS_RESOURCE).
+ */
+static bool memlock_too_low(unsigned long long *limit_kib)
+{
+	unsigned int major, minor;
+	struct utsname u;
+	struct rlimit rl;
+
+	if (uname(&u) || sscanf(u.release, "%u.%u", &major, &minor) != 2)
+		return false;
+	if (major > 5 || (major == 5 && minor >= 11))
+		return false;
+	if (getrlimit(RLIMIT_MEMLOCK, &rl) || rl.rlim_cur == RLIM_INFINITY)
+		return false;
+	*limit_kib = rl.rlim_cur / 1024;
+	return true;
+}
+
+static void explain_load_error(int err)
+{
+	unsigned long long limit_kib;
+
+	switch (err) {
+	case -EPERM:
+	case -EACCES:
+		if (memlock_too_low(&limit_kib)) {
+			pr_err("cannot load the BPF program: %s; this kernel (before 5.11) charges "
+			       "BPF maps to RLIMIT_MEMLOCK, which is %llu KiB and cannot be raised "
+			       "without CAP_SYS_RESOURCE: run `ulimit -l unlimited` first",
+			       strerror(-err), limit_kib);
+			break;
+		}
+		pr_err("cannot load the BPF program: %s; check kernel.unprivileged_bpf_disabled "
+		       "and lockdown, and before Linux 5.11 RLIMIT_MEMLOCK (ulimit -l); -v shows "
+		       "libbpf's log",
+		       strerror(-err));
+		break;
+	case -ENOSYS:
+		pr_err("cannot load the BPF program: this kernel has no bpf() system call "
+		       "(CONFIG_BPF_SYSCALL=n)");
+		break;
+	case -EINVAL:
+	case -E2BIG:
+	case -EOPNOTSUPP:
+		pr_err("cannot load the BPF program: %s; the kernel rejected it (cprof needs "
+		       "Linux 4.18 or later with BPF perf_event programs); run with -v for "
+		       "the verifier log",
+		       strerror(-err));
+		break;
+	default:
+		pr_err("cannot load the BPF program: %s (run with -v for libbpf's log)",
+		       strerror(-err));
+	}
+}
+
+/* libbpf resolves tracepoints through tracefs; mount it where it is missing. */
+static const char *tracefs_dir(void)
+{
+	static const char *const dirs[] = {"/sys/kernel/tracing", "/sys/kernel/debug/tracing"};
+	char path[128];
+	size_t i;
+
+	for (i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
+		snprintf(path, sizeof(path), "%s/events", dirs[i]);
+		if (access(path, F_OK) == 0)
+			return dirs[i];
+	}
+	if (mount("nodev", "/sys/kernel/tracing", "tracefs", 0, NULL) == 0) {
+		pr_debug("mounted tracefs on /sys/kernel/tracing");
+		return dirs[0];
+	}
+	pr_debug("cannot mount tracefs: %s", strerror(errno));
+	return NULL;
+}
+
+/* Reads the offset of child_pid in sched_process_fork to pick the record layout. */
+static enum cprof_fork_layout fork_layout(const char *dir)
+{
+	char path[256], line[256];
+	enum cprof_fork_layout layout = CPROF_FORK_NONE;
+	FILE *f;
+	int off;
+
+	if (!dir)
+		return CPROF_FORK_NONE;
+	snprintf(path, sizeof(path), "%s/events/sched/sched_process_fork/format", dir);
+	f = fopen(path, "re");
+	if (!f)
+		return CPROF_FORK_NONE;
+	while (fgets(line, sizeof(line), f)) {
+		const char *p = strstr(line, "child_pid;");
+
+		if (!p || !(p = strstr(p, "offset:")) || sscanf(p, "offset:%d", &off) != 1)
+			continue;
+		if (off == 44)
+			layout = CPROF_FORK_STATIC_COMM;
+		else if (off == 20)
+			layout = CPROF_FORK_DYNAMIC_COMM;
+		break;
+	}
+	fclose(f);
+	return layout;
+}
+
+static int update_config(struct sampler *s)
+{
+	__u32 zero = 0;
+	int err;
+
+	err = bpf_map_update_elem(bpf_map__fd(s->skel->maps.config), &zero, &s->cfg, BPF_ANY);
+	if (err) {
+		err = -errno;
+		pr_err("cannot update the configuration map: %s", strerror(-err));
+	}
+	return err;
+}
+
+/* The fork and exec tracepoints as perf events, for the programs to be attached later. */
+static void open_tracepoints(struct sampler *s, const char *tracefs)
+{
+	s->fork_fd = perf_attach__tracepoint(tracefs, "sched", "sched_process_fork");
+	if (s->fork_fd >= 0)
+		s->exec_fd = perf_attach__tracepoint(tracefs, "sched", "sched_process_exec");
+	if (s->fork_fd < 0 || s->exec_fd < 0) {
+		s->tracepoint_err = s->fork_fd < 0 ? s->fork_fd : s->exec_fd;
+		if (s->fork_fd >= 0)
+			close(s->fork_fd);
+		s->fork_fd = s->exec_fd = -1;
+	}
+}
+
+/* Grows *p (of *cap elements of size) to hold n + 1; false without memory. */
+static bool room_for_one(void **p, size_t *cap, size_t n, size_t size)
+{
+	size_t want = *cap ? 2 * *cap : 16;
+	void *q;
+
+	if (n < *cap)
+		return true;
+	q = realloc(*p, want * size);
+	if (!q)
+		return false;
+	*p = q;
+	*cap = want;
+	return true;
+}
+
+/* data is a perf record's payload, 4-byte aligned only: copied, never read as the struct. */
+static void keep_spill(struct sampler *s, const void *data)
+{
+	if (!room_for_one((void **)&s->spills, &s->spills_cap, s->nspills, sizeof(*s->spills))) {
+		s->spills_dropped++;
+		return;
+	}
+	memcpy(&s->spills[s->nspills++], data, sizeof(*s->spills));
+}
+
+static void on_notify(void *ctx, int cpu, void *data, __u32 size)
+{
+	struct sampler *s = ctx;
+	const struct cprof_event *ev = data;
+	__u32 magic = 0;
+
+	(void)cpu;
+	if (size >= sizeof(struct cprof_spill))
+		memcpy(&magic, data, sizeof(magic));
+	if (magic == CPROF_SPILL_MAGIC) {
+		keep_spill(s, data);
+		return;
+	}
+	if (size < sizeof(*ev))
+		return;
+	if (!s->poll_fn) {
+		/* Read by a drain: the process is announced at the next poll. */
+		if (room_for_one((void **)&s->early_pids, &s->early_cap, s->nearly,
+				 sizeof(*s->early_pids)))
+			s->early_pids[s->nearly++] = ev->pid;
+		else
+			s->lost_notify++;
+		return;
+	}
+	s->poll_fn(s->poll_ctx, ev->pid);
+	s->polled++;
+}
+
+static void on_notify_lost(void *ctx, int cpu, __u64 cnt)
+{
+	struct sampler *s = ctx;
+
+	(void)cpu;
+	s->lost_notify += cnt;
+}
+
+/* Sizes, and which programs and maps an instance loads itself (the others are reused). */
+static void configure(struct sampler *s, struct sampler_bpf *k, bool lineage)
+{
+	bool fork = lineage && s->cfg.fork_layout != CPROF_FORK_NONE;
+
+	bpf_map__set_max_entries(k->maps.stacks0, s->opts.stack_entries);
+	bpf_map__set_max_entries(k->maps.stacks1, s->opts.stack_entries);
+	bpf_map__set_max_entries(k->maps.counts0, s->opts.count_entries);
+	bpf_map__set_max_entries(k->maps.counts1, s->opts.count_entries);
+	/* Unused without a PID filter; a full-size hash map costs startup time to allocate. */
+	if (!s->opts.filter_pids)
+		bpf_map__set_max_entries(k->maps.targets, 1);
+	bpf_program__set_autoload(k->progs.cprof_fork_static_comm,
+				  fork && s->cfg.fork_layout == CPROF_FORK_STATIC_COMM);
+	bpf_program__set_autoload(k->progs.cprof_fork_dynamic_comm,
+				  fork && s->cfg.fork_layout == CPROF_FORK_DYNAMIC_COMM);
+	bpf_program__set_autoload(k->progs.cprof_exec, fork);
+}
+
+/* Hands src's map to dst's instance; both then name the same kernel map. */
+static int share(struct bpf_map *dst, const struct bpf_map *src)
+{
+	int err = bpf_map__reuse_fd(dst, bpf_map__fd(src));
+
+	if (err)
+		pr_debug("cannot share map '%s': %s", bpf_map__name(src), strerror(-err));
+	return err;
+}
+
+/*
+ * Creates maps on other threads while fn(s) runs on this one. Returns the
+ * first map's error (unexplained), else fn's (which fn has logged).
+ */
+static int create_maps_while(struct bpf_map *const *maps, int n, int (*fn)(struct sampler *s),
+			     struct sampler *s, bool *explained)
+{
+	struct parallel_maps *pm = NULL;
+	int err, fn_err;
+
+	*explained = false;
+	err = parallel_maps__start(maps, n, &pm);
+	if (err) {
+		pr_err("cannot create the BPF maps: %s", strerror(-err));
+		*explained = true;
+		return err;
+	}
+	fn_err = fn(s);
+	err = parallel_maps__finish(pm);
+	parallel_maps__free(pm);
+	if (!err && fn_err) {
+		*explained = true;
+		err = fn_err;
+	}
+	return err;
+}
+
+/*
+ * The notification buffer, ready before the load, on an `events` map of our
+ * own: the buffer keeps using the descriptor it was given, which must outlive
+ * the first instance of the object.
+ */
+static int open_notifications(struct sampler *s)
+{
+	struct bpf_map *m = s->skel->maps.events;
+	int err;
+
+	s->events_fd = bpf_map_create(bpf_map__type(m), bpf_map__name(m), bpf_map__key_size(m),
+				      bpf_map__value_size(m), s->ncpus_possible, NULL);
+	if (s->events_fd < 0) {
+		err = -errno;
+		pr_err("cannot create the notification map: %s", strerror(-err));
+		return err;
+	}
+	err = bpf_map__reuse_fd(m, s->events_fd);
+	if (err) {
+		pr_err("cannot create the notification map: %s", strerror(-err));
+		return err;
+	}
+	s->pb = perf_buffer__new(s->events_fd, NOTIFY_PAGES, on_notify, on_notify_lost, s, NULL);
+	if (!s->pb) {
+		err = -errno;
+		pr_err("cannot create the notification perf buffer: %s", strerror(-err));
+		return err;
+	}
+	return 0;
+}
+
+/* What the first instance needs besides its maps, done while they are created. */
+static int prepare_first(struct sampler *s)
+{
+	int err;
+
+	/* The first tick comes sooner: see perf_attach.c. */
+	err = perf_attach__open(s->opts.hz, true, &s->pa);
+	if (err)
+		return err;
+	if (s->cfg.fork_layout != CPROF_FORK_NONE)
+		open_tracepoints(s, s->tracefs);
+	return open_notifications(s);
+}
+
+int sampler__new(const struct sampler_opts *opts, struct sampler **out)
+{
+	struct bpf_map *big[5];
+	struct sampler_bpf *k;
+	struct sampler *s;
+	bool explained;
+	int err, n = 0;
+
+	*out = NULL;
+	libbpf_set_print(libbpf_print);
+	err = check_privileges();
+	if (err)
+		return err;
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	s->fork_fd = s->exec_fd = s->events_fd = -1;
+	s->opts = *opts;
+	if (!s->opts.stack_entries)
+		s->opts.stack_entries = CPROF_DEFAULT_STACK_ENTRIES;
+	if (!s->opts.count_entries)
+		s->opts.count_entries = CPROF_DEFAULT_COUNT_ENTRIES;
+	s->ncpus_possible = libbpf_num_possible_cpus();
+	if (s->ncpus_possible <= 0) {
+		err = s->ncpus_possible ? s->ncpus_possible : -EINVAL;
+		pr_err("cannot read the number of possible CPUs: %s", strerror(-err));
+		goto cleanup;
+	}
+
+	s->cfg.filter_pids = opts->filter_pids;
+	s->cfg.include_idle = opts->include_idle;
+	/* Forks are watched in every mode: see `parents` in the BPF program. */
+	s->cfg.follow_children = opts->filter_pids && opts->follow_children;
+	s->tracefs = tracefs_dir();
+	s->cfg.fork_layout = s->tracefs ? fork_layout(s->tracefs) : CPROF_FORK_NONE;
+	if (s->cfg.fork_layout == CPROF_FORK_NONE) {
+		if (s->cfg.follow_children)
+			pr_warn("children started during the profile are not followed: cannot read "
+				"the sched_process_fork tracepoint (is tracefs available?)");
+		else
+			pr_debug("sched_process_fork unavailable: processes that exit at once "
+				 "cannot borrow their parent's memory map");
+	}
+	k = s->skel = sampler_bpf__open();
+	if (!k) {
+		err = -errno;
+		pr_err("cannot open the embedded BPF object: %s", strerror(-err));
+		goto cleanup;
+	}
+	/* The fork and exec hooks are in the first instance: forks are seen from the start. */
+	configure(s, k, true);
+	big[n++] = k->maps.stacks0;
+	big[n++] = k->maps.counts0;
+	big[n++] = k->maps.seen;
+	if (s->opts.filter_pids)
+		big[n++] = k->maps.targets;
+	if (s->cfg.fork_layout != CPROF_FORK_NONE)
+		big[n++] = k->maps.parents;
+	else
+		bpf_map__set_autocreate(k->maps.parents, false);
+	err = create_maps_while(big, n, prepare_first, s, &explained);
+	if (explained)
+		goto cleanup;
+	/* Set 0 stands for both: set 1 is not used before the second instance exists. */
+	if (!err)
+		err = share(k->maps.stacks1, k->maps.stacks0);
+	if (!err)
+		err = share(k->maps.counts1, k->maps.counts0);
+	if (!err)
+		err = sampler_bpf__load(k);
+	if (err) {
+		explain_load_error(err);
+		goto cleanup;
+	}
+	err = update_config(s);
+	if (err)
+		goto cleanup;
+	s->stack_cache = calloc(s->opts.stack_entries, sizeof(*s->stack_cache));
+	s->stack_cache_ids = calloc(s->opts.stack_entries, sizeof(*s->stack_cache_ids));
+	if (!s->stack_cache || !s->stack_cache_ids) {
+		err = -ENOMEM;
+		goto cleanup;
+	}
+	*out = s;
+	return 0;
+cleanup:
+	sampler__free(s);
+	return err;
+}
+
+int sampler__add_target(struct sampler *s, uint32_t pid)
+{
+	__u32 one = 1;
+	int err;
+
+	err = bpf_map_update_elem(bpf_map__fd(s->skel->maps.targets), &pid, &one, BPF_ANY);
+	if (err) {
+		err = -errno;
+		pr_err("cannot add PID %u to the targets map: %s", pid, strerror(-err));
+	}
+	return err;
+}
+
+int sampler__parent_of(struct sampler *s, uint32_t pid, uint32_t *parent)
+{
+	__u32 key = pid, val;
+
+	if (!s->lineage)
+		return -ENOENT;
+	if (bpf_map_lookup_elem(bpf_map__fd(s->skel->maps.parents), &key, &val))
+		return -errno;
+	*parent = val;
+	return 0;
+}
+
+int sampler__prune_targets(struct sampler *s)
+{
+	int fd = bpf_map__fd(s->skel->maps.targets), n = 0;
+	__u32 key, next, *dead = NULL, ndead = 0, cap = 0, *tmp;
+	bool first = true;
+	char path[32];
+
+	if (!s->opts.filter_pids)
+		return 0;
+	/* Collect first: deleting while walking a hash map restarts the walk. */
+	while (bpf_map_get_next_key(fd, first ? NULL : &key, &next) == 0) {
+		first = false;
+		key = next;
+		snprintf(path, sizeof(path), "/proc/%u", key);
+		if (access(path, F_OK) == 0)
+			continue;
+		if (ndead == cap) {
+			cap = cap ? cap * 2 : 64;
+			tmp = realloc(dead, cap * sizeof(*dead));
+			if (!tmp)
+				break;
+			dead = tmp;
+		}
+		dead[ndead++] = key;
+	}
+	for (__u32 i = 0; i < ndead; i++)
+		n += bpf_map_delete_elem(fd, &dead[i]) == 0;
+	free(dead);
+	return n;
+}
+
+/* Attaches a program to a tracepoint event opened by open_tracepoints(). */
+static struct bpf_link *attach_tracepoint(struct bpf_program *prog, int *fd)
+{
+	struct bpf_link *link;
+
+	link = bpf_program__attach_perf_event(prog, *fd);
+	if (link)
+		*fd = -1; /* the link owns it now */
+	return link;
+}
+
+/* Attaches the fork and exec hooks of instance k to the tracepoint events. */
+static void attach_lineage(struct sampler *s, struct sampler_bpf *k)
+{
+	int err;
+
+	if (s->cfg.fork_layout == CPROF_FORK_NONE)
+		return;
+	err = s->tracepoint_err;
+	if (!err) {
+		s->fork_link = attach_tracepoint(s->cfg.fork_layout == CPROF_FORK_STATIC_COMM
+							 ? k->progs.cprof_fork_static_comm
+							 : k->progs.cprof_fork_dynamic_comm,
+						 &s->fork_fd);
+		err = s->fork_link ? 0 : -errno;
+	}
+	if (err && s->cfg.follow_children)
+		pr_warn("children started during the profile are not followed: cannot "
+			"attach to sched_process_fork: %s",
+			strerror(-err));
+	if (s->fork_link)
+		s->exec_link = attach_tracepoint(k->progs.cprof_exec, &s->exec_fd);
+	/* Without the exec hook a parent's map could be lent to a new program. */
+	s->lineage = s->exec_link != NULL;
+}
+
+int sampler__start(struct sampler *s)
+{
+	int err;
+
+	attach_lineage(s, s->skel);
+	err = perf_attach__attach(s->pa, s->skel->progs.cprof_sample);
+	if (err)
+		return err;
+	s->started = true;
+	return 0;
+}
+
+/* The second instance takes every map of the first but set 1, and `parents` if it exists. */
+static int share_maps(struct sampler_bpf *k, struct sampler_bpf *first, bool parents)
+{
+	/* parents last: it is left out when there is no lineage. */
+	struct bpf_map *mine[] = {k->maps.config,  k->maps.targets, k->maps.stacks0,
+				  k->maps.counts0, k->maps.stats,   k->maps.in_flight,
+				  k->maps.seen,	   k->maps.events,  k->maps.spill,
+				  k->maps.parents};
+	struct bpf_map *theirs[] = {first->maps.config,	 first->maps.targets, first->maps.stacks0,
+				    first->maps.counts0, first->maps.stats,   first->maps.in_flight,
+				    first->maps.seen,	 first->maps.events,  first->maps.spill,
+				    first->maps.parents};
+	int i, n = sizeof(mine) / sizeof(mine[0]) - !parents, err = 0;
+
+	for (i = 0; i < n && !err; i++)
+		err = share(mine[i], theirs[i]);
+	return err;
+}
+
+static int open_events_disabled(struct sampler *s)
+{
+	return perf_attach__open(s->opts.hz, false, &s->next_pa);
+}
+
+/*
+ * Creates set 1 in a second instance that shares every other map, and moves
+ * the sampling events over to it. Called by the first drain, while sampling:
+ * set 1 is not used before, and at low rates the first ticks come from the
+ * first instance's events, opened early, not a period after the move (whose
+ * events start their period afresh).
+ */
+static int complete(struct sampler *s)
+{
+	struct sampler_bpf *first = s->skel, *k;
+	struct bpf_map *big[2];
+	bool explained = false, lineage = s->cfg.fork_layout != CPROF_FORK_NONE;
+	int err;
+
+	k = sampler_bpf__open();
+	if (!k) {
+		err = -errno;
+		pr_err("cannot open the embedded BPF object: %s", strerror(-err));
+		return err;
+	}
+	/* The hooks stay attached where they are, in the first instance. */
+	configure(s, k, false);
+	err = share_maps(k, first, lineage);
+	if (err)
+		goto cleanup;
+	if (!lineage)
+		bpf_map__set_autocreate(k->maps.parents, false);
+	big[0] = k->maps.stacks1;
+	big[1] = k->maps.counts1;
+	err = create_maps_while(big, 2, open_events_disabled, s, &explained);
+	if (!err)
+		err = sampler_bpf__load(k);
+	if (err) {
+		if (!explained)
+			explain_load_error(err);
+		goto cleanup;
+	}
+	/* The first instance's program never runs again once this returns. */
+	err = perf_attach__handover(s->pa, s->next_pa, k->progs.cprof_sample);
+	perf_attach__free(s->pa);
+	s->pa = s->next_pa;
+	s->next_pa = NULL;
+	s->skel = k;
+	k = first;
+	s->complete = !err;
+cleanup:
+	sampler_bpf__destroy(k);
+	return err;
+}
+
+void sampler__stop(struct sampler *s)
+{
+	if (!s || s->stopped)
+		return;
+	perf_attach__free(s->pa);
+	s->pa = NULL;
+	perf_attach__free(s->next_pa);
+	s->next_pa = NULL;
+	bpf_link__destroy(s->fork_link);
+	s->fork_link = NULL;
+	bpf_link__destroy(s->exec_link);
+	s->exec_link = NULL;
+	s->stopped = true;
+}
+
+int sampler__cpu_count(const struct sampler *s)
+{
+	return perf_attach__cpu_count(s->pa);
+}
+
+int sampler__poll(struct sampler *s, int timeout_ms, sampler_process_fn fn, void *ctx)
+{
+	int err;
+
+	if (!s->pb) {
+		if (timeout_ms > 0)
+			usleep((useconds_t)timeout_ms * 1000);
+		return 0;
+	}
+	s->poll_fn = fn;
+	s->poll_ctx = ctx;
+	s->polled = 0;
+	for (size_t i = 0; i < s->nearly; i++, s->polled++)
+		fn(ctx, s->early_pids[i]);
+	s->nearly = 0;
+	err = perf_buffer__poll(s->pb, timeout_ms);
+	s->poll_fn = NULL;
+	if (err < 0 && err != -EINTR)
+		return err;
+	return s->polled;
+}
+
+int sampler__read_stats(struct sampler *s, uint64_t *stats)
+{
+	uint64_t *vals;
+	__u32 i;
+	int cpu, err = 0;
+
+	vals = calloc(s->ncpus_possible, sizeof(*vals));
+	if (!vals)
+		return -ENOMEM;
+	for (i = 0; i < CPROF_STAT_MAX; i++) {
+		stats[i] = 0;
+		if (bpf_map_lookup_elem(bpf_map__fd(s->skel->maps.stats), &i, vals)) {
+			err = -errno;
+			break;
+		}
+		for (cpu = 0; cpu < s->ncpus_possible; cpu++)
+			stats[i] += vals[cpu];
+	}
+	free(vals);
+	return err;
+}
+
+uint64_t sampler__lost_notifications(const struct sampler *s)
+{
+	return s->lost_notify;
+}
+
+uint64_t sampler__lost_spills(const struct sampler *s)
+{
+	return s->spills_dropped;
+}
+
+uint64_t sampler__missing_stacks(const struct sampler *s)
+{
+	return s->missing_stacks;
+}
+
+static uint64_t read_stat(struct sampler *s, __u32 idx, uint64_t *vals)
+{
+	uint64_t sum = 0;
+	int cpu;
+
+	if (bpf_map_lookup_elem(bpf_map__fd(s->skel->maps.stats), &idx, vals))
+		return 0;
+	for (cpu = 0; cpu < s->ncpus_possible; cpu++)
+		sum += vals[cpu];
+	return sum;
+}
+
+bool sampler__should_drain(struct sampler *s)
+{
+	uint64_t vals[s->ncpus_possible], keys, collisions;
+
+	/* Called every poll: four lookups, not the whole stats array. */
+	keys = read_stat(s, s->cfg.active_set ? CPROF_STAT_NEW_KEYS_SET1 : CPROF_STAT_NEW_KEYS_SET0,
+			 vals);
+	collisions = read_stat(s, CPROF_STAT_USER_COLLISION, vals) +
+		     read_stat(s, CPROF_STAT_KERN_COLLISION, vals) +
+		     read_stat(s, CPROF_STAT_SPILLED, vals);
+	/*
+	 * Collision odds grow with the stack map's fill, and a collided stack
+	 * stays lost until its bucket is cleared (or costs a whole stack sent
+	 * through the perf buffer): drain early in both cases.
+	 */
+	return (keys - s->keys_at_flip) * 2 >= s->opts.stack_entries / 64 ||
+	       (keys - s->keys_at_flip) >= s->opts.count_entries / 4 ||
+	       collisions != s->collisions_at_flip;
+}
+
+/* in_flight is per CPU: a sample is in flight on a set while any CPU counts one. */
+static int wait_in_flight(struct sampler *s, __u32 set)
+{
+	int fd = bpf_map__fd(s->skel->maps.in_flight), waited, cpu;
+	uint64_t vals[s->ncpus_possible], n = 0;
+
+	for (waited = 0; waited < IN_FLIGHT_WAIT_US; waited += 50) {
+		if (bpf_map_lookup_elem(fd, &set, vals))
+			return -errno;
+		for (n = 0, cpu = 0; cpu < s->ncpus_possible; cpu++)
+			n += vals[cpu];
+		if (n == 0)
+			return 0;
+		usleep(50);
+	}
+	pr_warn("samples still in flight on map set %u after 1 s (%llu); draining anyway", set,
+		(unsigned long long)n);
+	return 0;
+}
+
+/* Returns the frames of a stack id, reading the stack map once per drain. */
+static const uint64_t *stack_frames(struct sampler *s, int fd, int id, uint32_t *n, int *err)
+{
+	uint64_t *ips;
+	uint32_t i;
+
+	*n = 0;
+	*err = 0;
+	if (id < 0) {
+		/* -EFAULT: there is no such stack (user-mode sample, kernel thread). */
+		if (id != -EFAULT)
+			*err = id;
+		return NULL;
+	}
+	if ((uint32_t)id >= s->opts.stack_entries) {
+		*err = -ERANGE;
+		return NULL;
+	}
+	ips = s->stack_cache[id];
+	if (!ips) {
+		ips = calloc(CPROF_MAX_STACK_DEPTH, sizeof(*ips));
+		if (!ips) {
+			*err = -ENOMEM;
+			return NULL;
+		}
+		if (bpf_map_lookup_elem(fd, &id, ips)) {
+			free(ips);
+			s->missing_stacks++;
+			*err = -ENOENT;
+			return NULL;
+		}
+		s->stack_cache[id] = ips;
+		s->stack_cache_ids[s->stack_cache_n++] = id;
+	}
+	for (i = 0; i < CPROF_MAX_STACK_DEPTH && ips[i]; i++)
+		;
+	*n = i;
+	return ips;
+}
+
+static int drain_set(struct sampler *s, __u32 set, sampler_entry_fn fn, void *ctx)
+{
+	int counts_fd = bpf_map__fd(set ? s->skel->maps.counts1 : s->skel->maps.counts0);
+	int stacks_fd = bpf_map__fd(set ? s->skel->maps.stacks1 : s->skel->maps.stacks0);
+	struct cprof_key *keys = NULL, *tmp;
+	size_t nkeys = 0, cap = 0, i;
+	struct sampler_entry e;
+	__u64 count;
+	int err = 0;
+
+	/* Collect keys first: deleting while iterating a hash map restarts the walk. */
+	for (;;) {
+		if (nkeys == cap) {
+			cap = cap ? cap * 2 : 256;
+			tmp = realloc(keys, cap * sizeof(*keys));
+			if (!tmp) {
+				err = -ENOMEM;
+				goto cleanup;
+			}
+			keys = tmp;
+		}
+		if (bpf_map_get_next_key(counts_fd, nkeys ? &keys[nkeys - 1] : NULL, &keys[nkeys]))
+			break;
+		nkeys++;
+	}
+	for (i = 0; i < nkeys; i++) {
+		if (bpf_map_lookup_elem(counts_fd, &keys[i], &count))
+			continue;
+		memset(&e, 0, sizeof(e));
+		e.pid = keys[i].pid;
+		e.tid = keys[i].tid;
+		memcpy(e.comm, keys[i].comm, CPROF_COMM_LEN);
+		e.count = count;
+		e.user_ips = stack_frames(s, stacks_fd, (int)keys[i].user_stack_id, &e.user_n,
+					  &e.user_err);
+		e.kern_ips = stack_frames(s, stacks_fd, (int)keys[i].kern_stack_id, &e.kern_n,
+					  &e.kern_err);
+		fn(ctx, &e);
+	}
+	for (i = 0; i < nkeys; i++)
+		bpf_map_delete_elem(counts_fd, &keys[i]);
+cleanup:
+	for (i = 0; i < s->stack_cache_n; i++) {
+		__u32 id = s->stack_cache_ids[i];
+
+		bpf_map_delete_elem(stacks_fd, &id);
+		free(s->stack_cache[id]);
+		s->stack_cache[id] = NULL;
+	}
+	s->stack_cache_n = 0;
+	free(keys);
+	return err;
+}
+
+static uint32_t spill_frames(uint32_t bytes)
+{
+	uint32_t n = bytes / sizeof(uint64_t);
+
+	return n < CPROF_MAX_STACK_DEPTH ? n : CPROF_MAX_STACK_DEPTH;
+}
+
+/* Reports the spilled samples of set (all once stopped) and forgets them. */
+static void drain_spills(struct sampler *s, __u32 set, bool all, sampler_entry_fn fn, void *ctx)
+{
+	size_t i, kept = 0;
+
+	/* Their samples ended before in_flight fell: what they sent is in the buffer. */
+	if (s->pb)
+		perf_buffer__consume(s->pb);
+	for (i = 0; i < s->nspills; i++) {
+		const struct cprof_spill *sp = &s->spills[i];
+		struct sampler_entry e = {
+			.pid = sp->pid,
+			.tid = sp->tid,
+			.count = 1,
+			.user_ips = (const uint64_t *)sp->user,
+			.user_n = spill_frames(sp->user_bytes),
+			.kern_ips = (const uint64_t *)sp->kern,
+			.kern_n = spill_frames(sp->kern_bytes),
+		};
+
+		if (!all && sp->set != set) {
+			s->spills[kept++] = *sp;
+			continue;
+		}
+		memcpy(e.comm, sp->comm, CPROF_COMM_LEN);
+		fn(ctx, &e);
+	}
+	s->nspills = kept;
+}
+
+int sampler__drain(struct sampler *s, sampler_entry_fn fn, void *ctx)
+{
+	uint64_t st[CPROF_STAT_MAX];
+	__u32 old = s->cfg.active_set;
+	int err;
+
+	/* In the first instance set 1 is set 0: no flip before the second exists. */
+	if (!s->complete) {
+		if (s->stopped || !s->started) {
+			drain_spills(s, 0, true, fn, ctx);
+			return drain_set(s, 0, fn, ctx);
+		}
+		if (!s->complete_err)
+			s->complete_err = complete(s);
+		if (s->complete_err)
+			return s->complete_err;
+	}
+	s->cfg.active_set ^= 1;
+	err = update_config(s);
+	if (err)
+		return err;
+	/*
+	 * The other half of the BPF side's locked add: our store of active_set
+	 * must be visible before we read in_flight, or a sample that still saw
+	 * the old set could be missed.
+	 */
+	__sync_synchronize();
+	err = wait_in_flight(s, old);
+	if (err)
+		return err;
+	if (!sampler__read_stats(s, st)) {
+		s->keys_at_flip =
+			st[s->cfg.active_set ? CPROF_STAT_NEW_KEYS_SET1 : CPROF_STAT_NEW_KEYS_SET0];
+		s->collisions_at_flip = st[CPROF_STAT_USER_COLLISION] +
+					st[CPROF_STAT_KERN_COLLISION] + st[CPROF_STAT_SPILLED];
+	}
+	drain_spills(s, old, s->stopped, fn, ctx);
+	err = drain_set(s, old, fn, ctx);
+	/* Once stopped nothing writes to either set: take the other one too. */
+	if (!err && s->stopped)
+		err = drain_set(s, s->cfg.active_set, fn, ctx);
+	return err;
+}
+
+void sampler__free(struct sampler *s)
+{
+	if (!s)
+		return;
+	sampler__stop(s);
+	perf_buffer__free(s->pb);
+	if (s->events_fd >= 0)
+		close(s->events_fd);
+	if (s->fork_fd >= 0)
+		close(s->fork_fd);
+	if (s->exec_fd >= 0)
+		close(s->exec_fd);
+	sampler_bpf__destroy(s->skel);
+	free(s->stack_cache);
+	free(s->stack_cache_ids);
+	free(s->early_pids);
+	free(s->spills);
+	free(s);
+}

@@ -1,0 +1,96 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The kernel side seen from user space: loads the embedded BPF skeleton,
+ * selects targets, attaches the sampling events, and drains the in-kernel
+ * aggregation. It knows nothing of symbols or output formats.
+ */
+#ifndef CPROF_SAMPLER_H
+#define CPROF_SAMPLER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "sampler_abi.h"
+
+struct sampler;
+
+struct sampler_opts {
+	unsigned int hz;
+	bool filter_pids;     /* only processes added with sampler__add_target */
+	bool follow_children; /* with filter_pids: add their children as they fork */
+	bool include_idle;
+	uint32_t stack_entries; /* per set; 0 = default */
+	uint32_t count_entries; /* per set; 0 = default */
+};
+
+/* One aggregated entry: a (pid, tid, comm, user stack, kernel stack) and its count. */
+struct sampler_entry {
+	uint32_t pid;
+	uint32_t tid;
+	char comm[CPROF_COMM_LEN + 1];
+	uint64_t count;
+	const uint64_t *user_ips; /* leaf first */
+	uint32_t user_n;
+	const uint64_t *kern_ips;
+	uint32_t kern_n;
+	int user_err; /* 0, or the negative errno bpf_get_stackid gave (-EEXIST: collision) */
+	int kern_err;
+};
+
+typedef void (*sampler_entry_fn)(void *ctx, const struct sampler_entry *e);
+typedef void (*sampler_process_fn)(void *ctx, uint32_t pid);
+
+/*
+ * Opens and loads the BPF object, with one map set; errors are explained in
+ * one logged line.
+ */
+int sampler__new(const struct sampler_opts *opts, struct sampler **out);
+void sampler__free(struct sampler *s);
+
+int sampler__add_target(struct sampler *s, uint32_t pid);
+/*
+ * Removes exited processes from the targets (children are added in the
+ * kernel as they fork), so a long profile of a forking workload does not
+ * fill the map. Returns how many were removed.
+ */
+int sampler__prune_targets(struct sampler *s);
+/*
+ * The process that forked pid, if pid has not exec'd since (so it still runs
+ * its parent's memory map). -ENOENT if unknown.
+ */
+int sampler__parent_of(struct sampler *s, uint32_t pid, uint32_t *parent);
+/* Attaches the per-CPU sampling events: sampling begins. */
+int sampler__start(struct sampler *s);
+
+/* Detaches the events: sampling ends; what was counted can still be drained. */
+void sampler__stop(struct sampler *s);
+int sampler__cpu_count(const struct sampler *s);
+
+/*
+ * Waits up to timeout_ms for first-sight notifications of processes and calls
+ * fn for each. Returns the number handled, or a negative errno (-EINTR is not
+ * an error: a signal arrived).
+ */
+int sampler__poll(struct sampler *s, int timeout_ms, sampler_process_fn fn, void *ctx);
+
+/* True when the active set is filling up and should be drained soon. */
+bool sampler__should_drain(struct sampler *s);
+
+/*
+ * Switches samples to the other map set, waits for samples in flight on the
+ * old set, then reports every entry of the old set to fn and clears it.
+ * After sampler__stop it drains both sets. The first drain also creates the
+ * second set, which sampling does not wait for (see sampler.c).
+ */
+int sampler__drain(struct sampler *s, sampler_entry_fn fn, void *ctx);
+
+/* Sums the per-CPU counters of enum cprof_stat into stats[CPROF_STAT_MAX]. */
+int sampler__read_stats(struct sampler *s, uint64_t *stats);
+/* Notifications the perf buffer lost (the kernel could not queue them). */
+uint64_t sampler__lost_notifications(const struct sampler *s);
+/* Entries whose stacks had vanished from the stack map when drained. */
+uint64_t sampler__missing_stacks(const struct sampler *s);
+/* Samples sent whole past a stack-map collision that could not be kept (no memory). */
+uint64_t sampler__lost_spills(const struct sampler *s);
+
+#endif
