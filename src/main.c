@@ -7,6 +7,7 @@
 #include <getopt.h>
 #include <limits.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +17,7 @@
 #include "lib/log.h"
 #include "lib/procfs.h"
 #include "session.h"
+#include "signals.h"
 #include "deliver/upload.h"
 #include "version.h"
 
@@ -127,11 +129,15 @@ static const char usage_text[] =
 	"if it could not be started, 128+N if it was killed by signal N).\n"
 	"Needs root, or CAP_BPF and CAP_PERFMON (CAP_SYS_ADMIN before Linux 5.8).\n";
 
-static void usage_error(const char *fmt, const char *arg)
+static __attribute__((noreturn, format(printf, 1, 2))) void usage_error(const char *fmt, ...)
 {
-	fprintf(stderr, "cprof: ");
-	fprintf(stderr, fmt, arg);
-	fprintf(stderr, "\nTry 'cprof --help' for more information.\n");
+	va_list ap;
+
+	fputs("cprof: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputs("\nTry 'cprof --help' for more information.\n", stderr);
 	exit(2);
 }
 
@@ -143,13 +149,9 @@ static unsigned long parse_ulong(const char *s, const char *what, unsigned long 
 
 	errno = 0;
 	v = strtoul(s, &end, 10);
-	if (errno || end == s || *end || s[0] == '-' || v < min || v > max) {
-		char msg[160];
-
-		snprintf(msg, sizeof(msg), "invalid %s '%%s': expected a number from %lu to %lu",
-			 what, min, max);
-		usage_error(msg, s);
-	}
+	if (errno || end == s || *end || s[0] == '-' || v < min || v > max)
+		usage_error("invalid %s '%s': expected a number from %lu to %lu", what, s, min,
+			    max);
 	return v;
 }
 
@@ -171,14 +173,9 @@ static uint64_t parse_duration_ms(const char *s, const char *what)
 		else if (strcmp(end, "h") == 0)
 			unit = 3600000.0, end++;
 	}
-	if (errno || end == s || *end || !isfinite(v) || v <= 0 || v * unit > 365.0 * 86400000) {
-		char msg[160];
-
-		snprintf(msg, sizeof(msg),
-			 "invalid %s '%%s': expected seconds, e.g. 10 or 2.5, or 500ms, 5m, 1h",
-			 what);
-		usage_error(msg, s);
-	}
+	if (errno || end == s || *end || !isfinite(v) || v <= 0 || v * unit > 365.0 * 86400000)
+		usage_error("invalid %s '%s': expected seconds, e.g. 10 or 2.5, or 500ms, 5m, 1h",
+			    what, s);
 	return (uint64_t)(v * unit + 0.5) ? (uint64_t)(v * unit + 0.5) : 1;
 }
 
@@ -199,14 +196,9 @@ static uint64_t parse_size(const char *s, const char *what, uint64_t min, uint64
 		else if (*end == 'G')
 			mul = 1ull << 30, end++;
 	}
-	if (errno || end == s || *end || s[0] == '-' || v > max / mul || v * mul < min) {
-		char msg[160];
-
-		snprintf(msg, sizeof(msg),
-			 "invalid %s '%%s': expected bytes, e.g. 500M, from %llu to %lluG", what,
-			 (unsigned long long)min, (unsigned long long)(max >> 30));
-		usage_error(msg, s);
-	}
+	if (errno || end == s || *end || s[0] == '-' || v > max / mul || v * mul < min)
+		usage_error("invalid %s '%s': expected bytes, e.g. 500M, from %llu to %lluG", what,
+			    s, (unsigned long long)min, (unsigned long long)(max >> 30));
 	return v * mul;
 }
 
@@ -231,256 +223,302 @@ static char *read_token_file(const char *path)
 	return buf;
 }
 
+/* Everything the command line says, before it becomes a session. */
+struct cli {
+	struct session_opts o;
+	struct upload_opts upload;
+	struct labels labels;
+	uint32_t pids[MAX_PIDS];
+	char debug_dir[PATH_MAX];
+	const char *token_file;
+	bool all, hz_set, duration_set;
+	bool server_only_set; /* an option that means nothing without --server */
+};
+
 /* Checks and completes the --server options; usage errors exit 2. */
-static void finish_upload_opts(struct session_opts *o, struct upload_opts *u,
-			       const char *token_file, bool set_without_server)
+static void finish_upload_opts(struct cli *cli)
 {
+	struct session_opts *o = &cli->o;
+	struct upload_opts *u = &cli->upload;
 	struct http_url url;
 	const char *why;
 
 	if (!u->url) {
-		if (set_without_server)
+		if (cli->server_only_set)
 			usage_error(
 				"--interval, --label, --token-file, --tenant, --timeout and the "
-				"spool and protocol options need --server%s",
-				"");
+				"spool and protocol options need --server");
 		return;
 	}
-	if (http__parse_url(u->url, &url, &why)) {
-		char msg[400];
-
-		snprintf(msg, sizeof(msg), "bad server URL '%%s': %s", why);
-		usage_error(msg, u->url);
-	}
+	if (http__parse_url(u->url, &url, &why))
+		usage_error("bad server URL '%s': %s", u->url, why);
 	if (o->format == FORMAT_FOLDED)
-		usage_error("--server sends pprof: --format folded cannot be combined with it%s",
-			    "");
+		usage_error("--server sends pprof: --format folded cannot be combined with it");
 	if (o->interval_ms && o->output_given)
 		usage_error("--interval cannot be combined with -o: intervals the server misses "
-			    "wait in --spool-dir%s",
-			    "");
-	u->token = token_file ? read_token_file(token_file) : getenv("CPROF_TOKEN");
+			    "wait in --spool-dir");
+	u->token = cli->token_file ? read_token_file(cli->token_file) : getenv("CPROF_TOKEN");
 	u->basic_auth = getenv("CPROF_BASIC_AUTH");
 	if (u->token && !*u->token)
 		u->token = NULL;
 	if (u->basic_auth && !*u->basic_auth)
 		u->basic_auth = NULL;
 	if (u->token && u->basic_auth)
-		usage_error(
-			"both a bearer token (CPROF_TOKEN or --token-file) and CPROF_BASIC_AUTH "
-			"are set; use one%s",
-			"");
+		usage_error("both a bearer token (CPROF_TOKEN or --token-file) and "
+			    "CPROF_BASIC_AUTH are set; use one");
 	o->upload = u;
 }
 
-static size_t parse_pids(char *s, uint32_t *pids, size_t n)
+static void parse_pids(char *s, struct cli *cli)
 {
 	char *tok, *save = NULL;
 
 	for (tok = strtok_r(s, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-		if (n == MAX_PIDS)
-			usage_error("too many PIDs (at most %s)", "1024");
-		pids[n++] = (uint32_t)parse_ulong(tok, "PID", 1, INT_MAX);
+		if (cli->o.npids == MAX_PIDS)
+			usage_error("too many PIDs (at most %d)", MAX_PIDS);
+		cli->pids[cli->o.npids++] = (uint32_t)parse_ulong(tok, "PID", 1, INT_MAX);
 	}
-	return n;
 }
 
-int main(int argc, char **argv)
+static void parse_debug_dir(const char *arg, struct cli *cli)
 {
-	static const struct option longopts[] = {
-		{"pid", required_argument, NULL, 'p'},
-		{"all", no_argument, NULL, 'a'},
-		{"frequency", required_argument, NULL, 'F'},
-		{"duration", required_argument, NULL, 'd'},
-		{"output", required_argument, NULL, 'o'},
-		{"format", required_argument, NULL, OPT_FORMAT},
-		{"per-thread", no_argument, NULL, OPT_PER_THREAD},
-		{"include-idle", no_argument, NULL, OPT_INCLUDE_IDLE},
-		{"no-children", no_argument, NULL, OPT_NO_CHILDREN},
-		{"map-size", required_argument, NULL, OPT_MAP_SIZE},
-		{"top", required_argument, NULL, OPT_TOP},
-		{"debug-dir", required_argument, NULL, OPT_DEBUG_DIR},
-		{"server", required_argument, NULL, OPT_SERVER},
-		{"server-protocol", required_argument, NULL, OPT_SERVER_PROTOCOL},
-		{"interval", required_argument, NULL, OPT_INTERVAL},
-		{"label", required_argument, NULL, OPT_LABEL},
-		{"token-file", required_argument, NULL, OPT_TOKEN_FILE},
-		{"tenant", required_argument, NULL, OPT_TENANT},
-		{"spool-dir", required_argument, NULL, OPT_SPOOL_DIR},
-		{"spool-max-bytes", required_argument, NULL, OPT_SPOOL_MAX},
-		{"timeout", required_argument, NULL, OPT_TIMEOUT},
-		{"verbose", no_argument, NULL, 'v'},
-		{"help", no_argument, NULL, 'h'},
-		{"version", no_argument, NULL, OPT_VERSION},
-		{NULL, 0, NULL, 0},
-	};
-	static uint32_t pids[MAX_PIDS];
-	static struct labels user_labels;
-	static struct upload_opts upload = {
-		.protocol = UPLOAD_AUTO,
-		.user_agent = "cprof/" CPROF_VERSION,
-		.timeout_ms = DEFAULT_TIMEOUT_MS,
-	};
-	const char *token_file = NULL, *why;
-	bool hz_set = false, server_only_set = false;
-	static char debug_dir[PATH_MAX];
-	struct session_opts o = {
-		.hz = DEFAULT_HZ,
-		.follow_children = true,
-		.top_n = 10,
-		.map_entries = 0,
-	};
-	bool all = false, duration_set = false;
+	/* Debug files are opened from "/", whatever the working directory. */
+	if (!realpath(arg, cli->debug_dir))
+		usage_error("debug directory '%s': %s", arg, strerror(errno));
+	cli->o.debug_dir = cli->debug_dir;
+}
+
+/* The options of --server; false if c is not one of them. */
+static bool parse_server_option(int c, char *arg, struct cli *cli)
+{
+	const char *why;
+
+	switch (c) {
+	case OPT_SERVER:
+		cli->upload.url = arg;
+		return true;
+	case OPT_SERVER_PROTOCOL:
+		if (upload__parse_protocol(arg, &cli->upload.protocol))
+			usage_error("unknown server protocol '%s': expected auto, parca, "
+				    "pyroscope or pyroscope-ingest",
+				    arg);
+		break;
+	case OPT_INTERVAL:
+		cli->o.interval_ms = parse_duration_ms(arg, "interval");
+		if (cli->o.interval_ms < 1000)
+			usage_error("interval '%s' is too short: at least 1s", arg);
+		break;
+	case OPT_LABEL:
+		if (cli->labels.n == MAX_USER_LABELS)
+			usage_error("too many labels (at most %d)", MAX_USER_LABELS);
+		why = labels__parse_arg(&cli->labels, arg);
+		if (why)
+			usage_error("invalid label '%s': %s", arg, why);
+		break;
+	case OPT_TOKEN_FILE:
+		cli->token_file = arg;
+		break;
+	case OPT_TENANT:
+		if (!*arg || strpbrk(arg, "\r\n"))
+			usage_error("invalid tenant '%s'", arg);
+		cli->upload.tenant = arg;
+		break;
+	case OPT_SPOOL_DIR:
+		if (!*arg)
+			usage_error("empty spool directory");
+		cli->o.spool_dir = arg;
+		break;
+	case OPT_SPOOL_MAX:
+		cli->o.spool_max_bytes = parse_size(arg, "spool size", 64u << 10, 1ull << 40);
+		break;
+	case OPT_TIMEOUT:
+		cli->upload.timeout_ms = (int)parse_duration_ms(arg, "timeout");
+		if (cli->upload.timeout_ms < 100 || cli->upload.timeout_ms > 3600000)
+			usage_error("timeout '%s' out of range: 100ms to 1h", arg);
+		break;
+	default:
+		return false;
+	}
+	cli->server_only_set = true;
+	return true;
+}
+
+static void parse_format(const char *arg, struct cli *cli)
+{
+	if (strcmp(arg, "pprof") == 0)
+		cli->o.format = FORMAT_PPROF;
+	else if (strcmp(arg, "folded") == 0)
+		cli->o.format = FORMAT_FOLDED;
+	else
+		usage_error("unknown format '%s': expected pprof or folded", arg);
+}
+
+/* What to profile, how, and where the profile goes; false if c is not one of them. */
+static bool parse_profile_option(int c, char *arg, struct cli *cli)
+{
+	struct session_opts *o = &cli->o;
+
+	switch (c) {
+	case 'p':
+		parse_pids(arg, cli);
+		break;
+	case 'a':
+		cli->all = true;
+		break;
+	case 'F':
+		o->hz = (unsigned int)parse_ulong(arg, "frequency", 1, MAX_HZ);
+		cli->hz_set = true;
+		break;
+	case 'd':
+		o->duration_ms = parse_duration_ms(arg, "duration");
+		cli->duration_set = true;
+		break;
+	case 'o':
+		if (!*arg)
+			usage_error("empty output file name");
+		o->output = arg;
+		o->output_given = true;
+		break;
+	case OPT_FORMAT:
+		parse_format(arg, cli);
+		break;
+	case OPT_PER_THREAD:
+		o->per_thread = true;
+		break;
+	case OPT_INCLUDE_IDLE:
+		o->include_idle = true;
+		break;
+	case OPT_NO_CHILDREN:
+		o->follow_children = false;
+		break;
+	case OPT_MAP_SIZE:
+		o->map_entries = (uint32_t)parse_ulong(arg, "map size", 256, 1u << 22);
+		break;
+	case OPT_TOP:
+		o->top_n = (int)parse_ulong(arg, "--top count", 0, 10000);
+		break;
+	case OPT_DEBUG_DIR:
+		parse_debug_dir(arg, cli);
+		break;
+	default:
+		return false;
+	}
+	return true;
+}
+
+static const struct option longopts[] = {
+	{"pid", required_argument, NULL, 'p'},
+	{"all", no_argument, NULL, 'a'},
+	{"frequency", required_argument, NULL, 'F'},
+	{"duration", required_argument, NULL, 'd'},
+	{"output", required_argument, NULL, 'o'},
+	{"format", required_argument, NULL, OPT_FORMAT},
+	{"per-thread", no_argument, NULL, OPT_PER_THREAD},
+	{"include-idle", no_argument, NULL, OPT_INCLUDE_IDLE},
+	{"no-children", no_argument, NULL, OPT_NO_CHILDREN},
+	{"map-size", required_argument, NULL, OPT_MAP_SIZE},
+	{"top", required_argument, NULL, OPT_TOP},
+	{"debug-dir", required_argument, NULL, OPT_DEBUG_DIR},
+	{"server", required_argument, NULL, OPT_SERVER},
+	{"server-protocol", required_argument, NULL, OPT_SERVER_PROTOCOL},
+	{"interval", required_argument, NULL, OPT_INTERVAL},
+	{"label", required_argument, NULL, OPT_LABEL},
+	{"token-file", required_argument, NULL, OPT_TOKEN_FILE},
+	{"tenant", required_argument, NULL, OPT_TENANT},
+	{"spool-dir", required_argument, NULL, OPT_SPOOL_DIR},
+	{"spool-max-bytes", required_argument, NULL, OPT_SPOOL_MAX},
+	{"timeout", required_argument, NULL, OPT_TIMEOUT},
+	{"verbose", no_argument, NULL, 'v'},
+	{"help", no_argument, NULL, 'h'},
+	{"version", no_argument, NULL, OPT_VERSION},
+	{NULL, 0, NULL, 0},
+};
+
+/*
+ * The option as the user typed it. getopt leaves optind past a missing
+ * argument, and for a short option argv[optind - 1] need not be the option at
+ * all (it may be past the end), so short options are named from optopt.
+ */
+static __attribute__((noreturn)) void missing_argument(char **argv, int argc)
+{
+	const char *typed = optind - 1 < argc ? argv[optind - 1] : NULL;
+
+	if (typed && strncmp(typed, "--", 2) == 0)
+		usage_error("option '%.*s' needs an argument", (int)strcspn(typed, "="), typed);
+	if (optopt > 0 && optopt < 256)
+		usage_error("option '-%c' needs an argument", optopt);
+	for (const struct option *lo = longopts; lo->name; lo++)
+		if (lo->val == optopt)
+			usage_error("option '--%s' needs an argument", lo->name);
+	usage_error("an option needs an argument");
+}
+
+static void parse_args(int argc, char **argv, struct cli *cli)
+{
 	int c;
 
 	opterr = 0;
 	/* '+': options end at the first non-option, which starts the command. */
 	while ((c = getopt_long(argc, argv, "+:p:aF:d:o:vh", longopts, NULL)) != -1) {
+		if (parse_profile_option(c, optarg, cli) || parse_server_option(c, optarg, cli))
+			continue;
 		switch (c) {
-		case 'p':
-			o.npids = parse_pids(optarg, pids, o.npids);
-			break;
-		case 'a':
-			all = true;
-			break;
-		case 'F':
-			o.hz = (unsigned int)parse_ulong(optarg, "frequency", 1, MAX_HZ);
-			hz_set = true;
-			break;
-		case 'd':
-			o.duration_ms = parse_duration_ms(optarg, "duration");
-			duration_set = true;
-			break;
-		case 'o':
-			if (!*optarg)
-				usage_error("empty output file name%s", "");
-			o.output = optarg;
-			o.output_given = true;
-			break;
-		case OPT_FORMAT:
-			if (strcmp(optarg, "pprof") == 0)
-				o.format = FORMAT_PPROF;
-			else if (strcmp(optarg, "folded") == 0)
-				o.format = FORMAT_FOLDED;
-			else
-				usage_error("unknown format '%s': expected pprof or folded",
-					    optarg);
-			break;
-		case OPT_PER_THREAD:
-			o.per_thread = true;
-			break;
-		case OPT_INCLUDE_IDLE:
-			o.include_idle = true;
-			break;
-		case OPT_NO_CHILDREN:
-			o.follow_children = false;
-			break;
-		case OPT_MAP_SIZE:
-			o.map_entries = (uint32_t)parse_ulong(optarg, "map size", 256, 1u << 22);
-			break;
-		case OPT_TOP:
-			o.top_n = (int)parse_ulong(optarg, "--top count", 0, 10000);
-			break;
-		case OPT_DEBUG_DIR:
-			/* Debug files are opened from "/", whatever the working directory. */
-			if (!realpath(optarg, debug_dir)) {
-				char msg[160];
-
-				snprintf(msg, sizeof(msg), "debug directory '%%s': %s",
-					 strerror(errno));
-				usage_error(msg, optarg);
-			}
-			o.debug_dir = debug_dir;
-			break;
-		case OPT_SERVER:
-			upload.url = optarg;
-			break;
-		case OPT_SERVER_PROTOCOL:
-			if (upload__parse_protocol(optarg, &upload.protocol))
-				usage_error("unknown server protocol '%s': expected auto, parca, "
-					    "pyroscope or pyroscope-ingest",
-					    optarg);
-			server_only_set = true;
-			break;
-		case OPT_INTERVAL:
-			o.interval_ms = parse_duration_ms(optarg, "interval");
-			if (o.interval_ms < 1000)
-				usage_error("interval '%s' is too short: at least 1s", optarg);
-			server_only_set = true;
-			break;
-		case OPT_LABEL:
-			if (user_labels.n == MAX_USER_LABELS)
-				usage_error("too many labels (at most %s)", "32");
-			why = labels__parse_arg(&user_labels, optarg);
-			if (why) {
-				char msg[300];
-
-				snprintf(msg, sizeof(msg), "invalid label '%%s': %s", why);
-				usage_error(msg, optarg);
-			}
-			server_only_set = true;
-			break;
-		case OPT_TOKEN_FILE:
-			token_file = optarg;
-			server_only_set = true;
-			break;
-		case OPT_TENANT:
-			if (!*optarg || strpbrk(optarg, "\r\n"))
-				usage_error("invalid tenant '%s'", optarg);
-			upload.tenant = optarg;
-			server_only_set = true;
-			break;
-		case OPT_SPOOL_DIR:
-			if (!*optarg)
-				usage_error("empty spool directory%s", "");
-			o.spool_dir = optarg;
-			server_only_set = true;
-			break;
-		case OPT_SPOOL_MAX:
-			o.spool_max_bytes = parse_size(optarg, "spool size", 64u << 10, 1ull << 40);
-			server_only_set = true;
-			break;
-		case OPT_TIMEOUT:
-			upload.timeout_ms = (int)parse_duration_ms(optarg, "timeout");
-			if (upload.timeout_ms < 100 || upload.timeout_ms > 3600000)
-				usage_error("timeout '%s' out of range: 100ms to 1h", optarg);
-			server_only_set = true;
-			break;
 		case 'v':
 			log_set_level(LOG_DEBUG);
 			break;
 		case 'h':
 			fputs(usage_text, stdout);
-			return 0;
+			exit(0);
 		case OPT_VERSION:
 			printf("cprof %s (%s)\n", CPROF_VERSION, CPROF_GIT_REV);
-			return 0;
+			exit(0);
 		case ':':
-			usage_error("option '%s' needs an argument", argv[optind - 1]);
-			break;
+			missing_argument(argv, argc);
 		default:
 			usage_error("unknown option '%s'", argv[optind - 1]);
 		}
 	}
 	if (optind < argc)
-		o.command = &argv[optind];
-	if (o.command && o.npids)
-		usage_error("-p and a command cannot be combined%s", "");
-	if (all && (o.command || o.npids))
-		usage_error("-a cannot be combined with -p or a command%s", "");
-	o.pids = pids;
-	finish_upload_opts(&o, &upload, token_file, server_only_set);
-	o.labels = &user_labels;
-	if (!o.spool_dir)
-		o.spool_dir = DEFAULT_SPOOL_DIR;
-	if (!o.spool_max_bytes)
-		o.spool_max_bytes = DEFAULT_SPOOL_MAX;
-	if (o.interval_ms && !hz_set)
-		o.hz = DEFAULT_CONTINUOUS_HZ;
+		cli->o.command = &argv[optind];
+}
+
+/* Combinations and defaults that depend on more than one option. */
+static void finish_opts(struct cli *cli)
+{
+	struct session_opts *o = &cli->o;
+
+	if (o->command && o->npids)
+		usage_error("-p and a command cannot be combined");
+	if (cli->all && (o->command || o->npids))
+		usage_error("-a cannot be combined with -p or a command");
+	o->pids = cli->pids;
+	finish_upload_opts(cli);
+	o->labels = &cli->labels;
+	if (!o->spool_dir)
+		o->spool_dir = DEFAULT_SPOOL_DIR;
+	if (!o->spool_max_bytes)
+		o->spool_max_bytes = DEFAULT_SPOOL_MAX;
+	if (o->interval_ms && !cli->hz_set)
+		o->hz = DEFAULT_CONTINUOUS_HZ;
 	/* Continuous mode runs until stopped, unless -d bounds it. */
-	if (!duration_set && !o.command && !o.interval_ms)
-		o.duration_ms = DEFAULT_DURATION_MS;
-	if (!o.output)
-		o.output = o.format == FORMAT_FOLDED ? "cprof.folded" : "cprof.pb.gz";
-	return session__run(&o);
+	if (!cli->duration_set && !o->command && !o->interval_ms)
+		o->duration_ms = DEFAULT_DURATION_MS;
+	if (!o->output)
+		o->output = o->format == FORMAT_FOLDED ? "cprof.folded" : "cprof.pb.gz";
+}
+
+int main(int argc, char **argv)
+{
+	static struct cli cli = {
+		.o = {.hz = DEFAULT_HZ, .follow_children = true, .top_n = 10},
+		.upload = {.protocol = UPLOAD_AUTO,
+			   .user_agent = "cprof/" CPROF_VERSION,
+			   .timeout_ms = DEFAULT_TIMEOUT_MS},
+	};
+
+	/* First: a Ctrl-C at any moment from here on ends cprof in order. */
+	signals__install();
+	parse_args(argc, argv, &cli);
+	finish_opts(&cli);
+	return session__run(&cli.o);
 }

@@ -31,6 +31,7 @@
 #include "build/profile.h"
 #include "sample/sampler.h"
 #include "session.h"
+#include "signals.h"
 #include "deliver/spool.h"
 #include "summary.h"
 #include "resolve/symbolizer.h"
@@ -47,46 +48,7 @@
 #define ONESHOT_ATTEMPTS    4
 #define CONTINUOUS_ATTEMPTS 3
 
-static volatile sig_atomic_t stop_requested;
-static volatile sig_atomic_t forward_signal;
-static volatile sig_atomic_t upload_phase; /* a one-shot upload is under way */
 static volatile sig_atomic_t cancel_upload;
-
-static void on_signal(int sig, siginfo_t *info, void *uctx)
-{
-	(void)uctx;
-	/* During an upload a signal ends the wait; the profile then goes to a file. */
-	if (upload_phase) {
-		cancel_upload = 1;
-		stop_requested = sig;
-		return;
-	}
-	if (stop_requested) {
-		/* A second signal means "now": no profile, no waiting. */
-		static const char msg[] = "cprof: interrupted again, exiting without a profile\n";
-
-		if (write(STDERR_FILENO, msg, sizeof(msg) - 1) < 0)
-			_exit(130);
-		_exit(130);
-	}
-	stop_requested = sig;
-	/* A terminal's Ctrl-C already reached the command; a kill(1) did not. */
-	if (info && info->si_code == SI_USER)
-		forward_signal = sig;
-}
-
-static void install_signals(void)
-{
-	struct sigaction sa;
-
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_sigaction = on_signal;
-	sa.sa_flags = SA_SIGINFO;
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	signal(SIGPIPE, SIG_IGN);
-}
 
 static uint64_t now_ns(clockid_t clk)
 {
@@ -273,9 +235,9 @@ static int upload_or_save(struct run *r, struct output *out)
 		fprintf(stderr, "cprof: the profile has no samples: nothing to upload\n");
 		res = UPLOAD_OK;
 	} else if (!err) {
-		upload_phase = 1;
+		signals__cancel_upload_with(&cancel_upload);
 		res = upload__send(r->upload, b, ONESHOT_ATTEMPTS, &cancel_upload, &cancel_upload);
-		upload_phase = 0;
+		signals__cancel_upload_with(NULL);
 		if (res == UPLOAD_OK)
 			fprintf(stderr, "cprof: uploaded the profile to %s (%s, %zu series)\n",
 				upload__url(r->upload),
@@ -473,7 +435,6 @@ int session__run(const struct session_opts *o)
 	bool cmd_done = false;
 	size_t i;
 
-	install_signals();
 	raise_limits();
 	r.npids = o->npids;
 	r.pids = calloc(o->npids ? o->npids : 1, sizeof(*r.pids));
@@ -501,6 +462,7 @@ int session__run(const struct session_opts *o)
 		err = output__open(o->output, o->format == FORMAT_PPROF, &out);
 		if (err)
 			goto cleanup;
+		signals__remove_on_abort(output__temporary_path(out));
 	}
 	if (o->upload && setup_upload(&r))
 		goto cleanup;
@@ -554,7 +516,7 @@ int session__run(const struct session_opts *o)
 		deadline = start + o->duration_ms * 1000000ull;
 	next_drain = start + DRAIN_INTERVAL_MS * 1000000ull;
 
-	while (!stop_requested) {
+	while (!signals__stop_requested()) {
 		int timeout = POLL_MS;
 
 		now = now_ns(CLOCK_MONOTONIC);
@@ -595,14 +557,18 @@ int session__run(const struct session_opts *o)
 			next_drain = now + DRAIN_INTERVAL_MS * 1000000ull;
 		}
 	}
-	if (cmd && forward_signal && !cmd_done)
-		kill(target__pid(cmd), forward_signal);
+	if (cmd && signals__to_forward() && !cmd_done)
+		kill(target__pid(cmd), signals__to_forward());
 
 	info.ncpus = sampler__cpu_count(r.sampler);
 	sampler__stop(r.sampler);
 	now = now_ns(CLOCK_MONOTONIC);
 	profile__set_duration(r.prof, now - start);
 	info.duration_ns = now - start;
+	if (signals__stop_requested())
+		fprintf(stderr, "cprof: %s after %.2f s: keeping what was sampled\n",
+			signals__stop_requested() == SIGINT ? "SIGINT" : "SIGTERM",
+			(double)info.duration_ns / 1e9);
 	drain(&r);
 	if (r.errors)
 		pr_warn("%d aggregated entries could not be added to the profile (out of memory)",
@@ -635,6 +601,7 @@ int session__run(const struct session_opts *o)
 			exit_code = target__exit_code(status);
 	}
 cleanup:
+	signals__remove_on_abort(NULL);
 	delivery__free(r.delivery);
 	spool__free(r.spool);
 	batcher__free(r.batcher);

@@ -109,3 +109,17 @@ expect_fail() {
 		ok "$name"
 	fi
 }
+# expect_line NAME CODE LINE ARGS...: exits CODE and stderr's first line is exactly LINE.
+expect_line() {
+	local name=$1 code=$2 line=$3 rc
+	shift 3
+	"$CPROF" "$@" >"$TMP/out" 2>"$TMP/err"
+	rc=$?
+	if [ "$rc" != "$code" ]; then
+		not_ok "$name" "exit $rc, want $code; stderr: $(head -c 300 "$TMP/err")"
+	elif [ "$(head -n 1 "$TMP/err")" != "$line" ]; then
+		not_ok "$name" "first line '$(head -n 1 "$TMP/err")', want '$line'"
+	else
+		ok "$name"
+	fi
+}

@@ -15,12 +15,59 @@
 
 struct output {
 	char *path;
+	char *target;	/* path, with a symbolic link followed: what the file replaces */
+	char *tmp_path; /* a regular file is written here, then renamed over target */
 	int fd;
 	bool is_stdout;
-	bool created; /* we created it: remove it if we never write */
-	bool written;
-	bool regular;
+	bool renamed; /* tmp_path is now target */
 };
+
+/*
+ * A file being written never stands under its final name: the profile goes to
+ * a temporary file in the same directory, renamed over the target once
+ * complete, so an interruption leaves the old file or none, never half a one.
+ * Devices and pipes (/dev/null, a FIFO) are written in place.
+ */
+static int open_temporary(struct output *o)
+{
+	const char *slash;
+	int dirlen;
+	mode_t mask;
+	int fd, err;
+
+	/* Fail now, not after the profile, if the target itself is not writable. */
+	fd = open(o->path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0 && errno != ENOENT)
+		return -errno;
+	if (fd >= 0)
+		close(fd);
+	/* A link is followed, as writing through it would: the file it names is replaced. */
+	o->target = realpath(o->path, NULL);
+	if (!o->target)
+		o->target = strdup(o->path);
+	if (!o->target)
+		return -ENOMEM;
+	slash = strrchr(o->target, '/');
+	dirlen = slash ? (int)(slash - o->target) + 1 : 0;
+	if (asprintf(&o->tmp_path, "%.*s.%s.cprof-XXXXXX", dirlen, o->target,
+		     slash ? slash + 1 : o->target) < 0) {
+		o->tmp_path = NULL;
+		return -ENOMEM;
+	}
+	o->fd = mkostemp(o->tmp_path, O_CLOEXEC);
+	if (o->fd < 0) {
+		err = -errno;
+		free(o->tmp_path);
+		o->tmp_path = NULL;
+		return err;
+	}
+	/* mkostemp makes it 0600; a profile is as readable as any file the user makes. */
+	mask = umask(0);
+	umask(mask);
+	if (fchmod(o->fd, 0644 & ~mask))
+		pr_debug("cannot make %s readable: %s", o->tmp_path, strerror(errno));
+	return 0;
+}
 
 int output__open(const char *path, bool binary, struct output **out)
 {
@@ -50,15 +97,16 @@ int output__open(const char *path, bool binary, struct output **out)
 		*out = o;
 		return 0;
 	}
-	o->created = stat(path, &st) != 0;
-	o->fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
-	if (o->fd < 0) {
-		err = -errno;
+	if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+		o->fd = open(path, O_WRONLY | O_CLOEXEC);
+		err = o->fd < 0 ? -errno : 0;
+	} else {
+		err = open_temporary(o);
+	}
+	if (err) {
 		pr_err("cannot write output file '%s': %s", path, strerror(-err));
 		goto cleanup;
 	}
-	if (fstat(o->fd, &st) == 0)
-		o->regular = S_ISREG(st.st_mode);
 	*out = o;
 	return 0;
 cleanup:
@@ -116,25 +164,30 @@ static void save_fallback(const struct output *o, const void *data, size_t len)
 
 int output__write(struct output *o, const void *data, size_t len)
 {
-	int err = 0;
+	int err;
 
-	if (o->regular && ftruncate(o->fd, 0))
-		err = -errno;
-	if (!err)
-		err = write_all(o->fd, data, len);
+	err = write_all(o->fd, data, len);
 	/* close() is where some filesystems report a failed write. */
 	if (!err && !o->is_stdout) {
 		if (close(o->fd))
 			err = -errno;
 		o->fd = -1;
 	}
+	if (!err && o->tmp_path && rename(o->tmp_path, o->target))
+		err = -errno;
 	if (!err) {
-		o->written = true;
+		o->renamed = o->tmp_path != NULL;
 		return 0;
 	}
 	pr_err("cannot write %s: %s", o->is_stdout ? "to stdout" : o->path, strerror(-err));
 	save_fallback(o, data, len);
 	return err;
+}
+
+const char *output__temporary_path(const struct output *o)
+{
+	/* Kept until output__free, so a signal handler may hold on to it. */
+	return o->renamed ? NULL : o->tmp_path;
 }
 
 const char *output__path(const struct output *o)
@@ -148,8 +201,10 @@ void output__free(struct output *o)
 		return;
 	if (o->fd >= 0 && !o->is_stdout)
 		close(o->fd);
-	if (o->created && !o->written && o->path && o->regular)
-		unlink(o->path);
+	if (o->tmp_path && !o->renamed)
+		unlink(o->tmp_path);
+	free(o->tmp_path);
+	free(o->target);
 	free(o->path);
 	free(o);
 }

@@ -21,7 +21,9 @@ int output__open(const char *path, bool binary, struct output **out);
  */
 int output__write(struct output *o, const void *data, size_t len);
 const char *output__path(const struct output *o);
-/* Closes; if nothing was written, removes a file that output__open created. */
+/* Where a file is written until complete (then renamed to its path); NULL if none. */
+const char *output__temporary_path(const struct output *o);
+/* Closes; removes the temporary file if the profile was never written. */
 void output__free(struct output *o);
 
 #endif

@@ -12,7 +12,13 @@ done
 "$CPROF" --version | grep -q '^cprof [0-9]' && ok version_format || not_ok version_format "$("$CPROF" --version)"
 
 expect_fail unknown_option_is_usage_error 2 "unknown option '--bogus'" --bogus
-expect_fail missing_argument 2 "needs an argument" -F
+# The option named as typed, short or long, last or not (getopt leaves optind past the end).
+expect_line missing_argument 2 "cprof: option '-F' needs an argument" -F
+expect_line missing_argument_o 2 "cprof: option '-o' needs an argument" -o
+expect_line missing_argument_after_flag 2 "cprof: option '-d' needs an argument" --per-thread -d
+expect_line missing_argument_long 2 "cprof: option '--frequency' needs an argument" --frequency
+expect_line missing_argument_abbreviated 2 "cprof: option '--freq' needs an argument" --freq
+expect_line missing_argument_server 2 "cprof: option '--server' needs an argument" -d 1 --server
 expect_fail frequency_zero 2 "invalid frequency '0'" -F 0
 expect_fail frequency_not_a_number 2 "invalid frequency 'abc'" -F abc
 expect_fail frequency_too_high 2 "invalid frequency" -F 1000000

@@ -115,6 +115,39 @@ TEST(output_unused_file_is_removed)
 	CHECK(access(path, F_OK) != 0);
 }
 
+/* Until the profile is complete the old file stands whole, and no half file under its name. */
+TEST(output_replaces_old_file_only_when_complete)
+{
+	char path[512], link_path[520], got[16] = "";
+	struct output *o = NULL;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/old.bin", test_tmp_dir());
+	snprintf(link_path, sizeof(link_path), "%s.lnk", path);
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	CHECK(fd >= 0);
+	CHECK_INT(write(fd, "old", 3), ==, 3);
+	close(fd);
+	CHECK_INT(symlink(path, link_path), ==, 0);
+	CHECK_INT(output__open(link_path, true, &o), ==, 0);
+	CHECK(output__temporary_path(o) != NULL);
+	CHECK(access(output__temporary_path(o), F_OK) == 0);
+	fd = open(path, O_RDONLY);
+	CHECK_INT(read(fd, got, sizeof(got)), ==, 3);
+	close(fd);
+	CHECK_STR(got, "old");
+	CHECK_INT(output__write(o, "new!", 4), ==, 0);
+	CHECK(output__temporary_path(o) == NULL);
+	output__free(o);
+	/* Written through the link: the link stays, the file it names is new. */
+	memset(got, 0, sizeof(got));
+	fd = open(path, O_RDONLY);
+	CHECK_INT(read(fd, got, sizeof(got)), ==, 4);
+	close(fd);
+	CHECK_STR(got, "new!");
+	CHECK_INT(readlink(link_path, got, sizeof(got) - 1) > 0, ==, 1);
+}
+
 TEST(output_dev_full_saves_fallback)
 {
 	char pattern[600], cmd[700];
