@@ -15,7 +15,7 @@
 #include "deliver/http.h"
 #include "deliver/labels.h"
 #include "lib/log.h"
-#include "lib/procfs.h"
+#include "lib/file.h"
 #include "session.h"
 #include "signals.h"
 #include "deliver/upload.h"
@@ -206,7 +206,7 @@ static uint64_t parse_size(const char *s, const char *what, uint64_t min, uint64
 static char *read_token_file(const char *path)
 {
 	static char buf[MAX_TOKEN_BYTES + 1];
-	int n = procfs__read_small(path, buf, sizeof(buf));
+	int n = file__read_small(path, buf, sizeof(buf));
 
 	if (n < 0) {
 		fprintf(stderr, "cprof: cannot read the token file '%s': %s\n", path, strerror(-n));

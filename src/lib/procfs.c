@@ -14,10 +14,9 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "lib/file.h"
 #include "lib/procfs.h"
 #include "lib/textscan.h"
-
-#define READ_ALL_LIMIT (256u << 20) /* no /proc file we read is legitimately larger */
 
 static int gone_errno(int err)
 {
@@ -26,92 +25,12 @@ static int gone_errno(int err)
 
 int procfs__read_small(const char *path, char *buf, size_t size)
 {
-	size_t len = 0;
-	ssize_t n;
-	int fd, err = 0;
-
-	if (size == 0)
-		return -EINVAL;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return gone_errno(-errno);
-	while (len < size - 1) {
-		n = read(fd, buf + len, size - 1 - len);
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			err = gone_errno(-errno);
-			break;
-		}
-		if (n == 0)
-			break;
-		len += n;
-	}
-	close(fd);
-	buf[len] = '\0';
-	return err ? err : (int)len;
+	return gone_errno(file__read_small(path, buf, size));
 }
 
 int procfs__read_all(const char *path, char **out, size_t *len)
 {
-	int fd, err;
-
-	*out = NULL;
-	*len = 0;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return gone_errno(-errno);
-	err = procfs__read_fd(fd, out, len);
-	close(fd);
-	return err;
-}
-
-int procfs__read_fd(int fd, char **out, size_t *len)
-{
-	size_t cap = 16384, n = 0;
-	char *buf = NULL, *tmp;
-	ssize_t r;
-	int err = 0;
-
-	*out = NULL;
-	*len = 0;
-	buf = malloc(cap + 1);
-	if (!buf) {
-		err = -ENOMEM;
-		goto cleanup;
-	}
-	for (;;) {
-		if (n == cap) {
-			if (cap >= READ_ALL_LIMIT) {
-				err = -EFBIG;
-				goto cleanup;
-			}
-			cap *= 2;
-			tmp = realloc(buf, cap + 1);
-			if (!tmp) {
-				err = -ENOMEM;
-				goto cleanup;
-			}
-			buf = tmp;
-		}
-		r = read(fd, buf + n, cap - n);
-		if (r < 0) {
-			if (errno == EINTR)
-				continue;
-			err = gone_errno(-errno);
-			goto cleanup;
-		}
-		if (r == 0)
-			break;
-		n += r;
-	}
-	buf[n] = '\0';
-	*out = buf;
-	*len = n;
-	buf = NULL;
-cleanup:
-	free(buf);
-	return err;
+	return gone_errno(file__read_all(path, out, len));
 }
 
 /*

@@ -7,12 +7,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Reads at most size-1 bytes of a file into buf, NUL-terminated; returns the length or -errno. */
+/* lib/file.h's readers for /proc files: a file that is not there means -ESRCH, "gone". */
 int procfs__read_small(const char *path, char *buf, size_t size);
-/* Reads a whole file of unknown size (as /proc files report size 0). Caller frees *out. */
 int procfs__read_all(const char *path, char **out, size_t *len);
-/* The same from an open file, which stays open; e.g. one from procfs__open_in_root. */
-int procfs__read_fd(int fd, char **out, size_t *len);
 /*
  * Opens the regular file at path (absolute) as process pid sees it, through
  * its root directory; pid 0 means our own root. Returns an fd or -errno.

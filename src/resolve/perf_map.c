@@ -22,6 +22,7 @@
 #define LOG_MODULE "perfmap"
 #include "lib/log.h"
 #include "resolve/perf_map.h"
+#include "lib/file.h"
 #include "lib/procfs.h"
 #include "lib/range.h"
 #include "lib/textscan.h"
@@ -253,7 +254,7 @@ int perf_map__read(uint32_t pid, uint32_t ns_pid, struct perf_map **out)
 		pr_debug("PID %u: %s: %s", pid, path, strerror(-fd));
 		return fd;
 	}
-	err = procfs__read_fd(fd, &buf, &len);
+	err = file__read_fd(fd, &buf, &len);
 	close(fd);
 	if (err) {
 		pr_debug("PID %u: %s: %s", pid, path, strerror(-err));

@@ -102,7 +102,8 @@ static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list 
 	n = strlen(buf);
 	if (n && buf[n - 1] == '\n')
 		buf[n - 1] = '\0';
-	fprintf(stderr, "cprof: libbpf: %s\n", buf);
+	/* libbpf starts its own messages with "libbpf: "; the prefix is said once. */
+	fprintf(stderr, "cprof: libbpf: %s\n", strncmp(buf, "libbpf: ", 8) == 0 ? buf + 8 : buf);
 	return 0;
 }
 

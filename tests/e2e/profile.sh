@@ -89,4 +89,8 @@ check follows_children within "$a" 70 8
 # --- stdout output ------------------------------------------------------------------
 "$CPROF" -F 199 -o - -- "$FIX/known_tree" 1 2>/dev/null >"$TMP/stdout.pb.gz"
 check output_to_stdout go tool pprof -raw "$TMP/stdout.pb.gz"
+# -v shows libbpf's log under one prefix, not "libbpf: libbpf: ...".
+"$CPROF" -v -d 0.3 -o /dev/null 2>"$TMP/verbose.err"
+check verbose_shows_libbpf grep -q '^cprof: libbpf: ' "$TMP/verbose.err"
+check verbose_one_libbpf_prefix bash -c "! grep -q 'libbpf: libbpf:' '$TMP/verbose.err'"
 finish

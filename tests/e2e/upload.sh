@@ -22,8 +22,9 @@ expect_fail interval_with_output 2 "cannot be combined with -o" --server http://
 expect_fail interval_too_short 2 "at least 1s" --server http://h:1 --interval 500ms
 expect_fail bad_spool_size 2 "invalid spool size" --server http://h:1 --spool-max-bytes 10x
 CPROF_TOKEN=t CPROF_BASIC_AUTH=u:p expect_fail token_and_basic_auth 2 "use one" --server http://h:1
-expect_fail token_file_unreadable 1 "cannot read the token file" --server http://h:1 \
-	--token-file "$TMP/none"
+expect_line token_file_unreadable 1 \
+	"cprof: cannot read the token file '$TMP/none': No such file or directory" \
+	--server http://h:1 --token-file "$TMP/none"
 "$CPROF" --help >"$TMP/help"
 for opt in --server --server-protocol --interval --label --token-file --tenant --timeout \
 	--spool-dir --spool-max-bytes CPROF_TOKEN CPROF_BASIC_AUTH "3 when"; do

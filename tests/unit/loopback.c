@@ -15,7 +15,7 @@
 #include <unistd.h>
 
 #include "loopback.h"
-#include "lib/procfs.h"
+#include "lib/file.h"
 #include "test.h"
 
 static void sleep_ms(int ms)
@@ -159,7 +159,7 @@ char *loopback__requests(const struct loopback *lb, size_t *len)
 	char *data = NULL;
 
 	*len = 0;
-	if (procfs__read_all(lb->log, &data, len))
+	if (file__read_all(lb->log, &data, len))
 		return NULL;
 	return data;
 }

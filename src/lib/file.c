@@ -1,0 +1,99 @@
+// SPDX-License-Identifier: MIT
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "lib/file.h"
+
+#define READ_ALL_LIMIT (256u << 20) /* no file we read whole is legitimately larger */
+
+int file__read_small(const char *path, char *buf, size_t size)
+{
+	size_t len = 0;
+	ssize_t n;
+	int fd, err = 0;
+
+	if (size == 0)
+		return -EINVAL;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	while (len < size - 1) {
+		n = read(fd, buf + len, size - 1 - len);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			err = -errno;
+			break;
+		}
+		if (n == 0)
+			break;
+		len += n;
+	}
+	close(fd);
+	buf[len] = '\0';
+	return err ? err : (int)len;
+}
+
+int file__read_all(const char *path, char **out, size_t *len)
+{
+	int fd, err;
+
+	*out = NULL;
+	*len = 0;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	err = file__read_fd(fd, out, len);
+	close(fd);
+	return err;
+}
+
+int file__read_fd(int fd, char **out, size_t *len)
+{
+	size_t cap = 16384, n = 0;
+	char *buf = NULL, *tmp;
+	ssize_t r;
+	int err = 0;
+
+	*out = NULL;
+	*len = 0;
+	buf = malloc(cap + 1);
+	if (!buf) {
+		err = -ENOMEM;
+		goto cleanup;
+	}
+	for (;;) {
+		if (n == cap) {
+			if (cap >= READ_ALL_LIMIT) {
+				err = -EFBIG;
+				goto cleanup;
+			}
+			cap *= 2;
+			tmp = realloc(buf, cap + 1);
+			if (!tmp) {
+				err = -ENOMEM;
+				goto cleanup;
+			}
+			buf = tmp;
+		}
+		r = read(fd, buf + n, cap - n);
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			err = -errno;
+			goto cleanup;
+		}
+		if (r == 0)
+			break;
+		n += r;
+	}
+	buf[n] = '\0';
+	*out = buf;
+	*len = n;
+	buf = NULL;
+cleanup:
+	free(buf);
+	return err;
+}
