@@ -23,8 +23,14 @@
 
 #define DEFAULT_HZ	    99
 #define DEFAULT_DURATION_MS 10000
-#define MAX_HZ		    100000
-#define MAX_PIDS	    1024
+/*
+ * Our own ceiling: every sample runs the BPF program and walks two stacks;
+ * past 10 kHz per CPU that is a measurable share of the machine and the
+ * kernel starts to throttle the event (at -F 100000 a 2-CPU machine stalled).
+ */
+#define MAX_HZ		       10000
+#define MAX_SAMPLE_RATE_SYSCTL "/proc/sys/kernel/perf_event_max_sample_rate"
+#define MAX_PIDS	       1024
 /* Continuous mode: prime, so sampling does not beat with the many 100 Hz timers. */
 #define DEFAULT_CONTINUOUS_HZ 19
 #define DEFAULT_SPOOL_DIR     "/var/spool/cprof"
@@ -68,7 +74,8 @@ static const char usage_text[] =
 	"                           it exits, and exit with its exit status\n"
 	"\n"
 	"Options:\n"
-	"  -F, --frequency HZ       samples per second per CPU (default 99)\n"
+	"  -F, --frequency HZ       samples per second per CPU (default 99); at most\n"
+	"                           10000 and the kernel's perf_event_max_sample_rate\n"
 	"  -d, --duration SECONDS   stop after SECONDS (default 10; with a command:\n"
 	"                           until it exits). Ctrl-C stops early and still\n"
 	"                           writes the profile; a second Ctrl-C aborts\n"
@@ -482,6 +489,24 @@ static void parse_args(int argc, char **argv, struct cli *cli)
 		cli->o.command = &argv[optind];
 }
 
+/* As perf does: the kernel refuses a sampling event faster than its sysctl allows. */
+static void check_kernel_max_rate(unsigned int hz)
+{
+	char buf[32];
+	unsigned long max;
+	char *end;
+
+	if (file__read_small(MAX_SAMPLE_RATE_SYSCTL, buf, sizeof(buf)) <= 0)
+		return;
+	errno = 0;
+	max = strtoul(buf, &end, 10);
+	if (errno || end == buf || hz <= max)
+		return;
+	usage_error("-F %u is above the kernel's limit of %lu Hz (kernel.perf_event_max_sample_rate"
+		    " in " MAX_SAMPLE_RATE_SYSCTL "): lower -F or raise the limit",
+		    hz, max);
+}
+
 /* Combinations and defaults that depend on more than one option. */
 static void finish_opts(struct cli *cli)
 {
@@ -500,6 +525,7 @@ static void finish_opts(struct cli *cli)
 		o->spool_max_bytes = DEFAULT_SPOOL_MAX;
 	if (o->interval_ms && !cli->hz_set)
 		o->hz = DEFAULT_CONTINUOUS_HZ;
+	check_kernel_max_rate(o->hz);
 	/* Continuous mode runs until stopped, unless -d bounds it. */
 	if (!cli->duration_set && !o->command && !o->interval_ms)
 		o->duration_ms = DEFAULT_DURATION_MS;

@@ -21,7 +21,17 @@ expect_line missing_argument_abbreviated 2 "cprof: option '--freq' needs an argu
 expect_line missing_argument_server 2 "cprof: option '--server' needs an argument" -d 1 --server
 expect_fail frequency_zero 2 "invalid frequency '0'" -F 0
 expect_fail frequency_not_a_number 2 "invalid frequency 'abc'" -F abc
-expect_fail frequency_too_high 2 "invalid frequency" -F 1000000
+expect_line frequency_too_high 2 \
+	"cprof: invalid frequency '100000': expected a number from 1 to 10000" -F 100000
+# As perf does: a rate above kernel.perf_event_max_sample_rate is refused up front.
+sysctl=/proc/sys/kernel/perf_event_max_sample_rate
+if [ "$(id -u)" = 0 ] && old=$(cat "$sysctl" 2>/dev/null) && echo 500 >"$sysctl" 2>/dev/null; then
+	expect_line frequency_above_kernel_limit 2 "cprof: -F 999 is above the kernel's limit of \
+500 Hz (kernel.perf_event_max_sample_rate in $sysctl): lower -F or raise the limit" -F 999 -d 1
+	echo "$old" >"$sysctl"
+else
+	skip frequency_above_kernel_limit "needs root to lower $sysctl for a moment"
+fi
 expect_fail duration_negative 2 "invalid duration" -d -1
 expect_fail duration_garbage 2 "invalid duration" -d 5x
 expect_fail pid_garbage 2 "invalid PID" -p 12ab
