@@ -258,7 +258,7 @@ int cprof_sample(struct bpf_perf_event_data *ctx)
 	__u64 id = bpf_get_current_pid_tgid();
 	struct cprof_key key = {};
 	struct cprof_config *cfg;
-	__u32 zero = 0, set;
+	__u32 zero = 0, set, *target = 0;
 
 	cfg = bpf_map_lookup_elem(&config, &zero);
 	if (!cfg)
@@ -272,8 +272,16 @@ int cprof_sample(struct bpf_perf_event_data *ctx)
 		if (!cfg->include_idle)
 			return 0;
 	}
-	if (cfg->filter_pids && !bpf_map_lookup_elem(&targets, &key.pid))
-		return 0;
+	if (cfg->filter_pids) {
+		target = bpf_map_lookup_elem(&targets, &key.pid);
+		if (!target)
+			return 0;
+		/* Between fork and exec the command's process runs cprof's own code. */
+		if (*target == CPROF_TARGET_BEFORE_EXEC) {
+			stat_add(CPROF_STAT_BEFORE_EXEC, 1);
+			return 0;
+		}
+	}
 	stat_add(CPROF_STAT_SAMPLES, 1);
 	bpf_get_current_comm(&key.comm, sizeof(key.comm));
 
@@ -334,14 +342,21 @@ int cprof_fork_dynamic_comm(void *ctx)
 	return follow_fork(*(__u32 *)(ctx + 20));
 }
 
-/* After exec the parent's memory map no longer describes the process. */
+/*
+ * After exec the parent's memory map no longer describes the process; and
+ * the command cprof started is sampled from here on.
+ */
 SEC("tracepoint/sched/sched_process_exec")
 int cprof_exec(void *ctx)
 {
 	__u32 pid = bpf_get_current_pid_tgid() >> 32;
+	__u32 *target;
 
 	(void)ctx;
 	bpf_map_delete_elem(&parents, &pid);
+	target = bpf_map_lookup_elem(&targets, &pid);
+	if (target && *target == CPROF_TARGET_BEFORE_EXEC)
+		*target = CPROF_TARGET_ON;
 	return 0;
 }
 

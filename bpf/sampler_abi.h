@@ -42,6 +42,12 @@ struct cprof_config {
 	__u32 follow_children; /* with filter_pids: add children of targets as they fork */
 };
 
+/* Values of the `targets` map. */
+enum cprof_target {
+	CPROF_TARGET_ON = 1,	      /* sampled */
+	CPROF_TARGET_BEFORE_EXEC = 2, /* cprof's child before it execs the command: not yet */
+};
+
 /* Where sched_process_fork keeps child_pid; the layout changed in 6.x. */
 enum cprof_fork_layout {
 	CPROF_FORK_NONE = 0,	     /* don't follow children */
@@ -64,6 +70,7 @@ enum cprof_stat {
 	CPROF_STAT_FORKS_FOLLOWED, /* children added to `targets` */
 	CPROF_STAT_TARGETS_FULL,   /* a child could not be added: targets map full */
 	CPROF_STAT_SPILLED,	   /* samples whose stack collided, sent whole instead */
+	CPROF_STAT_BEFORE_EXEC,	   /* samples of the command's process still running cprof */
 	CPROF_STAT_MAX,
 };
 

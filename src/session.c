@@ -486,7 +486,7 @@ int session__run(const struct session_opts *o)
 		err = target__spawn(o->command, &cmd);
 		if (err)
 			goto cleanup;
-		if (sampler__add_target(r.sampler, (uint32_t)target__pid(cmd)))
+		if (sampler__add_command(r.sampler, (uint32_t)target__pid(cmd)))
 			goto cleanup;
 	}
 	err = sampler__start(r.sampler);

@@ -56,8 +56,9 @@ struct sampler {
 	/* Tracepoint events opened before the load, until a link owns them; or -1. */
 	int fork_fd;
 	int exec_fd;
-	int tracepoint_err; /* why they could not be opened */
-	bool lineage;	    /* `parents` is maintained (fork and exec hooks attached) */
+	int tracepoint_err;   /* why they could not be opened */
+	bool lineage;	      /* `parents` is maintained (fork and exec hooks attached) */
+	uint32_t command_pid; /* the process that will exec the command, or 0 */
 	struct perf_buffer *pb;
 	int events_fd; /* the map pb sends through */
 	struct sampler_opts opts;
@@ -528,17 +529,27 @@ cleanup:
 	return err;
 }
 
-int sampler__add_target(struct sampler *s, uint32_t pid)
+static int set_target(struct sampler *s, uint32_t pid, __u32 value)
 {
-	__u32 one = 1;
 	int err;
 
-	err = bpf_map_update_elem(bpf_map__fd(s->skel->maps.targets), &pid, &one, BPF_ANY);
+	err = bpf_map_update_elem(bpf_map__fd(s->skel->maps.targets), &pid, &value, BPF_ANY);
 	if (err) {
 		err = -errno;
 		pr_err("cannot add PID %u to the targets map: %s", pid, strerror(-err));
 	}
 	return err;
+}
+
+int sampler__add_target(struct sampler *s, uint32_t pid)
+{
+	return set_target(s, pid, CPROF_TARGET_ON);
+}
+
+int sampler__add_command(struct sampler *s, uint32_t pid)
+{
+	s->command_pid = pid;
+	return set_target(s, pid, CPROF_TARGET_ON);
 }
 
 int sampler__parent_of(struct sampler *s, uint32_t pid, uint32_t *parent)
@@ -625,6 +636,16 @@ int sampler__start(struct sampler *s)
 	int err;
 
 	attach_lineage(s, s->skel);
+	/*
+	 * The command's process waits to be released before it execs; until its
+	 * exec (which the hook sees) it runs cprof's code, which is not sampled.
+	 * Without the hook its samples from before the exec are taken as before.
+	 */
+	if (s->command_pid && s->exec_link) {
+		err = set_target(s, s->command_pid, CPROF_TARGET_BEFORE_EXEC);
+		if (err)
+			return err;
+	}
 	err = perf_attach__attach(s->pa, s->skel->progs.cprof_sample);
 	if (err)
 		return err;

@@ -49,6 +49,12 @@ void sampler__free(struct sampler *s);
 
 int sampler__add_target(struct sampler *s, uint32_t pid);
 /*
+ * The process cprof forked to exec the command: sampled from its exec on
+ * (counted in CPROF_STAT_BEFORE_EXEC until then), where the exec hook can
+ * be attached. Call before sampler__start, and release it after.
+ */
+int sampler__add_command(struct sampler *s, uint32_t pid);
+/*
  * Removes exited processes from the targets (children are added in the
  * kernel as they fork), so a long profile of a forking workload does not
  * fill the map. Returns how many were removed.
