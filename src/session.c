@@ -14,6 +14,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,6 +28,7 @@
 #include "encode/folded.h"
 #include "deliver/output.h"
 #include "encode/pprof.h"
+#include "lib/cancel.h"
 #include "lib/procfs.h"
 #include "build/profile.h"
 #include "sample/sampler.h"
@@ -49,15 +51,18 @@
 
 static volatile sig_atomic_t stop_requested;
 static volatile sig_atomic_t forward_signal;
-static volatile sig_atomic_t upload_phase; /* a one-shot upload is under way */
-static volatile sig_atomic_t cancel_upload;
+/* Set while a one-shot upload is under way; lock-free, so a signal handler may read it. */
+static _Atomic(struct cancel *) upload_cancel;
+_Static_assert(ATOMIC_POINTER_LOCK_FREE == 2, "a signal handler reads upload_cancel");
 
 static void on_signal(int sig, siginfo_t *info, void *uctx)
 {
+	struct cancel *c = atomic_load(&upload_cancel);
+
 	(void)uctx;
-	/* During an upload a signal ends the wait; the profile then goes to a file. */
-	if (upload_phase) {
-		cancel_upload = 1;
+	/* During an upload a signal ends it at once; the profile then goes to a file. */
+	if (c) {
+		cancel__trigger(c);
 		stop_requested = sig;
 		return;
 	}
@@ -126,6 +131,7 @@ struct run {
 	size_t npids;
 	/* --server */
 	struct upload *upload;
+	struct cancel *cancel; /* one-shot: a signal ends the upload */
 	struct batcher *batcher;
 	struct spool *spool;
 	struct delivery *delivery;
@@ -273,9 +279,9 @@ static int upload_or_save(struct run *r, struct output *out)
 		fprintf(stderr, "cprof: the profile has no samples: nothing to upload\n");
 		res = UPLOAD_OK;
 	} else if (!err) {
-		upload_phase = 1;
-		res = upload__send(r->upload, b, ONESHOT_ATTEMPTS, &cancel_upload, &cancel_upload);
-		upload_phase = 0;
+		atomic_store(&upload_cancel, r->cancel);
+		res = delivery__send_now(r->upload, b, ONESHOT_ATTEMPTS, r->cancel);
+		atomic_store(&upload_cancel, NULL);
 		if (res == UPLOAD_OK)
 			fprintf(stderr, "cprof: uploaded the profile to %s (%s, %zu series)\n",
 				upload__url(r->upload),
@@ -449,7 +455,10 @@ static int setup_upload(struct run *r)
 		return err;
 	}
 	if (o->interval_ms)
-		err = spool__open(o->spool_dir, o->spool_max_bytes, &r->spool);
+		return spool__open(o->spool_dir, o->spool_max_bytes, &r->spool);
+	err = cancel__new(&r->cancel);
+	if (err)
+		pr_err("cannot set up the upload: %s", strerror(-err));
 	return err;
 }
 
@@ -639,6 +648,7 @@ cleanup:
 	spool__free(r.spool);
 	batcher__free(r.batcher);
 	upload__free(r.upload);
+	cancel__free(r.cancel);
 	target__free(cmd);
 	sampler__free(r.sampler);
 	symbolizer__free(r.sym);
