@@ -27,6 +27,7 @@
 #include "encode/folded.h"
 #include "deliver/output.h"
 #include "encode/pprof.h"
+#include "lib/cancel.h"
 #include "lib/procfs.h"
 #include "build/profile.h"
 #include "sample/sampler.h"
@@ -47,8 +48,6 @@
 /* One-shot: about 3.5 s of backoff in all. Continuous: the spool takes over sooner. */
 #define ONESHOT_ATTEMPTS    4
 #define CONTINUOUS_ATTEMPTS 3
-
-static volatile sig_atomic_t cancel_upload;
 
 static uint64_t now_ns(clockid_t clk)
 {
@@ -88,6 +87,7 @@ struct run {
 	size_t npids;
 	/* --server */
 	struct upload *upload;
+	struct cancel *cancel; /* one-shot: a signal ends the upload */
 	struct batcher *batcher;
 	struct spool *spool;
 	struct delivery *delivery;
@@ -235,8 +235,8 @@ static int upload_or_save(struct run *r, struct output *out)
 		fprintf(stderr, "cprof: the profile has no samples: nothing to upload\n");
 		res = UPLOAD_OK;
 	} else if (!err) {
-		signals__cancel_upload_with(&cancel_upload);
-		res = upload__send(r->upload, b, ONESHOT_ATTEMPTS, &cancel_upload, &cancel_upload);
+		signals__cancel_upload_with(r->cancel);
+		res = delivery__send_now(r->upload, b, ONESHOT_ATTEMPTS, r->cancel);
 		signals__cancel_upload_with(NULL);
 		if (res == UPLOAD_OK)
 			fprintf(stderr, "cprof: uploaded the profile to %s (%s, %zu series)\n",
@@ -411,7 +411,10 @@ static int setup_upload(struct run *r)
 		return err;
 	}
 	if (o->interval_ms)
-		err = spool__open(o->spool_dir, o->spool_max_bytes, &r->spool);
+		return spool__open(o->spool_dir, o->spool_max_bytes, &r->spool);
+	err = cancel__new(&r->cancel);
+	if (err)
+		pr_err("cannot set up the upload: %s", strerror(-err));
 	return err;
 }
 
@@ -606,6 +609,7 @@ cleanup:
 	spool__free(r.spool);
 	batcher__free(r.batcher);
 	upload__free(r.upload);
+	cancel__free(r.cancel);
 	target__free(cmd);
 	sampler__free(r.sampler);
 	symbolizer__free(r.sym);

@@ -1,24 +1,35 @@
 // SPDX-License-Identifier: MIT
 #include <signal.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "lib/cancel.h"
 #include "signals.h"
 
 static volatile sig_atomic_t stop_requested;
 static volatile sig_atomic_t forward_signal;
-static volatile sig_atomic_t *volatile cancel_flag;
-static const char *volatile abort_path;
+/* Read by the handler, so lock-free atomics: set while a one-shot upload runs. */
+static _Atomic(struct cancel *) upload_cancel;
+static _Atomic(const char *) abort_path;
+_Static_assert(ATOMIC_POINTER_LOCK_FREE == 2, "the signal handler reads pointers");
 
 static void on_signal(int sig, siginfo_t *info, void *uctx)
 {
 	static const char msg[] = "cprof: interrupted again, exiting without a profile\n";
-	const char *path = abort_path;
-	volatile sig_atomic_t *cancel = cancel_flag;
+	struct cancel *c = atomic_load(&upload_cancel);
+	const char *path = atomic_load(&abort_path);
 
 	(void)uctx;
-	if (stop_requested && !cancel) {
+	/* During an upload a signal ends the exchange; the profile then goes to a file. */
+	if (c) {
+		cancel__trigger(c);
+		if (!stop_requested)
+			stop_requested = sig;
+		return;
+	}
+	if (stop_requested) {
 		/* A second signal means "now": no profile, no waiting, no partial file. */
 		if (path)
 			unlink(path);
@@ -26,13 +37,7 @@ static void on_signal(int sig, siginfo_t *info, void *uctx)
 			_exit(130);
 		_exit(130);
 	}
-	/* During an upload a signal ends the exchange; the profile then goes to a file. */
-	if (cancel) {
-		*cancel = 1;
-		cancel_flag = NULL;
-	}
-	if (!stop_requested)
-		stop_requested = sig;
+	stop_requested = sig;
 	/* A terminal's Ctrl-C already reached the command; a kill(1) did not. */
 	if (info && info->si_code == SI_USER && !forward_signal)
 		forward_signal = sig;
@@ -70,12 +75,12 @@ int signals__to_forward(void)
 	return forward_signal;
 }
 
-void signals__cancel_upload_with(volatile sig_atomic_t *flag)
+void signals__cancel_upload_with(struct cancel *c)
 {
-	cancel_flag = flag;
+	atomic_store(&upload_cancel, c);
 }
 
 void signals__remove_on_abort(const char *path)
 {
-	abort_path = path;
+	atomic_store(&abort_path, path);
 }

@@ -8,8 +8,6 @@
 #ifndef CPROF_SIGNALS_H
 #define CPROF_SIGNALS_H
 
-#include <signal.h>
-
 /*
  * Installs the handlers, then unblocks SIGINT and SIGTERM: a signal that was
  * sent before main (held pending by an inherited mask) is handled here too.
@@ -19,11 +17,13 @@ void signals__install(void);
 int signals__stop_requested(void);
 /* A signal to pass on to the command: sent with kill(1), not by the terminal. */
 int signals__to_forward(void);
+struct cancel;
+
 /*
- * While a one-shot upload runs, a first signal also ends it (the profile then
- * goes to a file): *flag is set to 1. NULL ends that phase.
+ * While a one-shot upload runs, a signal ends it (the profile then goes to a
+ * file) by triggering c, and does not abort cprof. NULL ends that phase.
  */
-void signals__cancel_upload_with(volatile sig_atomic_t *flag);
+void signals__cancel_upload_with(struct cancel *c);
 /* A file to remove should a second signal end cprof at once; NULL: none. */
 void signals__remove_on_abort(const char *path);
 

@@ -1,8 +1,12 @@
 // SPDX-License-Identifier: MIT
 /*
  * Delivery thread; see delivery.h. The main thread only appends to the queue
- * under the lock. Everything else (the upload client, the spool, the counters)
- * belongs to the delivery thread until delivery__finish has joined it.
+ * and sets finishing, under the lock, and signals the condition variable.
+ * Everything else (the upload client, the spool, the counters) belongs to
+ * the delivery thread until delivery__finish has joined it. Every wait of
+ * the thread, for work or for a retry, is on that condition variable, so
+ * finish ends a backoff at once; an exchange under way is never cut short,
+ * as one cut after the server took the request would be sent twice.
  *
  * An outage is reported once when it starts and once when it ends, not for
  * every interval in between, so a long outage does not flood the log.
@@ -14,13 +18,18 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #define LOG_MODULE "upload"
 #include "lib/log.h"
+#include "lib/cancel.h"
 #include "deliver/batch.h"
 #include "deliver/delivery.h"
 #include "deliver/spool.h"
 #include "deliver/upload.h"
+
+#define BACKOFF_FIRST_MS 500
+#define BACKOFF_MAX_MS	 30000
 
 struct delivery {
 	struct upload *u;
@@ -31,24 +40,22 @@ struct delivery {
 	pthread_t thread;
 	bool started;
 	pthread_mutex_t lock;
-	pthread_cond_t cond;
+	pthread_cond_t cond; /* work queued, or finishing */
 	/* Under lock: */
 	struct batch **queue; /* [qhead, qn) waiting */
 	size_t qhead, qn, qcap;
 	uint64_t qbytes;
 	uint64_t queue_dropped;
 	bool finishing;
-	/*
-	 * Set with finishing: ends the backoff of the send under way (it is spooled), never an
-	 * exchange, as one cut short after the server took it would be sent twice.
-	 */
-	volatile sig_atomic_t stop_waiting;
 
 	/* Owned by the thread: */
 	struct delivery_stats st;
 	uint64_t write_failures;
-	int failures;	  /* in a row */
-	int64_t retry_at; /* ms, CLOCK_MONOTONIC: when to try the spool again */
+	struct batch *pending; /* first in line, between two attempts */
+	int tries;	       /* attempts made at the batch first in line */
+	int failures;	       /* batches in a row that failed every attempt */
+	int64_t retry_at;      /* ms, CLOCK_MONOTONIC: when to try pending, or the spool, again */
+	uint64_t rng;
 	bool outage;
 	bool finishing_seen; /* d->finishing as last read under the lock */
 	bool final_failed;   /* while finishing: the server failed once, spool the rest */
@@ -62,10 +69,68 @@ static int64_t now_ms(void)
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+static uint64_t seed(const void *p)
+{
+	return (uint64_t)time(NULL) ^ (uint64_t)getpid() << 32 ^ (uint64_t)(uintptr_t)p;
+}
+
+/* xorshift64*: jitter only needs to spread clients apart, not to be unpredictable. */
+static uint64_t next_random(uint64_t *rng)
+{
+	*rng ^= *rng >> 12;
+	*rng ^= *rng << 25;
+	*rng ^= *rng >> 27;
+	return *rng * 0x2545f4914f6cdd1dull;
+}
+
+/*
+ * The wait after the n-th failure in a row: half the exponential delay, plus
+ * up to as much again at random; longer if the server asked for it.
+ */
+static int backoff_ms(uint64_t *rng, const struct upload *u, int failures)
+{
+	int64_t ms = BACKOFF_FIRST_MS;
+
+	while (--failures > 0 && ms < BACKOFF_MAX_MS)
+		ms *= 2;
+	if (ms > BACKOFF_MAX_MS)
+		ms = BACKOFF_MAX_MS;
+	ms = ms / 2 + (int64_t)(next_random(rng) % (uint64_t)(ms / 2 + 1));
+	if (upload__retry_after_ms(u) > ms)
+		ms = upload__retry_after_ms(u);
+	return (int)ms;
+}
+
+/* The wait before the next attempt, after attempt n of attempts failed. */
+static int retry_wait(uint64_t *rng, const struct upload *u, int n, int attempts)
+{
+	int ms = backoff_ms(rng, u, n);
+
+	pr_warn("attempt %d of %d failed: %s; retrying in %.1f s", n, attempts,
+		upload__last_error(u), ms / 1000.0);
+	return ms;
+}
+
+enum upload_result delivery__send_now(struct upload *u, struct batch *b, int attempts,
+				      const struct cancel *cancel)
+{
+	uint64_t rng = seed(b);
+	enum upload_result res;
+	int n;
+
+	for (n = 1;; n++) {
+		res = upload__send(u, b, cancel);
+		if (res != UPLOAD_RETRY_LATER || n >= attempts)
+			return res;
+		if (cancel__wait(cancel, retry_wait(&rng, u, n, attempts)))
+			return UPLOAD_CANCELED;
+	}
+}
+
 static void failed(struct delivery *d)
 {
 	d->failures++;
-	d->retry_at = now_ms() + upload__backoff_ms(d->u, d->failures);
+	d->retry_at = now_ms() + backoff_ms(&d->rng, d->u, d->failures);
 	if (d->finishing_seen)
 		d->final_failed = true;
 	if (!d->outage)
@@ -117,8 +182,8 @@ static bool flush_spool(struct delivery *d)
 		if (err)
 			return false;
 		done = b->done;
-		/* One attempt: no backoff for finish to cut short. */
-		res = upload__send(d->u, b, 1, NULL, NULL);
+		/* One attempt: the spool's backoff is between flushes. */
+		res = upload__send(d->u, b, NULL);
 		switch (res) {
 		case UPLOAD_OK:
 			succeeded(d);
@@ -143,14 +208,16 @@ static bool flush_spool(struct delivery *d)
 	return true;
 }
 
-static void deliver(struct delivery *d, struct batch *b)
+/*
+ * An attempt at b, first in line (d->tries made before). While attempts
+ * remain it stays first in line, pending, until its retry is due; once
+ * finishing, a failure is final at once, as the run is ending.
+ */
+static void send_first(struct delivery *d, struct batch *b)
 {
-	if (spool__count(d->spool) || d->final_failed) {
-		to_spool(d, b);
-		return;
-	}
-	switch (upload__send(d->u, b, d->finishing_seen ? 1 : d->attempts, NULL,
-			     &d->stop_waiting)) {
+	d->pending = NULL;
+	d->tries++;
+	switch (upload__send(d->u, b, NULL)) {
 	case UPLOAD_OK:
 		succeeded(d);
 		d->st.sent++;
@@ -158,13 +225,38 @@ static void deliver(struct delivery *d, struct batch *b)
 	case UPLOAD_REJECTED:
 		rejected(d, b);
 		break;
-	case UPLOAD_CANCELED:
-		to_spool(d, b);
-		break;
 	default:
+		if (!d->finishing_seen && d->tries < d->attempts) {
+			d->retry_at = now_ms() + retry_wait(&d->rng, d->u, d->tries, d->attempts);
+			d->pending = b;
+			return;
+		}
 		failed(d);
 		to_spool(d, b);
 	}
+	batch__free(b);
+}
+
+/* Takes b; behind a spool it lines up in the spool, to keep the order. */
+static void deliver(struct delivery *d, struct batch *b)
+{
+	if (spool__count(d->spool) || d->final_failed) {
+		to_spool(d, b);
+		batch__free(b);
+		return;
+	}
+	d->tries = 0;
+	send_first(d, b);
+}
+
+/* Whether the pending batch, or else the spool, is to be tried now. */
+static bool retry_due(const struct delivery *d)
+{
+	if (d->pending)
+		return d->finishing_seen || now_ms() >= d->retry_at;
+	if (!spool__count(d->spool))
+		return false;
+	return d->finishing_seen ? !d->final_failed : now_ms() >= d->retry_at;
 }
 
 static void wait_for_work(struct delivery *d)
@@ -172,7 +264,7 @@ static void wait_for_work(struct delivery *d)
 	struct timespec ts;
 	int64_t at;
 
-	if (!spool__count(d->spool)) {
+	if (!d->pending && !spool__count(d->spool)) {
 		pthread_cond_wait(&d->cond, &d->lock);
 		return;
 	}
@@ -188,26 +280,22 @@ static void *run(void *arg)
 
 	pthread_mutex_lock(&d->lock);
 	for (;;) {
-		bool spool_due;
-
-		/* Once finishing is seen, sends are single attempts: stop_waiting is moot. */
 		d->finishing_seen = d->finishing;
-		spool_due = spool__count(d->spool) &&
-			    (d->finishing ? !d->final_failed : now_ms() >= d->retry_at);
-
-		if (spool_due) {
+		if (retry_due(d)) {
 			pthread_mutex_unlock(&d->lock);
-			flush_spool(d);
+			if (d->pending)
+				send_first(d, d->pending);
+			else
+				flush_spool(d);
 			pthread_mutex_lock(&d->lock);
-		} else if (d->qhead < d->qn) {
+		} else if (!d->pending && d->qhead < d->qn) {
 			struct batch *b = d->queue[d->qhead++];
 
 			d->qbytes -= batch__size(b);
 			pthread_mutex_unlock(&d->lock);
 			deliver(d, b);
-			batch__free(b);
 			pthread_mutex_lock(&d->lock);
-		} else if (d->finishing) {
+		} else if (d->finishing_seen && !d->pending) {
 			break;
 		} else {
 			wait_for_work(d);
@@ -234,6 +322,7 @@ int delivery__start(struct upload *u, struct spool *spool, int attempts, uint64_
 	d->attempts = attempts > 0 ? attempts : 1;
 	d->max_queue_bytes = max_queue_bytes;
 	d->st.found_in_spool = spool__count(spool);
+	d->rng = seed(d);
 	pthread_mutex_init(&d->lock, NULL);
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
@@ -301,7 +390,6 @@ void delivery__finish(struct delivery *d, struct delivery_stats *st)
 	if (d->started) {
 		pthread_mutex_lock(&d->lock);
 		d->finishing = true;
-		d->stop_waiting = 1;
 		pthread_cond_signal(&d->cond);
 		pthread_mutex_unlock(&d->lock);
 		pthread_join(d->thread, NULL);

@@ -1,5 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
+ * Delivery owns the retries of uploads (upload__send makes one attempt): a
+ * failure that may pass is retried with exponential backoff and jitter, or
+ * the wait the server asked for, up to a number of attempts.
+ *
  * Continuous mode's delivery: every interval's batch reaches the server once,
  * in the order the intervals were taken, whatever the server does meanwhile.
  * A thread of its own sends, so sampling never waits on the network. What
@@ -14,10 +18,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "deliver/upload.h"
+
 struct batch;
+struct cancel;
 struct delivery;
 struct spool;
-struct upload;
 
 struct delivery_stats {
 	uint64_t submitted;	  /* batches made by this run */
@@ -30,15 +36,24 @@ struct delivery_stats {
 	uint64_t in_spool;	  /* still in the spool at the end */
 };
 
+/*
+ * One-shot: sends b now, in the calling thread, with up to `attempts`
+ * attempts. cancel (optional; a signal handler may trigger it) ends an
+ * exchange under way or a backoff at once with UPLOAD_CANCELED.
+ */
+enum upload_result delivery__send_now(struct upload *u, struct batch *b, int attempts,
+				      const struct cancel *cancel);
+
 /* attempts: tries per new batch before it is spooled. */
 int delivery__start(struct upload *u, struct spool *spool, int attempts, uint64_t max_queue_bytes,
 		    struct delivery **out);
 /* Hands b over (never blocks on the network). */
 void delivery__submit(struct delivery *d, struct batch *b);
 /*
- * Delivers what is queued and tries the spool once more, each with a single
- * attempt, then stops the thread. What the server does not take stays in
- * the spool for the next run.
+ * Lets the exchange under way (if any) complete, ends a backoff at once,
+ * delivers what is queued and tries the spool once more, each with a
+ * single attempt, then stops the thread. What the server does not take
+ * stays in the spool for the next run.
  */
 void delivery__finish(struct delivery *d, struct delivery_stats *st);
 void delivery__free(struct delivery *d);

@@ -20,6 +20,7 @@
 
 #define LOG_MODULE "http"
 #include "lib/log.h"
+#include "lib/cancel.h"
 #include "deliver/http.h"
 
 #define MAX_CHUNK_LINE	 1024
@@ -470,23 +471,22 @@ static int64_t now_ms(void)
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-/*
- * Waits for events on fd until deadline; -ETIMEDOUT, -ECANCELED or -errno.
- * With a cancel flag the wait is sliced, as another thread may set the flag
- * without a signal to interrupt poll().
- */
-static int wait_fd(int fd, short events, int64_t deadline, const volatile sig_atomic_t *cancel)
+/* Waits for events on fd until deadline, or until the cancel token (if any) is triggered. */
+static int wait_fd(int fd, short events, int64_t deadline, const struct cancel *cancel)
 {
 	for (;;) {
-		struct pollfd p = {.fd = fd, .events = events};
-		int64_t left = deadline - now_ms(), slice = cancel ? 100 : INT_MAX;
+		struct pollfd p[2] = {
+			{.fd = fd, .events = events},
+			{.fd = cancel ? cancel__fd(cancel) : -1, .events = POLLIN},
+		};
+		int64_t left = deadline - now_ms();
 		int n;
 
-		if (cancel && *cancel)
-			return -ECANCELED;
 		if (left <= 0)
 			return -ETIMEDOUT;
-		n = poll(&p, 1, (int)(left < slice ? left : slice));
+		n = poll(p, 2, (int)(left < INT_MAX ? left : INT_MAX));
+		if (n > 0 && p[1].revents)
+			return -ECANCELED;
 		if (n > 0)
 			return 0; /* an error condition is reported by the next call on fd */
 		if (n < 0 && errno != EINTR)
@@ -494,8 +494,8 @@ static int wait_fd(int fd, short events, int64_t deadline, const volatile sig_at
 	}
 }
 
-static int connect_one(const struct addrinfo *ai, int64_t deadline,
-		       const volatile sig_atomic_t *cancel, int *fd_out)
+static int connect_one(const struct addrinfo *ai, int64_t deadline, const struct cancel *cancel,
+		       int *fd_out)
 {
 	socklen_t len = sizeof(int);
 	int fd, err = 0, soerr = 0;
@@ -551,7 +551,7 @@ static int connect_any(const struct http_url *u, const struct http_request *req,
 }
 
 static int send_all(int fd, const void *data, size_t len, int64_t deadline,
-		    const volatile sig_atomic_t *cancel)
+		    const struct cancel *cancel)
 {
 	const uint8_t *p = data;
 	int err;
@@ -695,6 +695,10 @@ int http__request(const struct http_url *url, const struct http_request *req,
 
 	*resp = (struct http_response){0};
 	msg[0] = '\0';
+	if (req->cancel && cancel__triggered(req->cancel)) {
+		snprintf(msg, msg_size, "interrupted");
+		return -ECANCELED;
+	}
 	err = build_head(url, req, head, sizeof(head), &head_len);
 	if (err) {
 		snprintf(msg, msg_size, "request headers too large");

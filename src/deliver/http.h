@@ -9,10 +9,11 @@
 #ifndef CPROF_HTTP_H
 #define CPROF_HTTP_H
 
-#include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
+struct cancel;
 
 struct http_url {
 	char host[256];	    /* name or address; IPv6 without brackets */
@@ -71,9 +72,9 @@ struct http_request {
 	size_t nheaders;
 	const void *body;
 	size_t body_len;
-	int timeout_ms;			     /* for each of connect, send and receive */
-	size_t max_body;		     /* the largest response body accepted */
-	const volatile sig_atomic_t *cancel; /* optional: a signal that sets it ends the wait */
+	int timeout_ms;		     /* for each of connect, send and receive */
+	size_t max_body;	     /* the largest response body accepted */
+	const struct cancel *cancel; /* optional: once triggered, ends the request at once */
 };
 
 /*

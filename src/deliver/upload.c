@@ -9,17 +9,16 @@
  *   status with a JSON body {"code": ..., "message": ...}.
  * - /ingest: HTTP 200 is success; the body of an error is its message.
  *
- * Retried: connection and protocol-level failures, HTTP 5xx (except 501 and
- * 505, which will not change), 429, and gRPC UNAVAILABLE, RESOURCE_EXHAUSTED,
- * INTERNAL and DEADLINE_EXCEEDED. A Retry-After header lengthens the wait.
+ * Worth retrying (UPLOAD_RETRY_LATER): connection and protocol-level
+ * failures, HTTP 5xx (except 501 and 505, which will not change), 429, and
+ * gRPC UNAVAILABLE, RESOURCE_EXHAUSTED, INTERNAL and DEADLINE_EXCEEDED. A
+ * Retry-After header is kept for the caller's backoff.
  */
 #include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-#include <unistd.h>
 
 #define LOG_MODULE "upload"
 #include "lib/log.h"
@@ -31,8 +30,6 @@
 #include "deliver/upload.h"
 
 #define MAX_RESPONSE	   (1u << 20)
-#define BACKOFF_FIRST_MS   500
-#define BACKOFF_MAX_MS	   30000
 #define RETRY_AFTER_MAX_MS 60000
 #define MAX_HEADERS	   8
 #define GRPC_UNIMPLEMENTED 12
@@ -46,7 +43,6 @@ struct upload {
 	const char *tenant;
 	const char *user_agent;
 	int timeout_ms;
-	uint64_t rng;
 	int retry_after_ms; /* from the last answer, 0 if none */
 	char error[768];
 };
@@ -189,7 +185,6 @@ int upload__new(const struct upload_opts *o, struct upload **out)
 		if (u->protocol == UPLOAD_AUTO)
 			u->protocol = UPLOAD_PYROSCOPE_INGEST;
 	}
-	u->rng = (uint64_t)time(NULL) ^ (uint64_t)getpid() << 32 ^ (uint64_t)(uintptr_t)u;
 	*out = u;
 	return 0;
 cleanup:
@@ -219,6 +214,11 @@ const char *upload__url(const struct upload *u)
 enum upload_protocol upload__protocol(const struct upload *u)
 {
 	return u->protocol;
+}
+
+int upload__retry_after_ms(const struct upload *u)
+{
+	return u->retry_after_ms;
 }
 
 /* The server's words, made safe to print on one line. */
@@ -323,7 +323,7 @@ static enum upload_result http_failure(struct upload *u, const struct http_respo
 
 static enum upload_result exchange(struct upload *u, const char *target, const char *type,
 				   const struct http_header *extra, size_t nextra, const void *body,
-				   size_t len, const volatile sig_atomic_t *cancel,
+				   size_t len, const struct cancel *cancel,
 				   struct http_response *resp)
 {
 	struct http_header h[MAX_HEADERS];
@@ -368,7 +368,7 @@ typedef int (*encode_fn)(const struct batch *b, uint8_t **out, size_t *len);
 /* POSTs the unsent series of b (none: a probe), encoded by encode, to base_path + path. */
 static enum upload_result post(struct upload *u, const char *path, const char *type,
 			       const struct http_header *extra, encode_fn encode,
-			       const struct batch *b, const volatile sig_atomic_t *cancel,
+			       const struct batch *b, const struct cancel *cancel,
 			       struct http_response *resp)
 {
 	char target[sizeof(u->base_path) + 80];
@@ -388,8 +388,8 @@ static enum upload_result post(struct upload *u, const char *path, const char *t
 	return res;
 }
 
-static enum upload_result send_parca(struct upload *u, struct batch *b,
-				     const volatile sig_atomic_t *cancel, struct grpc_status *st)
+static enum upload_result send_parca(struct upload *u, struct batch *b, const struct cancel *cancel,
+				     struct grpc_status *st)
 {
 	static const struct http_header extra[] = {{"X-Grpc-Web", "1"}};
 	struct http_response resp;
@@ -419,8 +419,8 @@ static enum upload_result send_parca(struct upload *u, struct batch *b,
 	return res;
 }
 
-static enum upload_result send_push(struct upload *u, struct batch *b,
-				    const volatile sig_atomic_t *cancel, int *status)
+static enum upload_result send_push(struct upload *u, struct batch *b, const struct cancel *cancel,
+				    int *status)
 {
 	static const struct http_header extra[] = {{"Connect-Protocol-Version", "1"}};
 	struct http_response resp;
@@ -440,7 +440,7 @@ static enum upload_result send_push(struct upload *u, struct batch *b,
 }
 
 static enum upload_result send_ingest(struct upload *u, struct batch *b,
-				      const volatile sig_atomic_t *cancel)
+				      const struct cancel *cancel)
 {
 	enum upload_result res = UPLOAD_OK;
 
@@ -471,7 +471,7 @@ static enum upload_result send_ingest(struct upload *u, struct batch *b,
 }
 
 /* Which API the server answers, found with empty requests that store nothing. */
-static enum upload_result probe(struct upload *u, const volatile sig_atomic_t *cancel)
+static enum upload_result probe(struct upload *u, const struct cancel *cancel)
 {
 	struct grpc_status st;
 	enum upload_result res;
@@ -507,8 +507,7 @@ static enum upload_result probe(struct upload *u, const volatile sig_atomic_t *c
 	return UPLOAD_OK;
 }
 
-static enum upload_result attempt(struct upload *u, struct batch *b,
-				  const volatile sig_atomic_t *cancel)
+static enum upload_result attempt(struct upload *u, struct batch *b, const struct cancel *cancel)
 {
 	enum upload_result res;
 	struct grpc_status st;
@@ -538,68 +537,8 @@ static enum upload_result attempt(struct upload *u, struct batch *b,
 	}
 }
 
-/* xorshift64*: jitter only needs to spread clients apart, not to be unpredictable. */
-static uint64_t next_random(struct upload *u)
+enum upload_result upload__send(struct upload *u, struct batch *b, const struct cancel *cancel)
 {
-	u->rng ^= u->rng >> 12;
-	u->rng ^= u->rng << 25;
-	u->rng ^= u->rng >> 27;
-	return u->rng * 0x2545f4914f6cdd1dull;
-}
-
-/* Half the exponential delay, plus up to as much again at random. */
-int upload__backoff_ms(struct upload *u, int failures)
-{
-	int64_t d = BACKOFF_FIRST_MS;
-
-	while (--failures > 0 && d < BACKOFF_MAX_MS)
-		d *= 2;
-	if (d > BACKOFF_MAX_MS)
-		d = BACKOFF_MAX_MS;
-	d = d / 2 + (int64_t)(next_random(u) % (uint64_t)(d / 2 + 1));
-	if (u->retry_after_ms > d)
-		d = u->retry_after_ms;
-	return (int)d;
-}
-
-/* Sleeps ms, in slices, so that a signal or a thread setting either flag ends the wait. */
-static bool sleep_ms(int ms, const volatile sig_atomic_t *a, const volatile sig_atomic_t *b)
-{
-	for (;;) {
-		int slice = ms > 100 ? 100 : ms;
-		struct timespec ts = {0, (long)slice * 1000000L};
-
-		if ((a && *a) || (b && *b))
-			return false;
-		if (ms <= 0)
-			return true;
-		nanosleep(&ts, NULL);
-		ms -= slice;
-	}
-}
-
-enum upload_result upload__send(struct upload *u, struct batch *b, int attempts,
-				const volatile sig_atomic_t *cancel_send,
-				const volatile sig_atomic_t *cancel_wait)
-{
-	enum upload_result res = UPLOAD_RETRY_LATER;
-	int i;
-
 	u->error[0] = '\0';
-	for (i = 1; i <= attempts; i++) {
-		res = attempt(u, b, cancel_send);
-		if (res != UPLOAD_RETRY_LATER || i == attempts)
-			break;
-		{
-			int wait = upload__backoff_ms(u, i);
-
-			pr_warn("attempt %d of %d failed: %s; retrying in %.1f s", i, attempts,
-				u->error, wait / 1000.0);
-			if (!sleep_ms(wait, cancel_send, cancel_wait)) {
-				snprintf(u->error, sizeof(u->error), "interrupted");
-				return UPLOAD_CANCELED;
-			}
-		}
-	}
-	return res;
+	return attempt(u, b, cancel);
 }

@@ -4,17 +4,17 @@
  * Grafana Pyroscope (Push over Connect) or an older Pyroscope (/ingest).
  * With protocol auto, a path ending in /ingest chooses the latter; otherwise
  * one probe with empty requests, made on the first send, finds out which
- * API the server answers. Failures worth retrying (no connection, timeouts,
- * 5xx, 429 and their gRPC equivalents) are retried with exponential backoff
- * and jitter; a refusal (other 4xx, invalid argument...) is not, and the
- * server's own message is kept for the user.
+ * API the server answers. Each send is one attempt: retrying is the
+ * caller's (delivery.h), told by the result whether a failure may pass (no
+ * connection, timeouts, 5xx, 429 and their gRPC equivalents) or is a
+ * refusal (other 4xx, invalid argument...), whose server message is kept
+ * for the user.
  */
 #ifndef CPROF_UPLOAD_H
 #define CPROF_UPLOAD_H
 
-#include <signal.h>
-
 struct batch;
+struct cancel;
 struct upload;
 
 enum upload_protocol {
@@ -36,9 +36,9 @@ struct upload_opts {
 
 enum upload_result {
 	UPLOAD_OK,
-	UPLOAD_RETRY_LATER, /* the last try failed in a way that may pass */
+	UPLOAD_RETRY_LATER, /* failed in a way that may pass */
 	UPLOAD_REJECTED,    /* the server refused the batch: sending it again would not help */
-	UPLOAD_CANCELED,
+	UPLOAD_CANCELED,    /* the cancel token ended it */
 };
 
 /* "auto", "parca", "pyroscope", "pyroscope-ingest". */
@@ -50,19 +50,15 @@ int upload__new(const struct upload_opts *o, struct upload **out);
 void upload__free(struct upload *u);
 
 /*
- * Sends the series of b not yet accepted (b->done advances as they are),
- * trying up to `attempts` times. Either flag, once set, ends the send with
- * UPLOAD_CANCELED: cancel_send also cuts short an exchange under way, whose
- * request the server may then have taken; cancel_wait only ends the backoff
- * between attempts, so a caller that will try again never sends twice.
+ * One attempt at sending the series of b not yet accepted (b->done advances
+ * as they are). cancel (optional), once triggered, ends the exchange at once
+ * with UPLOAD_CANCELED, though the server may have taken the request by then.
  * On failure upload__last_error() says why, with the server's message.
  */
-enum upload_result upload__send(struct upload *u, struct batch *b, int attempts,
-				const volatile sig_atomic_t *cancel_send,
-				const volatile sig_atomic_t *cancel_wait);
+enum upload_result upload__send(struct upload *u, struct batch *b, const struct cancel *cancel);
 const char *upload__last_error(const struct upload *u);
-/* How long to wait after the n-th failure in a row: exponential, with jitter. */
-int upload__backoff_ms(struct upload *u, int failures);
+/* The wait the server asked for (Retry-After) in its last answer, 0 if none. */
+int upload__retry_after_ms(const struct upload *u);
 const char *upload__url(const struct upload *u);
 /* The protocol in use; UPLOAD_AUTO until the probe has decided. */
 enum upload_protocol upload__protocol(const struct upload *u);

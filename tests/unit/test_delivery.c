@@ -1,15 +1,19 @@
 // SPDX-License-Identifier: MIT
 /*
  * Continuous delivery: with the server down every batch lands in the spool,
- * and a later run sends them, oldest first, before anything new.
+ * and a later run sends them, oldest first, before anything new; finish
+ * lets an exchange complete but ends a backoff. One-shot delivery: a signal
+ * ends the exchange or the backoff at once.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include "cancel_alarm.h"
 #include "deliver/batch.h"
 #include "deliver/delivery.h"
+#include "lib/cancel.h"
 #include "loopback.h"
 #include "deliver/spool.h"
 #include "test.h"
@@ -59,6 +63,36 @@ static char *end_run(struct delivery *d, struct spool *sp, struct upload *u, str
 	sent = loopback__requests(lb, len);
 	CHECK(sent);
 	return sent;
+}
+
+/* Waits until the server has received the request for batch id. */
+static void wait_for_request(const struct loopback *lb, const char *id)
+{
+	char *sent = NULL;
+	size_t len = 0;
+	int i;
+
+	for (i = 0; i < 1000; i++) {
+		free(sent);
+		sent = loopback__requests(lb, &len);
+		if (sent && memmem(sent, len, id, 36))
+			break;
+		nanosleep(&(struct timespec){0, 10 * 1000 * 1000}, NULL);
+	}
+	CHECK(sent && memmem(sent, len, id, 36));
+	free(sent);
+}
+
+static size_t count_posts(const char *sent, size_t len)
+{
+	size_t n = 0;
+	const char *p = sent, *end = sent + len;
+
+	while ((p = memmem(p, (size_t)(end - p), "POST ", 5))) {
+		n++;
+		p++;
+	}
+	return n;
 }
 
 TEST(delivery_spools_then_resends_in_order)
@@ -125,9 +159,8 @@ TEST(delivery_finish_lets_the_send_under_way_complete)
 	struct spool *sp;
 	struct upload *u;
 	struct loopback lb;
-	char dir[512], *sent = NULL, *p;
-	size_t len = 0;
-	int i;
+	char dir[512], *sent, *p;
+	size_t len;
 
 	slow.delay_ms = 400;
 	snprintf(dir, sizeof(dir), "%s/delivery-under-way", test_tmp_dir());
@@ -137,15 +170,7 @@ TEST(delivery_finish_lets_the_send_under_way_complete)
 	CHECK_INT(delivery__start(u, sp, 1, 1 << 20, &d), ==, 0);
 	delivery__submit(d, batch_with_id(1, ID(1)));
 	/* Finish only once the server holds the request, so the exchange is under way. */
-	for (i = 0; i < 1000; i++) {
-		free(sent);
-		sent = loopback__requests(&lb, &len);
-		if (sent && memmem(sent, len, ID(1), 36))
-			break;
-		nanosleep(&(struct timespec){0, 10 * 1000 * 1000}, NULL);
-	}
-	CHECK(sent && memmem(sent, len, ID(1), 36));
-	free(sent);
+	wait_for_request(&lb, ID(1));
 	delivery__finish(d, &st);
 	CHECK_U64(st.sent, ==, 1);
 	CHECK_U64(st.spooled, ==, 0);
@@ -154,4 +179,79 @@ TEST(delivery_finish_lets_the_send_under_way_complete)
 	p = memmem(sent, len, ID(1), 36);
 	CHECK(p && !memmem(p + 36, len - (size_t)(p + 36 - sent), ID(1), 36));
 	free(sent);
+}
+
+/* The server asks for 30 s before the next attempt; finish makes it at once. */
+TEST(delivery_finish_ends_a_backoff_at_once)
+{
+	struct loopback_reply replies[] = {
+		LOOPBACK_REPLY("HTTP/1.1 503 Service Unavailable\r\nRetry-After: 30\r\n"
+			       "Content-Length: 0\r\n\r\n"),
+		LOOPBACK_REPLY("HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n"),
+	};
+	struct delivery_stats st;
+	struct delivery *d;
+	struct spool *sp;
+	struct upload *u;
+	struct loopback lb;
+	char dir[512], *sent;
+	size_t len;
+	int64_t t0;
+
+	snprintf(dir, sizeof(dir), "%s/delivery-backoff", test_tmp_dir());
+	CHECK_INT(loopback__start(&lb, replies, 2), ==, 0);
+	u = client(lb.port);
+	CHECK_INT(spool__open(dir, 1 << 20, &sp), ==, 0);
+	CHECK_INT(delivery__start(u, sp, 3, 1 << 20, &d), ==, 0);
+	delivery__submit(d, batch_with_id(1, ID(1)));
+	wait_for_request(&lb, ID(1));
+	t0 = cancel_alarm__now_ms();
+	delivery__finish(d, &st);
+	CHECK_INT(cancel_alarm__now_ms() - t0, <, 10000);
+	CHECK_U64(st.sent, ==, 1);
+	CHECK_U64(st.spooled, ==, 0);
+	sent = end_run(d, sp, u, &lb, &len);
+	CHECK_INT(count_posts(sent, len), ==, 2);
+	free(sent);
+}
+
+/* One-shot: a signal ends a 30 s backoff, then the exchange with a silent server, at once. */
+TEST(delivery_send_now_ends_at_a_signal)
+{
+	/* The peer answers one connection at a time: the silent one comes last. */
+	struct loopback_reply replies[] = {
+		LOOPBACK_REPLY("HTTP/1.1 503 Service Unavailable\r\nRetry-After: 30\r\n"
+			       "Content-Length: 0\r\n\r\n"),
+		{.silent = true},
+	};
+	struct batch *b = batch_with_id(1, ID(1));
+	struct cancel *in_backoff, *in_exchange;
+	struct loopback lb;
+	struct upload *u;
+	char *sent;
+	size_t len;
+	int64_t t0;
+
+	CHECK_INT(cancel__new(&in_backoff), ==, 0);
+	CHECK_INT(cancel__new(&in_exchange), ==, 0);
+	CHECK_INT(loopback__start(&lb, replies, 2), ==, 0);
+	u = client(lb.port);
+	t0 = cancel_alarm__now_ms();
+	cancel_alarm__start(in_backoff, 300);
+	CHECK_INT(delivery__send_now(u, b, 4, in_backoff), ==, UPLOAD_CANCELED);
+	CHECK_INT(cancel_alarm__now_ms() - t0, <, 10000);
+	t0 = cancel_alarm__now_ms();
+	cancel_alarm__start(in_exchange, 300);
+	CHECK_INT(delivery__send_now(u, b, 4, in_exchange), ==, UPLOAD_CANCELED);
+	/* Shorter than the client's 5 s timeout: the signal, not the timeout, ended it. */
+	CHECK_INT(cancel_alarm__now_ms() - t0, <, 4000);
+	loopback__stop(&lb);
+	sent = loopback__requests(&lb, &len);
+	CHECK(sent);
+	CHECK_INT(count_posts(sent, len), ==, 2);
+	free(sent);
+	upload__free(u);
+	batch__free(b);
+	cancel__free(in_backoff);
+	cancel__free(in_exchange);
 }

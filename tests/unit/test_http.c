@@ -2,14 +2,16 @@
 /*
  * The HTTP client: URL parsing, the pure response parser (every framing,
  * split reads, hostile input, limits) and the client against a scripted
- * peer on loopback (timeouts, drops, refusals).
+ * peer on loopback (timeouts, drops, refusals, cancellation).
  */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "cancel_alarm.h"
 #include "deliver/http.h"
+#include "lib/cancel.h"
 #include "loopback.h"
 #include "test.h"
 
@@ -319,17 +321,29 @@ TEST(http_client_timeout_and_drop)
 
 TEST(http_client_cancel)
 {
-	static volatile sig_atomic_t cancel = 1;
-	struct loopback_reply replies[] = {{.silent = true}};
+	struct loopback_reply replies[] = {{.silent = true}, {.silent = true}};
 	struct http_request req = post("/", 20000);
+	struct cancel *before, *during;
 	struct http_response r;
 	struct loopback lb;
 	struct http_url u;
 	char msg[256];
+	int64_t t0;
 
-	req.cancel = &cancel;
-	CHECK_INT(loopback__start(&lb, replies, 1), ==, 0);
+	CHECK_INT(cancel__new(&before), ==, 0);
+	CHECK_INT(cancel__new(&during), ==, 0);
+	cancel__trigger(before);
+	req.cancel = before;
+	CHECK_INT(loopback__start(&lb, replies, 2), ==, 0);
 	url_for(&u, lb.port);
 	CHECK_INT(http__request(&u, &req, &r, msg, sizeof(msg)), ==, -ECANCELED);
+	/* A signal that triggers the token ends the wait for the silent peer at once. */
+	req.cancel = during;
+	t0 = cancel_alarm__now_ms();
+	cancel_alarm__start(during, 200);
+	CHECK_INT(http__request(&u, &req, &r, msg, sizeof(msg)), ==, -ECANCELED);
+	CHECK_INT(cancel_alarm__now_ms() - t0, <, 5000);
 	loopback__stop(&lb);
+	cancel__free(before);
+	cancel__free(during);
 }

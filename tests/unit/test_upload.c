@@ -1,14 +1,16 @@
 // SPDX-License-Identifier: MIT
 /*
- * The uploader against a scripted peer: which answers are retried, which are
- * refusals (and carry the server's message), the protocol probe, and the
- * headers that carry credentials and the tenant.
+ * The uploader against a scripted peer: which answers are retried (by
+ * delivery's retry policy), which are refusals (and carry the server's
+ * message), the protocol probe, and the headers that carry credentials and
+ * the tenant.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "deliver/batch.h"
+#include "deliver/delivery.h"
 #include "loopback.h"
 #include "test.h"
 #include "deliver/upload.h"
@@ -79,7 +81,7 @@ TEST(upload_retries_then_succeeds)
 
 	CHECK_INT(loopback__start(&lb, replies, 3), ==, 0);
 	u = client(&lb, UPLOAD_PYROSCOPE, "user:pass", "team-a");
-	CHECK_INT(upload__send(u, b, 3, NULL, NULL), ==, UPLOAD_OK);
+	CHECK_INT(delivery__send_now(u, b, 3, NULL), ==, UPLOAD_OK);
 	CHECK_INT(b->done, ==, 1);
 	loopback__stop(&lb);
 	sent = loopback__requests(&lb, &len);
@@ -110,7 +112,7 @@ TEST(upload_refusal_is_not_retried)
 
 	CHECK_INT(loopback__start(&lb, replies, 2), ==, 0);
 	u = client(&lb, UPLOAD_PYROSCOPE, NULL, NULL);
-	CHECK_INT(upload__send(u, b, 4, NULL, NULL), ==, UPLOAD_REJECTED);
+	CHECK_INT(delivery__send_now(u, b, 4, NULL), ==, UPLOAD_REJECTED);
 	CHECK(strstr(upload__last_error(u), "HTTP 400"));
 	CHECK(strstr(upload__last_error(u), "bad label \"x\""));
 	CHECK_INT(b->done, ==, 0);
@@ -141,12 +143,12 @@ TEST(upload_parca_status_codes)
 
 	CHECK_INT(loopback__start(&lb, replies, 3), ==, 0);
 	u = client(&lb, UPLOAD_PARCA, NULL, NULL);
-	CHECK_INT(upload__send(u, b, 1, NULL, NULL), ==, UPLOAD_REJECTED);
+	CHECK_INT(upload__send(u, b, NULL), ==, UPLOAD_REJECTED);
 	CHECK(strstr(upload__last_error(u), "INVALID_ARGUMENT: missing name"));
-	CHECK_INT(upload__send(u, b, 1, NULL, NULL), ==, UPLOAD_RETRY_LATER);
+	CHECK_INT(upload__send(u, b, NULL), ==, UPLOAD_RETRY_LATER);
 	CHECK(strstr(upload__last_error(u), "UNAVAILABLE"));
 	/* 200 without a gRPC status is not a gRPC-Web server. */
-	CHECK_INT(upload__send(u, b, 1, NULL, NULL), ==, UPLOAD_REJECTED);
+	CHECK_INT(upload__send(u, b, NULL), ==, UPLOAD_REJECTED);
 	CHECK(strstr(upload__last_error(u), "not gRPC-Web"));
 	CHECK_INT(b->done, ==, 0);
 	loopback__stop(&lb);
@@ -170,7 +172,7 @@ TEST(upload_probe_finds_pyroscope)
 	CHECK_INT(loopback__start(&lb, replies, 3), ==, 0);
 	u = client(&lb, UPLOAD_AUTO, NULL, NULL);
 	CHECK_INT(upload__protocol(u), ==, UPLOAD_AUTO);
-	CHECK_INT(upload__send(u, b, 1, NULL, NULL), ==, UPLOAD_OK);
+	CHECK_INT(upload__send(u, b, NULL), ==, UPLOAD_OK);
 	CHECK_INT(upload__protocol(u), ==, UPLOAD_PYROSCOPE);
 	loopback__stop(&lb);
 	sent = loopback__requests(&lb, &len);
@@ -189,7 +191,7 @@ TEST(upload_down_server_is_retryable)
 	struct batch *b = small_batch();
 	struct upload *u = client(&lb, UPLOAD_AUTO, NULL, NULL);
 
-	CHECK_INT(upload__send(u, b, 2, NULL, NULL), ==, UPLOAD_RETRY_LATER);
+	CHECK_INT(delivery__send_now(u, b, 2, NULL), ==, UPLOAD_RETRY_LATER);
 	CHECK(strstr(upload__last_error(u), "probing the server: connect to 127.0.0.1"));
 	CHECK_INT(upload__protocol(u), ==, UPLOAD_AUTO);
 	upload__free(u);

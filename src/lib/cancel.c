@@ -1,0 +1,93 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Cancel token; see cancel.h. The eventfd counter is never read back, so a
+ * triggered token stays readable for every later poll.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <sys/eventfd.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "lib/cancel.h"
+
+struct cancel {
+	int fd;
+};
+
+int cancel__new(struct cancel **out)
+{
+	struct cancel *c;
+	int err;
+
+	*out = NULL;
+	c = malloc(sizeof(*c));
+	if (!c)
+		return -ENOMEM;
+	c->fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (c->fd < 0) {
+		err = -errno;
+		free(c);
+		return err;
+	}
+	*out = c;
+	return 0;
+}
+
+void cancel__free(struct cancel *c)
+{
+	if (!c)
+		return;
+	close(c->fd);
+	free(c);
+}
+
+void cancel__trigger(struct cancel *c)
+{
+	const uint64_t one = 1;
+	int saved = errno;
+	ssize_t n;
+
+	/* Only a counter at its maximum refuses the write, and the token is triggered then. */
+	n = write(c->fd, &one, sizeof(one));
+	(void)n;
+	errno = saved;
+}
+
+static int64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+bool cancel__wait(const struct cancel *c, int ms)
+{
+	int64_t deadline = now_ms() + (ms > 0 ? ms : 0);
+
+	for (;;) {
+		struct pollfd p = {.fd = c ? c->fd : -1, .events = POLLIN};
+		int64_t left = deadline - now_ms();
+		int n;
+
+		n = poll(&p, 1, (int)(left > 0 ? left : 0));
+		if (n > 0)
+			return true;
+		/* A signal that did not trigger the token (EINTR) leaves the wait to run out. */
+		if (left <= 0 || (n < 0 && errno != EINTR))
+			return false;
+	}
+}
+
+bool cancel__triggered(const struct cancel *c)
+{
+	return cancel__wait(c, 0);
+}
+
+int cancel__fd(const struct cancel *c)
+{
+	return c->fd;
+}
