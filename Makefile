@@ -63,7 +63,7 @@ DEPS := .output/$(DEPS_FLAVOR)/deps
 BPF_OUT := .output/bpf-$(BPF_ARCH)
 # Kernels before 5.3 reject any backward jump, loop or not; clang's tail
 # merging makes shared blocks that are reached by jumping back. The test
-# tests/e2e/bpf_object.sh checks the result.
+# tests/gates/bpf_object.sh checks the result.
 BPF_CFLAGS := -mllvm -enable-tail-merge=false
 SKEL := $(BPF_OUT)/sampler.skel.h
 
@@ -87,7 +87,7 @@ FIXTURES := $(patsubst fixtures/src/%.c,.output/fixtures/%,$(FIXTURE_SRCS))
 
 .DELETE_ON_ERROR:
 
-.PHONY: FORCE all deps cprof unit-tests fuzzers fixtures guest-fixtures arm64 test test-unit demo \
+.PHONY: FORCE all deps cprof unit-tests fuzzers fixtures guest-fixtures arm64 test check test-unit demo \
 	clean distclean format format-files
 
 all: cprof fixtures
@@ -252,6 +252,11 @@ test: all unit-tests
 	$(Q)$(MAKE) --no-print-directory FLAVOR=arm64 cprof
 	$(Q)tests/run
 
+# The developer's quick run (docs/testing.md): the musl unit tests and the
+# scripts tagged "# tag: quick"; no ASan build, no arm64 build, no QEMU, no fuzzing.
+check: all unit-tests
+	$(Q)tests/run --quick
+
 test-unit: unit-tests fixtures
 	$(Q)tests/run --unit-only
 
@@ -266,7 +271,7 @@ clean:
 distclean:
 	rm -rf .output third_party/src qemu/cache cprof
 
-# The one list of files under house style; tests/e2e/style.sh checks the same list.
+# The one list of files under house style; tests/gates/style.sh checks the same list.
 FORMAT_FILES := $(sort $(wildcard src/*.[ch] src/*/*.[ch] bpf/*.[ch] tests/unit/*.[ch] \
 	tests/fuzz/*.c fixtures/src/*.c bench/*.c))
 

@@ -3,48 +3,69 @@
 #
 # One-step build of cprof on a Debian 12 machine:
 #
-#   ./build.sh [MAKE ARGS...]     e.g. ./build.sh, ./build.sh V=1,
-#                                 ./build.sh FLAVOR=asan unit-tests, ./build.sh test,
+#   ./build.sh [MAKE ARGS...]     e.g. ./build.sh, ./build.sh demo, ./build.sh V=1,
+#                                 ./build.sh test, ./build.sh check,
+#                                 ./build.sh FLAVOR=asan unit-tests,
 #                                 ./build.sh arm64 (.output/arm64/cprof)
 #
-# 1. Installs the Debian packages the build and the tests need, only those
-#    missing (apt-get update runs only then). Not root: prints what to install.
+# 1. Installs the Debian packages that are missing (apt-get update runs only
+#    then): those the build needs, and when the make arguments ask for tests
+#    (see wants_tests) those the tests need too. Not root: prints what to install.
 # 2. Runs `make -j2 ARGS...`. The Makefile fetches and builds the pinned
 #    third-party libraries itself (third_party/build.sh, via $(DEPS)/.stamp).
 set -euo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")"
 
-# What the build and test suite use, and why.
-PACKAGES=(
-	make gcc libc6-dev binutils       # host compiler: asan deps, fixtures
+# What building cprof (any flavor's binary, the fixtures) and the demo use, and why.
+BUILD_PACKAGES=(
+	make gcc libc6-dev binutils       # host compiler: asan deps; objcopy: fixtures
 	musl-tools musl-dev               # musl-gcc: the static cprof binary
 	linux-libc-dev                    # kernel UAPI headers (copied to deps/uapi)
-	clang llvm libclang-rt-dev        # BPF object, ASan/UBSan build and runtime, llvm-strip
+	clang llvm                        # BPF object, fixtures, llvm-strip
 	lld                               # links the arm64 cross build (make arm64)
 	bpftool                           # skeleton generation
 	dpkg-dev                          # dpkg-source: unpacks + patches the pinned sources
 	patch                             # third_party/patches/: our small fixes on top
-	file elfutils golang-go           # tests: `file`, eu-readelf, the pprof reader
-	clang-format                      # tests: the style gate (tests/e2e/style.sh)
-	qemu-system-x86 qemu-system-arm   # tests: the kernel matrix (qemu/run)
-	cpio                              # tests: the matrix guests' initramfs
-	libc6-dbg                         # tests: glibc's separate debug files (symbolize_debug.sh)
-	protobuf-compiler                 # tests: protoc compiles the upload test server's .proto files
 )
+# What the tests add, and why.
+TEST_PACKAGES=(
+	libclang-rt-dev                   # ASan/UBSan runtime: FLAVOR=asan, FLAVOR=fuzz
+	file elfutils golang-go           # `file`, eu-readelf, the pprof reader (go tool pprof)
+	clang-format                      # the style gate (tests/gates/style.sh)
+	qemu-system-x86 qemu-system-arm   # the kernel matrix (qemu/run)
+	cpio                              # the matrix guests' initramfs
+	libc6-dbg                         # glibc's separate debug files (symbolize_debug.sh)
+	protobuf-compiler                 # protoc compiles the upload test server's .proto files
+)
+
+# wants_tests MAKE-ARGS...: true when the arguments build or run tests: the
+# goals test, check, test-unit, unit-tests and fuzzers, or the sanitizer flavors.
+wants_tests() {
+	local a
+	for a in "$@"; do
+		case "$a" in
+		test | check | test-unit | unit-tests | fuzzers | FLAVOR=asan | FLAVOR=fuzz) return 0 ;;
+		esac
+	done
+	return 1
+}
 
 installed() {
 	[[ $(dpkg-query -W -f='${db:Status-Status}' "$1" 2>/dev/null) == installed ]]
 }
 
 install_missing() {
-	local missing=() p
-	for p in "${PACKAGES[@]}"; do
+	local missing=() p packages=("${BUILD_PACKAGES[@]}")
+	if [[ $1 == tests ]]; then
+		packages+=("${TEST_PACKAGES[@]}")
+	fi
+	for p in "${packages[@]}"; do
 		installed "$p" || missing+=("$p")
 	done
 	# tests: the upload test server (tests/server) runs on Node.js. A node that
 	# did not come from Debian (e.g. NodeSource's, which bundles npm) is used as is.
-	if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
+	if [[ $1 == tests ]] && { ! command -v node >/dev/null || ! command -v npm >/dev/null; }; then
 		missing+=(nodejs npm)
 	fi
 	[[ ${#missing[@]} -eq 0 ]] && return 0
@@ -68,5 +89,9 @@ install_missing() {
 	fi
 }
 
-install_missing
+if wants_tests "$@"; then
+	install_missing tests
+else
+	install_missing build
+fi
 exec make -j2 "$@"

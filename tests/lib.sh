@@ -1,4 +1,4 @@
-# Shared helpers for tests/e2e/*.sh: the ok/not ok/skip line protocol,
+# Shared helpers for tests/e2e/*.sh and tests/gates/*.sh: the ok/not ok/skip line protocol,
 # root/BPF checks, and a scratch directory removed on exit.
 # shellcheck shell=bash
 set -u

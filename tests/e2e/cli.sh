@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Command-line behaviour that needs no BPF: help, version, and bad input
 # (each a clear one-line message and the documented exit code).
+# tag: quick
 source "$(dirname "$0")/../lib.sh"
 
 "$CPROF" --help >"$TMP/help" 2>&1

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Kernel frames: a syscall-heavy fixture (read(2) of /dev/zero) must show
 # kernel stacks on top of its user stack, named from /proc/kallsyms.
+# tag: quick
 source "$(dirname "$0")/../lib.sh"
 
 if ! why=$(can_bpf 2>&1); then

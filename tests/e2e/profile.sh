@@ -3,6 +3,7 @@
 # (main -> work -> hot_a 70% / hot_b 30%) as a command and by PID, PIE and
 # non-PIE, and check the pprof with Go's reader: stacks, shares, labels,
 # mappings, period and sample types.
+# tag: quick
 source "$(dirname "$0")/../lib.sh"
 
 if ! why=$(can_bpf 2>&1); then

@@ -3,6 +3,7 @@
 # it are profiled together: the right function is named among its
 # neighbours, and the symbol table is loaded once (cprof -v logs each load),
 # shared by both processes. The load time is printed, not asserted.
+# tag: quick
 source "$(dirname "$0")/../lib.sh"
 
 if ! why=$(can_bpf 2>&1); then

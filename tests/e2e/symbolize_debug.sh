@@ -5,6 +5,7 @@
 # with the link's CRC checked; glibc internals through Debian's libc6-dbg.
 # And the fallback that never lies: what nothing names stays module+0xOFFSET,
 # at the right offset, and the summary counts it.
+# tag: quick
 source "$(dirname "$0")/../lib.sh"
 
 "$CPROF" --debug-dir "$TMP/does-not-exist" -d 1 -o "$TMP/x.pb.gz" 2>"$TMP/usage.err"

@@ -2,6 +2,7 @@
 # Issue 3, case 5: a process that exits (and whose binary is deleted) long
 # before the profile is written keeps its names and its mapping: cprof reads
 # a process's memory map and opens its files when it first sees the process.
+# tag: quick
 source "$(dirname "$0")/../lib.sh"
 
 if ! why=$(can_bpf 2>&1); then

@@ -5,6 +5,7 @@
 # two blobs and writes their map, with a malformed line. Then the same
 # process as PID 1 of its own namespaces with a private /tmp: the map is
 # /tmp/perf-1.map inside it, reached through /proc/PID/root.
+# tag: quick
 source "$(dirname "$0")/../lib.sh"
 
 if ! why=$(can_bpf 2>&1); then

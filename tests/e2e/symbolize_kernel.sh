@@ -6,6 +6,7 @@
 # cprof runs without CAP_SYSLOG instead. Module symbols ([module] in
 # kallsyms) are checked when the kernel has loadable modules whose code runs
 # during the profile.
+# tag: quick
 source "$(dirname "$0")/../lib.sh"
 
 if ! why=$(can_bpf 2>&1); then

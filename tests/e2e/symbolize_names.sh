@@ -4,6 +4,7 @@
 # name as system_name and the readable one as name. mangled_names gives its
 # functions Rust and C++ symbol names (no rustc needed); cpp_names is real
 # C++ from the compiler (a class template, an overload set).
+# tag: quick
 source "$(dirname "$0")/../lib.sh"
 
 if ! why=$(can_bpf 2>&1); then

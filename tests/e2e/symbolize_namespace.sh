@@ -5,6 +5,7 @@
 # named through /proc/PID; its pid label is the host PID and ns_pid its PID
 # inside (1). Then the same without CAP_SYS_ADMIN, where /proc/PID/map_files
 # is closed to cprof and the file is found through /proc/PID/root.
+# tag: quick
 source "$(dirname "$0")/../lib.sh"
 
 if ! why=$(can_bpf 2>&1); then

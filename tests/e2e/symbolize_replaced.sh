@@ -4,6 +4,7 @@
 # (/proc/PID/map_files), and a different file now at the same path is never
 # used: without map_files (no CAP_SYS_ADMIN) the path is used only if its
 # device and inode are the mapping's, else the frames stay module+0xOFFSET.
+# tag: quick
 source "$(dirname "$0")/../lib.sh"
 
 if ! why=$(can_bpf 2>&1); then

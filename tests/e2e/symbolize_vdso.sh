@@ -3,6 +3,7 @@
 # reads its own, the same image as every 64-bit process's), not left as
 # [vdso]+0xOFFSET. The fixture spends its time in clock_gettime, which glibc
 # runs in the vDSO.
+# tag: quick
 source "$(dirname "$0")/../lib.sh"
 
 if ! why=$(can_bpf 2>&1); then

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Whole-system mode and signals: -a sees every process; SIGINT/SIGTERM stop
 # early and still write a valid profile.
+# tag: quick
 source "$(dirname "$0")/../lib.sh"
 
 if ! why=$(can_bpf 2>&1); then

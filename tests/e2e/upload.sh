@@ -6,6 +6,7 @@
 # down, slow, failing with 500 or "unavailable", refusing with 400, dropping
 # the connection mid-response, or answering garbage. A failed upload must
 # still leave the profile in a file, and exit 3.
+# tag: quick
 source "$(dirname "$0")/../lib.sh"
 source "$ROOT/tests/server/lib.bash"
 trap 'server_stop; rm -rf "$TMP"' EXIT

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The shipped binary is one static file that runs on a host with nothing else:
 # checked in an empty chroot that has only /proc, /sys and the binary.
+# tag: quick
 source "$(dirname "$0")/../lib.sh"
 
 check file_says_static bash -c "file -L '$CPROF' | grep -q 'statically linked'"

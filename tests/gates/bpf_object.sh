@@ -3,6 +3,7 @@
 # that keep them loadable on old kernels (4.18+) and without kernel BTF; no
 # root needed. Kernels below 5.10 cannot be booted from Debian's archive
 # (qemu/run), so these checks stand in for them.
+# tag: quick
 source "$(dirname "$0")/../lib.sh"
 
 # What Linux 4.18 knows (include/uapi/linux/bpf.h at v4.18): helpers up to
