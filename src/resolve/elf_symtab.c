@@ -14,8 +14,8 @@
  *    (a stripped file has only .dynsym; a full .symtab already holds every
  *    .dynsym entry, and comparing those duplicates name by name was the
  *    bulk of the load time of large C++ binaries);
- *  - aliases at one address keep one name: GLOBAL > WEAK > LOCAL, then fewer
- *    leading underscores, then shorter, then strcmp;
+ *  - aliases at one address keep one name, chosen as for the kernel
+ *    (symbol_rank.h): GLOBAL > WEAK > LOCAL, fewer leading underscores, shorter;
  *  - a sized symbol covers [value, value + size); a size-0 symbol (asm code,
  *    _init, crtstuff) covers up to the next symbol, but never past the end of
  *    its executable PT_LOAD segment, of its section (so _init does not claim
@@ -39,6 +39,7 @@
 #define LOG_MODULE "elf"
 #include "lib/log.h"
 #include "resolve/elf_symtab.h"
+#include "resolve/symbol_rank.h"
 #include "lib/range.h"
 #include "lib/u64map.h"
 
@@ -90,9 +91,9 @@ struct cand {
 	uint64_t start;
 	uint64_t size;
 	const char *name;
-	uint32_t shndx;	 /* 0 when unknown (SHN_XINDEX) */
-	uint16_t strtab; /* index in load_ctx.tabs */
-	uint8_t bind_rank;
+	uint32_t shndx;	    /* 0 when unknown (SHN_XINDEX) */
+	uint16_t strtab;    /* index in load_ctx.tabs */
+	uint8_t bind;	    /* enum symbol_bind */
 	uint8_t from_debug; /* shndx is a section of the debug file */
 };
 
@@ -529,45 +530,24 @@ int elf_symtab__offset_to_vaddr(const struct elf_symtab *e, uint64_t file_offset
 	return -ENOENT;
 }
 
-static int bind_rank(unsigned int bind)
+static enum symbol_bind bind_of(unsigned int stb)
 {
-	switch (bind) {
+	switch (stb) {
 	case STB_GLOBAL:
 	case STB_GNU_UNIQUE:
-		return 2;
+		return SYMBOL_GLOBAL;
 	case STB_WEAK:
-		return 1;
+		return SYMBOL_WEAK;
 	default:
-		return 0;
+		return SYMBOL_LOCAL;
 	}
 }
 
-static int leading_underscores(const char *s)
-{
-	int n = 0;
-
-	while (s[n] == '_')
-		n++;
-	return n;
-}
-
-/* Whether alias x is preferred over alias y; a total order, so the choice is deterministic. */
+/* Whether alias x is preferred over alias y (symbol_rank.h). */
 static bool better_alias(const struct cand *x, const struct cand *y)
 {
-	size_t lx, ly;
-	int ux, uy;
-
-	if (x->bind_rank != y->bind_rank)
-		return x->bind_rank > y->bind_rank;
-	ux = leading_underscores(x->name);
-	uy = leading_underscores(y->name);
-	if (ux != uy)
-		return ux < uy;
-	lx = strlen(x->name);
-	ly = strlen(y->name);
-	if (lx != ly)
-		return lx < ly;
-	return strcmp(x->name, y->name) < 0;
+	return symbol_rank_cmp(x->bind, x->name, strlen(x->name), y->bind, y->name,
+			       strlen(y->name)) < 0;
 }
 
 /*
@@ -719,7 +699,7 @@ static int collect(struct elf_symtab *e, bool from_debug, struct load_ctx *ctx, 
 			.name = str + sym.st_name,
 			.shndx = sym.st_shndx == SHN_XINDEX ? 0 : sym.st_shndx,
 			.strtab = strtab,
-			.bind_rank = bind_rank(GELF_ST_BIND(sym.st_info)),
+			.bind = bind_of(GELF_ST_BIND(sym.st_info)),
 			.from_debug = from_debug,
 		};
 	}
