@@ -308,7 +308,8 @@ void delivery__finish(struct delivery *d, struct delivery_stats *st)
 		d->started = false;
 	}
 	*st = d->st;
-	st->dropped = spool__dropped(d->spool) + d->write_failures + d->queue_dropped;
+	st->dropped = spool__dropped(d->spool) + spool__corrupt(d->spool) + d->write_failures +
+		      d->queue_dropped;
 	st->in_spool = spool__count(d->spool);
 }
 

@@ -70,7 +70,6 @@ struct elf_symtab {
 	void *image; /* private copy of an in-memory ELF image, or NULL */
 	Elf *elf;
 	uint64_t file_size;
-	int type;
 	struct elf_segment *segs;
 	size_t nsegs;
 	char build_id[2 * MAX_BUILD_ID_SIZE + 1];
@@ -326,7 +325,6 @@ static int read_headers(struct elf_symtab *e)
 			 eh.e_type);
 		return -ENOEXEC;
 	}
-	e->type = eh.e_type;
 	err = check_header_tables(e, &eh);
 	if (err)
 		return err;
@@ -463,11 +461,6 @@ void elf_symtab__free(struct elf_symtab *e)
 const char *elf_symtab__build_id(const struct elf_symtab *e)
 {
 	return e && e->build_id[0] ? e->build_id : NULL;
-}
-
-int elf_symtab__type(const struct elf_symtab *e)
-{
-	return e ? e->type : ET_NONE;
 }
 
 bool elf_symtab__has_symtab(const struct elf_symtab *e)
