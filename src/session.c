@@ -18,11 +18,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "deliver/batch.h"
 #include "deliver/batcher.h"
+#include "lib/clock.h"
 #include "deliver/delivery.h"
 #include "encode/folded.h"
 #include "deliver/output.h"
@@ -86,14 +86,6 @@ static void install_signals(void)
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
-}
-
-static uint64_t now_ns(clockid_t clk)
-{
-	struct timespec ts;
-
-	clock_gettime(clk, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
 /*
@@ -504,7 +496,7 @@ int session__run(const struct session_opts *o)
 	}
 	if (o->upload && setup_upload(&r))
 		goto cleanup;
-	meta.time_ns = now_ns(CLOCK_REALTIME);
+	meta.time_ns = clock__real_ns();
 	r.prof = profile__new(&meta);
 	if (!r.prof || symbolizer__new(r.prof, &r.sym) ||
 	    (o->debug_dir && symbolizer__set_debug_dir(r.sym, o->debug_dir))) {
@@ -530,8 +522,8 @@ int session__run(const struct session_opts *o)
 	err = sampler__start(r.sampler);
 	if (err)
 		goto cleanup;
-	start = now_ns(CLOCK_MONOTONIC);
-	profile__set_time(r.prof, now_ns(CLOCK_REALTIME));
+	start = clock__mono_ns();
+	profile__set_time(r.prof, clock__real_ns());
 	pr_info("sampling started at %u Hz on %d CPUs", o->hz, sampler__cpu_count(r.sampler));
 	if (o->interval_ms) {
 		if (delivery__start(r.upload, r.spool, CONTINUOUS_ATTEMPTS, o->spool_max_bytes,
@@ -557,7 +549,7 @@ int session__run(const struct session_opts *o)
 	while (!stop_requested) {
 		int timeout = POLL_MS;
 
-		now = now_ns(CLOCK_MONOTONIC);
+		now = clock__mono_ns();
 		if (deadline && now >= deadline)
 			break;
 		if (deadline && (deadline - now) / 1000000 < (uint64_t)timeout)
@@ -577,7 +569,7 @@ int session__run(const struct session_opts *o)
 			pr_info("all target processes have exited");
 			break;
 		}
-		now = now_ns(CLOCK_MONOTONIC);
+		now = clock__mono_ns();
 		/* The last interval ends with the run, after the loop. */
 		if (deadline && now >= deadline)
 			break;
@@ -600,7 +592,7 @@ int session__run(const struct session_opts *o)
 
 	info.ncpus = sampler__cpu_count(r.sampler);
 	sampler__stop(r.sampler);
-	now = now_ns(CLOCK_MONOTONIC);
+	now = clock__mono_ns();
 	profile__set_duration(r.prof, now - start);
 	info.duration_ns = now - start;
 	drain(&r);

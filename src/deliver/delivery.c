@@ -18,6 +18,7 @@
 #define LOG_MODULE "upload"
 #include "lib/log.h"
 #include "deliver/batch.h"
+#include "lib/clock.h"
 #include "deliver/delivery.h"
 #include "deliver/spool.h"
 #include "deliver/upload.h"
@@ -54,18 +55,10 @@ struct delivery {
 	bool final_failed;   /* while finishing: the server failed once, spool the rest */
 };
 
-static int64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 static void failed(struct delivery *d)
 {
 	d->failures++;
-	d->retry_at = now_ms() + upload__backoff_ms(d->u, d->failures);
+	d->retry_at = clock__mono_ms() + upload__backoff_ms(d->u, d->failures);
 	if (d->finishing_seen)
 		d->final_failed = true;
 	if (!d->outage)
@@ -193,7 +186,7 @@ static void *run(void *arg)
 		/* Once finishing is seen, sends are single attempts: stop_waiting is moot. */
 		d->finishing_seen = d->finishing;
 		spool_due = spool__count(d->spool) &&
-			    (d->finishing ? !d->final_failed : now_ms() >= d->retry_at);
+			    (d->finishing ? !d->final_failed : clock__mono_ms() >= d->retry_at);
 
 		if (spool_due) {
 			pthread_mutex_unlock(&d->lock);

@@ -33,11 +33,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #define LOG_MODULE "elf"
 #include "lib/log.h"
+#include "lib/clock.h"
 #include "resolve/elf_symtab.h"
 #include "resolve/symbol_rank.h"
 #include "lib/range.h"
@@ -964,23 +964,15 @@ cleanup:
 	return err;
 }
 
-static uint64_t elapsed_us(const struct timespec *t0)
-{
-	struct timespec t1;
-
-	clock_gettime(CLOCK_MONOTONIC, &t1);
-	return (uint64_t)(t1.tv_sec - t0->tv_sec) * 1000000 + (t1.tv_nsec - t0->tv_nsec) / 1000;
-}
-
 static void ensure_loaded(struct elf_symtab *e)
 {
-	struct timespec t0;
+	uint64_t t0;
 	int err;
 
 	if (e->loaded)
 		return;
 	e->loaded = true;
-	clock_gettime(CLOCK_MONOTONIC, &t0);
+	t0 = clock__mono_ns();
 	err = load_symbols(e);
 	if (err) {
 		pr_warn("%s: cannot load symbols: %s", e->path, strerror(-err));
@@ -993,7 +985,7 @@ static void ensure_loaded(struct elf_symtab *e)
 	} else {
 		pr_debug("%s: %zu function symbols%s%s, loaded in %.1f ms", e->path, e->nsyms,
 			 e->debug_path ? " from " : "", e->debug_path ? e->debug_path : "",
-			 elapsed_us(&t0) / 1000.0);
+			 (clock__mono_ns() - t0) / 1e6);
 	}
 	close_file(e);
 }
