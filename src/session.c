@@ -18,11 +18,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "deliver/batch.h"
 #include "deliver/batcher.h"
+#include "lib/clock.h"
 #include "deliver/delivery.h"
 #include "encode/folded.h"
 #include "deliver/output.h"
@@ -48,14 +48,6 @@
 /* One-shot: about 3.5 s of backoff in all. Continuous: the spool takes over sooner. */
 #define ONESHOT_ATTEMPTS    4
 #define CONTINUOUS_ATTEMPTS 3
-
-static uint64_t now_ns(clockid_t clk)
-{
-	struct timespec ts;
-
-	clock_gettime(clk, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 /*
  * Kernels before 5.11 charge BPF maps to RLIMIT_MEMLOCK; later ones use memory
@@ -469,7 +461,7 @@ int session__run(const struct session_opts *o)
 	}
 	if (o->upload && setup_upload(&r))
 		goto cleanup;
-	meta.time_ns = now_ns(CLOCK_REALTIME);
+	meta.time_ns = clock__real_ns();
 	r.prof = profile__new(&meta);
 	if (!r.prof || symbolizer__new(r.prof, &r.sym) ||
 	    (o->debug_dir && symbolizer__set_debug_dir(r.sym, o->debug_dir))) {
@@ -495,8 +487,8 @@ int session__run(const struct session_opts *o)
 	err = sampler__start(r.sampler);
 	if (err)
 		goto cleanup;
-	start = now_ns(CLOCK_MONOTONIC);
-	profile__set_time(r.prof, now_ns(CLOCK_REALTIME));
+	start = clock__mono_ns();
+	profile__set_time(r.prof, clock__real_ns());
 	pr_info("sampling started at %u Hz on %d CPUs", o->hz, sampler__cpu_count(r.sampler));
 	if (o->interval_ms) {
 		if (delivery__start(r.upload, r.spool, CONTINUOUS_ATTEMPTS, o->spool_max_bytes,
@@ -522,7 +514,7 @@ int session__run(const struct session_opts *o)
 	while (!signals__stop_requested()) {
 		int timeout = POLL_MS;
 
-		now = now_ns(CLOCK_MONOTONIC);
+		now = clock__mono_ns();
 		if (deadline && now >= deadline)
 			break;
 		if (deadline && (deadline - now) / 1000000 < (uint64_t)timeout)
@@ -542,7 +534,7 @@ int session__run(const struct session_opts *o)
 			pr_info("all target processes have exited");
 			break;
 		}
-		now = now_ns(CLOCK_MONOTONIC);
+		now = clock__mono_ns();
 		/* The last interval ends with the run, after the loop. */
 		if (deadline && now >= deadline)
 			break;
@@ -565,7 +557,7 @@ int session__run(const struct session_opts *o)
 
 	info.ncpus = sampler__cpu_count(r.sampler);
 	sampler__stop(r.sampler);
-	now = now_ns(CLOCK_MONOTONIC);
+	now = clock__mono_ns();
 	profile__set_duration(r.prof, now - start);
 	info.duration_ns = now - start;
 	if (signals__stop_requested())

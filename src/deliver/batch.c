@@ -5,10 +5,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "deliver/batch.h"
+#include "lib/clock.h"
 
 struct batch *batch__new(uint64_t time_ns, uint64_t duration_ns)
 {
@@ -50,11 +50,8 @@ static void new_uuid(char out[BATCH_ID_LEN + 1])
 	}
 	if (got < sizeof(r)) {
 		/* No entropy yet (early boot): time and PID still make it unique enough. */
-		struct timespec ts;
-		uint64_t x;
+		uint64_t x = clock__real_ns();
 
-		clock_gettime(CLOCK_REALTIME, &ts);
-		x = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 		memcpy(r, &x, sizeof(x));
 		x ^= (uint64_t)getpid() << 32 | (uint64_t)(uintptr_t)out;
 		memcpy(r + 8, &x, sizeof(x));

@@ -24,6 +24,7 @@
 #include "lib/log.h"
 #include "lib/cancel.h"
 #include "deliver/batch.h"
+#include "lib/clock.h"
 #include "deliver/delivery.h"
 #include "deliver/spool.h"
 #include "deliver/upload.h"
@@ -60,14 +61,6 @@ struct delivery {
 	bool finishing_seen; /* d->finishing as last read under the lock */
 	bool final_failed;   /* while finishing: the server failed once, spool the rest */
 };
-
-static int64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 static uint64_t seed(const void *p)
 {
@@ -130,7 +123,7 @@ enum upload_result delivery__send_now(struct upload *u, struct batch *b, int att
 static void failed(struct delivery *d)
 {
 	d->failures++;
-	d->retry_at = now_ms() + backoff_ms(&d->rng, d->u, d->failures);
+	d->retry_at = clock__mono_ms() + backoff_ms(&d->rng, d->u, d->failures);
 	if (d->finishing_seen)
 		d->final_failed = true;
 	if (!d->outage)
@@ -227,7 +220,8 @@ static void send_first(struct delivery *d, struct batch *b)
 		break;
 	default:
 		if (!d->finishing_seen && d->tries < d->attempts) {
-			d->retry_at = now_ms() + retry_wait(&d->rng, d->u, d->tries, d->attempts);
+			d->retry_at =
+				clock__mono_ms() + retry_wait(&d->rng, d->u, d->tries, d->attempts);
 			d->pending = b;
 			return;
 		}
@@ -253,10 +247,10 @@ static void deliver(struct delivery *d, struct batch *b)
 static bool retry_due(const struct delivery *d)
 {
 	if (d->pending)
-		return d->finishing_seen || now_ms() >= d->retry_at;
+		return d->finishing_seen || clock__mono_ms() >= d->retry_at;
 	if (!spool__count(d->spool))
 		return false;
-	return d->finishing_seen ? !d->final_failed : now_ms() >= d->retry_at;
+	return d->finishing_seen ? !d->final_failed : clock__mono_ms() >= d->retry_at;
 }
 
 static void wait_for_work(struct delivery *d)
@@ -396,7 +390,8 @@ void delivery__finish(struct delivery *d, struct delivery_stats *st)
 		d->started = false;
 	}
 	*st = d->st;
-	st->dropped = spool__dropped(d->spool) + d->write_failures + d->queue_dropped;
+	st->dropped = spool__dropped(d->spool) + spool__corrupt(d->spool) + d->write_failures +
+		      d->queue_dropped;
 	st->in_spool = spool__count(d->spool);
 }
 

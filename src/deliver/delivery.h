@@ -32,7 +32,7 @@ struct delivery_stats {
 	uint64_t sent_from_spool; /* of those, sent after a stay in the spool */
 	uint64_t spooled;	  /* written to the spool */
 	uint64_t rejected;	  /* refused by the server, which retrying would not change */
-	uint64_t dropped;	  /* lost to the spool's size cap or a failed spool write */
+	uint64_t dropped;	  /* lost to the spool's cap, a failed write, a corrupt entry */
 	uint64_t in_spool;	  /* still in the spool at the end */
 };
 

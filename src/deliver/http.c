@@ -15,12 +15,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <time.h>
 #include <unistd.h>
 
 #define LOG_MODULE "http"
 #include "lib/log.h"
 #include "lib/cancel.h"
+#include "lib/clock.h"
 #include "deliver/http.h"
 
 #define MAX_CHUNK_LINE	 1024
@@ -463,14 +463,6 @@ int http__parse_response(const uint8_t *buf, size_t len, bool eof, size_t max_bo
 
 /* The client. */
 
-static int64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /* Waits for events on fd until deadline, or until the cancel token (if any) is triggered. */
 static int wait_fd(int fd, short events, int64_t deadline, const struct cancel *cancel)
 {
@@ -479,7 +471,7 @@ static int wait_fd(int fd, short events, int64_t deadline, const struct cancel *
 			{.fd = fd, .events = events},
 			{.fd = cancel ? cancel__fd(cancel) : -1, .events = POLLIN},
 		};
-		int64_t left = deadline - now_ms();
+		int64_t left = deadline - clock__mono_ms();
 		int n;
 
 		if (left <= 0)
@@ -527,7 +519,7 @@ static int connect_any(const struct http_url *u, const struct http_request *req,
 		       size_t msg_size)
 {
 	struct addrinfo hints = {.ai_socktype = SOCK_STREAM}, *res = NULL, *ai;
-	int64_t deadline = now_ms() + req->timeout_ms;
+	int64_t deadline = clock__mono_ms() + req->timeout_ms;
 	int rc, err = -EHOSTUNREACH;
 
 	rc = getaddrinfo(u->host, u->port, &hints, &res);
@@ -604,7 +596,7 @@ static int build_head(const struct http_url *u, const struct http_request *req, 
 static int receive(int fd, const struct http_request *req, struct http_response *resp, char *msg,
 		   size_t msg_size)
 {
-	int64_t deadline = now_ms() + req->timeout_ms;
+	int64_t deadline = clock__mono_ms() + req->timeout_ms;
 	/* Room for the headers and a chunked encoding of the largest body allowed. */
 	size_t cap_limit = HTTP_MAX_HEADER_BYTES + 2 * req->max_body + 4096;
 	size_t len = 0, cap = 0, need = 1;
@@ -709,7 +701,7 @@ int http__request(const struct http_url *url, const struct http_request *req,
 		return err;
 	pr_debug("%s http://%s%s (%zu bytes)", req->method, url->hostport, req->target,
 		 req->body_len);
-	deadline = now_ms() + req->timeout_ms;
+	deadline = clock__mono_ms() + req->timeout_ms;
 	send_err = send_all(fd, head, head_len, deadline, req->cancel);
 	if (!send_err && req->body_len)
 		send_err = send_all(fd, req->body, req->body_len, deadline, req->cancel);

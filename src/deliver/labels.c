@@ -8,6 +8,7 @@
  */
 #include <ctype.h>
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -104,7 +105,8 @@ void labels__clear(struct labels *l)
 	l->n = 0;
 }
 
-bool labels__valid_name(const char *name)
+/* Prometheus' label-name rule, which Parca and Pyroscope enforce. */
+static bool valid_name(const char *name)
 {
 	const char *p;
 
@@ -207,7 +209,7 @@ const char *labels__parse_arg(struct labels *l, const char *arg)
 		return "the label name must have 1 to 255 characters";
 	memcpy(name, arg, n);
 	name[n] = '\0';
-	if (!labels__valid_name(name))
+	if (!valid_name(name))
 		return "label names are letters, digits and '_', not starting with a digit";
 	if (name[0] == '_' && name[1] == '_' && strcmp(name, "__name__") != 0)
 		return "names starting with '__' are reserved (except __name__)";

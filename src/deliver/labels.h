@@ -9,7 +9,6 @@
 #ifndef CPROF_LABELS_H
 #define CPROF_LABELS_H
 
-#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -31,8 +30,6 @@ const char *labels__get(const struct labels *l, const char *name);
 int labels__merge(struct labels *dst, const struct labels *src);
 void labels__clear(struct labels *l);
 
-/* Prometheus' label-name rule, which Parca and Pyroscope enforce. */
-bool labels__valid_name(const char *name);
 /* Adds a --label NAME=VALUE; returns NULL, or why the argument is refused. */
 const char *labels__parse_arg(struct labels *l, const char *arg);
 /* __name__, service_name, hostname, kernel_release and arch. */

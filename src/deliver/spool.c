@@ -603,11 +603,6 @@ size_t spool__count(const struct spool *s)
 	return s->n - s->head;
 }
 
-uint64_t spool__bytes(const struct spool *s)
-{
-	return s->bytes;
-}
-
 uint64_t spool__dropped(const struct spool *s)
 {
 	return s->dropped;

@@ -35,7 +35,6 @@ int spool__pop(struct spool *s);
 int spool__update_head(struct spool *s, const struct batch *b);
 
 size_t spool__count(const struct spool *s);
-uint64_t spool__bytes(const struct spool *s);
 uint64_t spool__dropped(const struct spool *s); /* entries dropped to respect the cap */
 uint64_t spool__corrupt(const struct spool *s); /* unreadable entries removed */
 const char *spool__dir(const struct spool *s);

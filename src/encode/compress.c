@@ -137,21 +137,3 @@ void compress__gzip_free(struct gzip_stream *gz)
 	free(gz->out);
 	free(gz);
 }
-
-int compress__gzip(const void *in, size_t len, uint8_t **out, size_t *out_len)
-{
-	struct gzip_stream *gz;
-	int err;
-
-	*out = NULL;
-	*out_len = 0;
-	err = compress__gzip_begin(&gz);
-	if (err)
-		return err;
-	err = compress__gzip_write(gz, in, len);
-	if (err) {
-		compress__gzip_free(gz);
-		return err;
-	}
-	return compress__gzip_end(gz, out, out_len);
-}

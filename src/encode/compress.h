@@ -22,7 +22,4 @@ int compress__gzip_end(struct gzip_stream *gz, uint8_t **out, size_t *out_len);
 /* Abandons a stream (NULL-safe). */
 void compress__gzip_free(struct gzip_stream *gz);
 
-/* All of in at once; returns 0 or a negative errno. */
-int compress__gzip(const void *in, size_t len, uint8_t **out, size_t *out_len);
-
 #endif

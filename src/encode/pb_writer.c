@@ -16,6 +16,12 @@
 #define MAX_FIELD	((1u << 29) - 1)
 #define MIN_BUFFER	256
 
+/* The wire types of the fields written here. */
+enum wire_type {
+	WT_VARINT = 0,
+	WT_LEN = 2,
+};
+
 static int buffer_write(void *ctx, const uint8_t *data, size_t len)
 {
 	struct pb_buffer *b = ctx;
@@ -40,17 +46,6 @@ static int buffer_write(void *ctx, const uint8_t *data, size_t len)
 	return 0;
 }
 
-static int fixed_write(void *ctx, const uint8_t *data, size_t len)
-{
-	struct pb_fixed *f = ctx;
-
-	if (len > f->size - f->len)
-		return -ENOSPC;
-	memcpy(f->data + f->len, data, len);
-	f->len += len;
-	return 0;
-}
-
 void pb_writer__init_counting(struct pb_writer *w)
 {
 	*w = (struct pb_writer){.max_size = SIZE_MAX};
@@ -65,12 +60,6 @@ void pb_writer__init_buffer(struct pb_writer *w, struct pb_buffer *buf)
 {
 	*buf = (struct pb_buffer){0};
 	*w = (struct pb_writer){.sink = buffer_write, .ctx = buf, .max_size = SIZE_MAX};
-}
-
-void pb_writer__init_fixed(struct pb_writer *w, struct pb_fixed *fixed, uint8_t *data, size_t size)
-{
-	*fixed = (struct pb_fixed){.data = data, .size = size};
-	*w = (struct pb_writer){.sink = fixed_write, .ctx = fixed, .max_size = SIZE_MAX};
 }
 
 void pb_buffer__free(struct pb_buffer *buf)
@@ -88,7 +77,7 @@ static int fail(struct pb_writer *w, int err)
 	return w->err;
 }
 
-size_t pb_varint_size(uint64_t v)
+static size_t varint_size(uint64_t v)
 {
 	size_t n = 1;
 
@@ -119,7 +108,7 @@ int pb_writer__raw(struct pb_writer *w, const void *data, size_t len)
 	return 0;
 }
 
-int pb_writer__varint(struct pb_writer *w, uint64_t v)
+static int put_varint(struct pb_writer *w, uint64_t v)
 {
 	uint8_t buf[MAX_VARINT_SIZE];
 	size_t n = 0;
@@ -132,7 +121,7 @@ int pb_writer__varint(struct pb_writer *w, uint64_t v)
 	return pb_writer__raw(w, buf, n);
 }
 
-int pb_writer__tag(struct pb_writer *w, uint32_t field, enum pb_wire_type wt)
+static int put_tag(struct pb_writer *w, uint32_t field, enum wire_type wt)
 {
 	if (w->err)
 		return w->err;
@@ -140,26 +129,13 @@ int pb_writer__tag(struct pb_writer *w, uint32_t field, enum pb_wire_type wt)
 		pr_err("invalid field number %u", field);
 		return fail(w, -EINVAL);
 	}
-	return pb_writer__varint(w, (uint64_t)field << 3 | wt);
+	return put_varint(w, (uint64_t)field << 3 | wt);
 }
 
 int pb_writer__uint64(struct pb_writer *w, uint32_t field, uint64_t v)
 {
-	pb_writer__tag(w, field, PB_WT_VARINT);
-	return pb_writer__varint(w, v);
-}
-
-/* Two's complement as 10 bytes for negatives, as protobuf's int64 requires. */
-int pb_writer__int64(struct pb_writer *w, uint32_t field, int64_t v)
-{
-	return pb_writer__uint64(w, field, (uint64_t)v);
-}
-
-int pb_writer__sint64(struct pb_writer *w, uint32_t field, int64_t v)
-{
-	uint64_t u = (uint64_t)v;
-
-	return pb_writer__uint64(w, field, u << 1 ^ (0 - (u >> 63)));
+	put_tag(w, field, WT_VARINT);
+	return put_varint(w, v);
 }
 
 int pb_writer__bool(struct pb_writer *w, uint32_t field, bool v)
@@ -169,8 +145,8 @@ int pb_writer__bool(struct pb_writer *w, uint32_t field, bool v)
 
 int pb_writer__bytes(struct pb_writer *w, uint32_t field, const void *data, size_t len)
 {
-	pb_writer__tag(w, field, PB_WT_LEN);
-	pb_writer__varint(w, len);
+	put_tag(w, field, WT_LEN);
+	put_varint(w, len);
 	return pb_writer__raw(w, data, len);
 }
 
@@ -194,11 +170,11 @@ static int packed(struct pb_writer *w, uint32_t field, const void *v, size_t n, 
 	if (!n)
 		return w->err;
 	for (i = 0; i < n; i++)
-		size += pb_varint_size(element(v, i, width));
-	pb_writer__tag(w, field, PB_WT_LEN);
-	pb_writer__varint(w, size);
+		size += varint_size(element(v, i, width));
+	put_tag(w, field, WT_LEN);
+	put_varint(w, size);
 	for (i = 0; i < n && !w->err; i++)
-		pb_writer__varint(w, element(v, i, width));
+		put_varint(w, element(v, i, width));
 	return w->err;
 }
 
@@ -226,8 +202,8 @@ int pb_writer__submessage(struct pb_writer *w, uint32_t field, pb_encode_fn enco
 		return fail(w, err ? err : sub.err);
 	size = sub.bytes_written;
 
-	pb_writer__tag(w, field, PB_WT_LEN);
-	err = pb_writer__varint(w, size);
+	put_tag(w, field, WT_LEN);
+	err = put_varint(w, size);
 	if (err)
 		return err;
 	if (!w->sink)

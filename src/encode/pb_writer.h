@@ -16,13 +16,6 @@
 #include <stddef.h>
 #include <stdint.h>
 
-enum pb_wire_type {
-	PB_WT_VARINT = 0,
-	PB_WT_64BIT = 1,
-	PB_WT_LEN = 2,
-	PB_WT_32BIT = 5,
-};
-
 /* Writes all len bytes or none, returning 0 or a negative errno. */
 typedef int (*pb_sink_fn)(void *ctx, const uint8_t *data, size_t len);
 
@@ -41,30 +34,16 @@ struct pb_buffer {
 	size_t cap;
 };
 
-/* A sink into caller memory that fails with -ENOSPC rather than overflow it. */
-struct pb_fixed {
-	uint8_t *data;
-	size_t len;
-	size_t size;
-};
-
 void pb_writer__init_counting(struct pb_writer *w);
 /* Any sink: for instance a compressor (compress__gzip_write). */
 void pb_writer__init_sink(struct pb_writer *w, pb_sink_fn sink, void *ctx);
 void pb_writer__init_buffer(struct pb_writer *w, struct pb_buffer *buf);
-void pb_writer__init_fixed(struct pb_writer *w, struct pb_fixed *fixed, uint8_t *data, size_t size);
 void pb_buffer__free(struct pb_buffer *buf);
 
-size_t pb_varint_size(uint64_t v);
-
 int pb_writer__raw(struct pb_writer *w, const void *data, size_t len);
-int pb_writer__varint(struct pb_writer *w, uint64_t v);
-int pb_writer__tag(struct pb_writer *w, uint32_t field, enum pb_wire_type wt);
 
 /* Scalar fields, always written (omitting proto3 defaults is the caller's choice). */
 int pb_writer__uint64(struct pb_writer *w, uint32_t field, uint64_t v);
-int pb_writer__int64(struct pb_writer *w, uint32_t field, int64_t v);
-int pb_writer__sint64(struct pb_writer *w, uint32_t field, int64_t v);
 int pb_writer__bool(struct pb_writer *w, uint32_t field, bool v);
 
 int pb_writer__bytes(struct pb_writer *w, uint32_t field, const void *data, size_t len);

@@ -459,25 +459,6 @@ cleanup:
 	return err;
 }
 
-int pprof__encode(const struct profile *p, uint8_t **out, size_t *out_len)
-{
-	struct pb_buffer buf;
-	struct pb_writer w;
-	int err;
-
-	*out = NULL;
-	*out_len = 0;
-	pb_writer__init_buffer(&w, &buf);
-	err = encode_into(p, &w);
-	if (err) {
-		pb_buffer__free(&buf);
-		return err;
-	}
-	*out = buf.data;
-	*out_len = buf.len;
-	return 0;
-}
-
 /* Compressed as it is encoded: the uncompressed message is never held whole. */
 int pprof__encode_gz(const struct profile *p, uint8_t **out, size_t *out_len)
 {

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 /* Messages go to stderr so that `-o -` can stream the profile on stdout. */
+#include <stdarg.h>
 #include <stdio.h>
 
 #include "lib/log.h"
@@ -16,25 +17,19 @@ enum log_level log_get_level(void)
 	return current_level;
 }
 
-void log_vprint(enum log_level level, const char *module, const char *fmt, va_list ap)
+void log_print(enum log_level level, const char *module, const char *fmt, ...)
 {
 	char buf[1024];
+	va_list ap;
 
 	if (level > current_level)
 		return;
 	/* One write per message keeps lines whole when threads log concurrently. */
+	va_start(ap, fmt);
 	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
 	if (module)
 		fprintf(stderr, "cprof: %s: %s\n", module, buf);
 	else
 		fprintf(stderr, "cprof: %s\n", buf);
-}
-
-void log_print(enum log_level level, const char *module, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	log_vprint(level, module, fmt, ap);
-	va_end(ap);
 }

@@ -7,8 +7,6 @@
 #ifndef CPROF_LOG_H
 #define CPROF_LOG_H
 
-#include <stdarg.h>
-
 enum log_level {
 	LOG_ERROR = 0,
 	LOG_WARN = 1,
@@ -20,7 +18,6 @@ void log_set_level(enum log_level level);
 enum log_level log_get_level(void);
 void log_print(enum log_level level, const char *module, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
-void log_vprint(enum log_level level, const char *module, const char *fmt, va_list ap);
 
 #ifndef LOG_MODULE
 #define LOG_MODULE NULL

@@ -136,17 +136,6 @@ long strpool__add(struct strpool *set, const char *s)
 	return (long)set->count - 1;
 }
 
-long strpool__find(const struct strpool *set, const char *s)
-{
-	const struct slot *sl;
-	size_t len;
-
-	if (!set->nslots)
-		return -ENOENT;
-	sl = lookup(set, s, hash_str(s, &len));
-	return sl->id1 ? (long)sl->id1 - 1 : -ENOENT;
-}
-
 const char *strpool__str(const struct strpool *set, size_t id)
 {
 	return id < set->count ? set->strs[id] : NULL;

@@ -18,8 +18,6 @@ void strpool__free(struct strpool *set);
 
 /* Interns a copy of s; returns its id, or -ENOMEM. */
 long strpool__add(struct strpool *set, const char *s);
-/* The id of the string equal to s, or -ENOENT. */
-long strpool__find(const struct strpool *set, const char *s);
 /* The interned string with that id, or NULL if there is none. */
 const char *strpool__str(const struct strpool *set, size_t id);
 size_t strpool__count(const struct strpool *set);

@@ -29,7 +29,8 @@ enum check {
 	CHECK_CRC,
 };
 
-int debug_file__crc32(int fd, uint32_t *crc)
+/* CRC32 (as in .gnu_debuglink) of a whole file, read from offset 0 to its end. */
+static int file_crc32(int fd, uint32_t *crc)
 {
 	size_t size = 1 << 18;
 	unsigned char *buf = malloc(size);
@@ -78,7 +79,7 @@ static int try_candidate(uint32_t root_pid, const char *path, const struct elf_s
 		snprintf(display, sizeof(display), "%s", path);
 	if (check == CHECK_CRC) {
 		elf_symtab__debuglink(e, &want_crc);
-		err = debug_file__crc32(fd, &crc);
+		err = file_crc32(fd, &crc);
 		if (err || crc != want_crc) {
 			pr_debug("%s: CRC %08x, the debuglink wants %08x: another build", display,
 				 err ? 0 : crc, want_crc);

@@ -32,7 +32,4 @@ struct elf_symtab;
 int debug_file__find(const char *debug_dir, uint32_t pid, const char *path,
 		     const struct elf_symtab *e, struct elf_symtab **out);
 
-/* CRC32 (as in .gnu_debuglink) of a whole file, read from offset 0 to its end. */
-int debug_file__crc32(int fd, uint32_t *crc);
-
 #endif

@@ -14,8 +14,8 @@
  *    (a stripped file has only .dynsym; a full .symtab already holds every
  *    .dynsym entry, and comparing those duplicates name by name was the
  *    bulk of the load time of large C++ binaries);
- *  - aliases at one address keep one name: GLOBAL > WEAK > LOCAL, then fewer
- *    leading underscores, then shorter, then strcmp;
+ *  - aliases at one address keep one name, chosen as for the kernel
+ *    (symbol_rank.h): GLOBAL > WEAK > LOCAL, fewer leading underscores, shorter;
  *  - a sized symbol covers [value, value + size); a size-0 symbol (asm code,
  *    _init, crtstuff) covers up to the next symbol, but never past the end of
  *    its executable PT_LOAD segment, of its section (so _init does not claim
@@ -33,12 +33,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #define LOG_MODULE "elf"
 #include "lib/log.h"
+#include "lib/clock.h"
 #include "resolve/elf_symtab.h"
+#include "resolve/symbol_rank.h"
 #include "lib/range.h"
 #include "lib/u64map.h"
 
@@ -69,7 +70,6 @@ struct elf_symtab {
 	void *image; /* private copy of an in-memory ELF image, or NULL */
 	Elf *elf;
 	uint64_t file_size;
-	int type;
 	struct elf_segment *segs;
 	size_t nsegs;
 	char build_id[2 * MAX_BUILD_ID_SIZE + 1];
@@ -90,9 +90,9 @@ struct cand {
 	uint64_t start;
 	uint64_t size;
 	const char *name;
-	uint32_t shndx;	 /* 0 when unknown (SHN_XINDEX) */
-	uint16_t strtab; /* index in load_ctx.tabs */
-	uint8_t bind_rank;
+	uint32_t shndx;	    /* 0 when unknown (SHN_XINDEX) */
+	uint16_t strtab;    /* index in load_ctx.tabs */
+	uint8_t bind;	    /* enum symbol_bind */
 	uint8_t from_debug; /* shndx is a section of the debug file */
 };
 
@@ -325,7 +325,6 @@ static int read_headers(struct elf_symtab *e)
 			 eh.e_type);
 		return -ENOEXEC;
 	}
-	e->type = eh.e_type;
 	err = check_header_tables(e, &eh);
 	if (err)
 		return err;
@@ -464,11 +463,6 @@ const char *elf_symtab__build_id(const struct elf_symtab *e)
 	return e && e->build_id[0] ? e->build_id : NULL;
 }
 
-int elf_symtab__type(const struct elf_symtab *e)
-{
-	return e ? e->type : ET_NONE;
-}
-
 bool elf_symtab__has_symtab(const struct elf_symtab *e)
 {
 	return e && e->has_symtab;
@@ -529,45 +523,24 @@ int elf_symtab__offset_to_vaddr(const struct elf_symtab *e, uint64_t file_offset
 	return -ENOENT;
 }
 
-static int bind_rank(unsigned int bind)
+static enum symbol_bind bind_of(unsigned int stb)
 {
-	switch (bind) {
+	switch (stb) {
 	case STB_GLOBAL:
 	case STB_GNU_UNIQUE:
-		return 2;
+		return SYMBOL_GLOBAL;
 	case STB_WEAK:
-		return 1;
+		return SYMBOL_WEAK;
 	default:
-		return 0;
+		return SYMBOL_LOCAL;
 	}
 }
 
-static int leading_underscores(const char *s)
-{
-	int n = 0;
-
-	while (s[n] == '_')
-		n++;
-	return n;
-}
-
-/* Whether alias x is preferred over alias y; a total order, so the choice is deterministic. */
+/* Whether alias x is preferred over alias y (symbol_rank.h). */
 static bool better_alias(const struct cand *x, const struct cand *y)
 {
-	size_t lx, ly;
-	int ux, uy;
-
-	if (x->bind_rank != y->bind_rank)
-		return x->bind_rank > y->bind_rank;
-	ux = leading_underscores(x->name);
-	uy = leading_underscores(y->name);
-	if (ux != uy)
-		return ux < uy;
-	lx = strlen(x->name);
-	ly = strlen(y->name);
-	if (lx != ly)
-		return lx < ly;
-	return strcmp(x->name, y->name) < 0;
+	return symbol_rank_cmp(x->bind, x->name, strlen(x->name), y->bind, y->name,
+			       strlen(y->name)) < 0;
 }
 
 /*
@@ -719,7 +692,7 @@ static int collect(struct elf_symtab *e, bool from_debug, struct load_ctx *ctx, 
 			.name = str + sym.st_name,
 			.shndx = sym.st_shndx == SHN_XINDEX ? 0 : sym.st_shndx,
 			.strtab = strtab,
-			.bind_rank = bind_rank(GELF_ST_BIND(sym.st_info)),
+			.bind = bind_of(GELF_ST_BIND(sym.st_info)),
 			.from_debug = from_debug,
 		};
 	}
@@ -991,23 +964,15 @@ cleanup:
 	return err;
 }
 
-static uint64_t elapsed_us(const struct timespec *t0)
-{
-	struct timespec t1;
-
-	clock_gettime(CLOCK_MONOTONIC, &t1);
-	return (uint64_t)(t1.tv_sec - t0->tv_sec) * 1000000 + (t1.tv_nsec - t0->tv_nsec) / 1000;
-}
-
 static void ensure_loaded(struct elf_symtab *e)
 {
-	struct timespec t0;
+	uint64_t t0;
 	int err;
 
 	if (e->loaded)
 		return;
 	e->loaded = true;
-	clock_gettime(CLOCK_MONOTONIC, &t0);
+	t0 = clock__mono_ns();
 	err = load_symbols(e);
 	if (err) {
 		pr_warn("%s: cannot load symbols: %s", e->path, strerror(-err));
@@ -1020,7 +985,7 @@ static void ensure_loaded(struct elf_symtab *e)
 	} else {
 		pr_debug("%s: %zu function symbols%s%s, loaded in %.1f ms", e->path, e->nsyms,
 			 e->debug_path ? " from " : "", e->debug_path ? e->debug_path : "",
-			 elapsed_us(&t0) / 1000.0);
+			 (clock__mono_ns() - t0) / 1e6);
 	}
 	close_file(e);
 }

@@ -27,8 +27,6 @@ void elf_symtab__free(struct elf_symtab *e);
 
 /* Lowercase hex GNU build ID, or NULL if the file has none. */
 const char *elf_symtab__build_id(const struct elf_symtab *e);
-/* ET_EXEC (non-PIE executable) or ET_DYN (PIE / shared object). */
-int elf_symtab__type(const struct elf_symtab *e);
 
 /* Whether the file has a .symtab; a stripped file has only .dynsym, if that. */
 bool elf_symtab__has_symtab(const struct elf_symtab *e);

@@ -17,8 +17,8 @@
  *    are missing, end at the next symbol and at most KSYM_MAX_EXTENT past
  *    their start, so an address in unlisted code is not blamed on whatever
  *    happens to be listed last.
- * Aliases (several names at one address) keep one name, chosen as for ELF:
- * global > weak > local, then fewer leading underscores, shorter, strcmp.
+ * Aliases (several names at one address) keep one name, chosen as for ELF
+ * (symbol_rank.h): global > weak > local, fewer leading underscores, shorter.
  * The load keeps one module per address without reading names in full: that
  * of the preferred alias by binding, underscores and length (then module
  * order, which only matters if two modules listed one address, as no real
@@ -34,6 +34,7 @@
 #define LOG_MODULE "ksyms"
 #include "lib/log.h"
 #include "resolve/ksyms.h"
+#include "resolve/symbol_rank.h"
 #include "lib/range.h"
 #include "lib/lines.h"
 #include "lib/strpool.h"
@@ -42,12 +43,6 @@
 
 /* Far larger than any kernel function (the largest in vmlinux are ~20 KiB). */
 #define KSYM_MAX_EXTENT (256 * 1024)
-
-enum ksym_bind {
-	KSYM_LOCAL,
-	KSYM_WEAK,
-	KSYM_GLOBAL,
-};
 
 /* A known name; the names map holds 0 instead for a symbol found gone. */
 struct kname {
@@ -85,7 +80,7 @@ struct kline {
 	size_t name_len;
 	const char *mod; /* NULL: the kernel image */
 	size_t mod_len;
-	enum ksym_bind bind;
+	enum symbol_bind bind;
 };
 
 enum line_kind {
@@ -122,14 +117,14 @@ static enum line_kind parse_line(const char *s, const char *end, struct kline *l
 		return LINE_SYMBOL;
 	switch (type) {
 	case 'T':
-		l->bind = KSYM_GLOBAL;
+		l->bind = SYMBOL_GLOBAL;
 		break;
 	case 'W':
 	case 'w':
-		l->bind = KSYM_WEAK;
+		l->bind = SYMBOL_WEAK;
 		break;
 	case 't':
-		l->bind = KSYM_LOCAL;
+		l->bind = SYMBOL_LOCAL;
 		break;
 	default:
 		return LINE_SYMBOL;
@@ -170,48 +165,10 @@ static int read_input(const struct input *in, lines_fn fn, void *ctx)
 	return lines__read_mem(in->text, in->len, in->chunk, fn, ctx);
 }
 
-static size_t leading_underscores(const char *s, size_t len)
-{
-	size_t n = 0;
-
-	while (n < len && s[n] == '_')
-		n++;
-	return n;
-}
-
-/* <0 when alias a is preferred to b: global > weak > local, fewer '_', shorter, strcmp. */
-static int cmp_alias(int a_bind, const char *a, size_t a_len, int b_bind, const char *b,
-		     size_t b_len)
-{
-	size_t ua, ub;
-
-	if (a_bind != b_bind)
-		return a_bind > b_bind ? -1 : 1;
-	ua = leading_underscores(a, a_len);
-	ub = leading_underscores(b, b_len);
-	if (ua != ub)
-		return ua < ub ? -1 : 1;
-	if (a_len != b_len)
-		return a_len < b_len ? -1 : 1;
-	return memcmp(a, b, a_len);
-}
-
-/* The alias order of cmp_alias without the strcmp, in 32 bits, lower first. */
-static uint32_t alias_rank(int bind, const char *name, size_t len)
-{
-	size_t u = leading_underscores(name, len);
-
-	if (u > 0x3f)
-		u = 0x3f;
-	if (len > 0xffffff)
-		len = 0xffffff;
-	return (uint32_t)(KSYM_GLOBAL - bind) << 30 | (uint32_t)u << 24 | (uint32_t)len;
-}
-
 /* The load's order of the symbols at one address (see build_table), lower first. */
 static uint64_t entry_key(int bind, const char *name, size_t len, uint32_t mod)
 {
-	return (uint64_t)alias_rank(bind, name, len) << 32 | mod;
+	return (uint64_t)symbol_rank_key(bind, name, len) << 32 | mod;
 }
 
 /* Trampolines and BPF programs come and go; kernel and module code stays. */
@@ -302,7 +259,7 @@ static int offer_name(struct ksyms *k, const struct kline *l, uint32_t mod)
 	if (u64map__get(k->names, l->addr, &v))
 		cur = (struct kname *)(uintptr_t)v;
 	if (cur && cur->mod == mod &&
-	    cmp_alias(cur->bind, cur->name, cur->len, l->bind, l->name, l->name_len) <= 0)
+	    symbol_rank_cmp(cur->bind, cur->name, cur->len, l->bind, l->name, l->name_len) <= 0)
 		return 0;
 	/* Another module at this address: keep the one the address will be given. */
 	if (cur && cur->mod != mod &&
@@ -434,7 +391,7 @@ static int early_line(struct early *e, const struct kline *l, uint32_t mod)
 		;
 	if (i < g->naliases) {
 		a = &g->aliases[i];
-		if (cmp_alias(a->bind, a->name, a->len, l->bind, l->name, l->name_len) <= 0)
+		if (symbol_rank_cmp(a->bind, a->name, a->len, l->bind, l->name, l->name_len) <= 0)
 			return 0;
 		return set_alias(a, l, mod);
 	}

@@ -27,9 +27,9 @@
 #include <sys/auxv.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
-#include <time.h>
 #include <unistd.h>
 
+#include "lib/clock.h"
 #include "resolve/debug_file.h"
 #include "resolve/demangle.h"
 #include "resolve/elf_symtab.h"
@@ -313,14 +313,6 @@ static struct elf_symtab *vdso_for_map(struct symbolizer *s, uint32_t pid, const
 	return found;
 }
 
-static uint64_t monotonic_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 static struct elf_symtab *elf_for_map(struct symbolizer *s, uint32_t pid, const struct proc_map *m)
 {
 	struct elf_entry *e, *head = NULL;
@@ -340,7 +332,7 @@ static struct elf_symtab *elf_for_map(struct symbolizer *s, uint32_t pid, const 
 	e->dev_major = m->dev_major;
 	e->dev_minor = m->dev_minor;
 	e->inode = m->inode;
-	e->mapped_ns = monotonic_ns();
+	e->mapped_ns = clock__mono_ns();
 	fd = open_mapped_file(pid, m);
 	if (fd >= 0) {
 		err = elf_symtab__open_fd(fd, m->path, &e->elf);
@@ -462,7 +454,7 @@ static void remember_fresh(struct symbolizer *s, const struct proc_state *st)
 	s->fresh[s->nfresh++] = (struct fresh){
 		.pid = st->pid,
 		.start_time = st->start_time,
-		.seen_ns = monotonic_ns(),
+		.seen_ns = clock__mono_ns(),
 	};
 }
 
@@ -631,7 +623,7 @@ static void unindex_elf(struct symbolizer *s, struct elf_entry *e)
  */
 static int close_idle_elfs(struct symbolizer *s)
 {
-	uint64_t key, val, now = monotonic_ns();
+	uint64_t key, val, now = clock__mono_ns();
 	struct elf_entry *e, **pp;
 	struct u64map *mapped;
 	size_t pos = 0, i;
@@ -820,7 +812,7 @@ static void refresh_process(struct symbolizer *s, struct proc_state *st)
 
 void symbolizer__recheck_new(struct symbolizer *s)
 {
-	uint64_t now = monotonic_ns(), v;
+	uint64_t now = clock__mono_ns(), v;
 	size_t i, kept = 0;
 
 	for (i = 0; i < s->nfresh; i++) {

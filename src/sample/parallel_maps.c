@@ -164,11 +164,6 @@ int parallel_maps__finish(struct parallel_maps *pm)
 	return err;
 }
 
-int parallel_maps__count(const struct parallel_maps *pm)
-{
-	return pm ? pm->njobs : 0;
-}
-
 void parallel_maps__free(struct parallel_maps *pm)
 {
 	int i;

@@ -26,8 +26,6 @@ int parallel_maps__start(struct bpf_map *const *maps, int n, struct parallel_map
  * negative errno, with nothing handed over.
  */
 int parallel_maps__finish(struct parallel_maps *pm);
-/* How many maps were (or are being) created here. */
-int parallel_maps__count(const struct parallel_maps *pm);
 /* Waits for threads still running, closes our descriptors. NULL-safe. */
 void parallel_maps__free(struct parallel_maps *pm);
 

@@ -255,3 +255,46 @@ TEST(delivery_send_now_ends_at_a_signal)
 	cancel__free(in_backoff);
 	cancel__free(in_exchange);
 }
+
+/* A spooled batch found unreadable is lost: counted as dropped, so the run is not complete. */
+TEST(delivery_counts_a_corrupt_spool_entry_as_dropped)
+{
+	struct loopback_reply ok = LOOPBACK_REPLY("HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n");
+	struct delivery_stats st;
+	struct delivery *d;
+	struct spool *sp;
+	struct upload *u;
+	struct loopback lb;
+	struct batch *b;
+	char dir[512], path[600], *sent;
+	size_t len;
+	FILE *f;
+	int i;
+
+	snprintf(dir, sizeof(dir), "%s/delivery-corrupt", test_tmp_dir());
+	CHECK_INT(spool__open(dir, 1 << 20, &sp), ==, 0);
+	for (i = 1; i <= 2; i++) {
+		b = batch_with_id((uint64_t)i, i == 1 ? ID(1) : ID(2));
+		CHECK_INT(spool__push(sp, b), ==, 0);
+		batch__free(b);
+	}
+	spool__free(sp);
+	snprintf(path, sizeof(path), "%s/00000000000000000001.batch", dir);
+	f = fopen(path, "w");
+	CHECK(f);
+	fputs("not a batch", f);
+	fclose(f);
+
+	CHECK_INT(loopback__start(&lb, &ok, 1), ==, 0);
+	u = client(lb.port);
+	CHECK_INT(spool__open(dir, 1 << 20, &sp), ==, 0);
+	CHECK_INT(delivery__start(u, sp, 1, 1 << 20, &d), ==, 0);
+	delivery__finish(d, &st);
+	CHECK_U64(st.found_in_spool, ==, 2);
+	CHECK_U64(st.sent, ==, 1);
+	CHECK_U64(st.dropped, ==, 1);
+	CHECK_U64(st.in_spool, ==, 0);
+	sent = end_run(d, sp, u, &lb, &len);
+	CHECK(memmem(sent, len, ID(2), 36) && !memmem(sent, len, ID(1), 36));
+	free(sent);
+}

@@ -92,6 +92,46 @@ static uint64_t varint_field(const uint8_t *buf, size_t len, uint32_t number)
 	return f.value;
 }
 
+static void gunzip(const uint8_t *in, size_t len, uint8_t **out, size_t *out_len)
+{
+	z_stream zs = {0};
+	size_t cap = 1024;
+	uint8_t *buf = malloc(cap);
+	int ret;
+
+	CHECK(buf);
+	CHECK_INT(inflateInit2(&zs, 15 + 16), ==, Z_OK);
+	zs.next_in = (Bytef *)in;
+	zs.avail_in = (uInt)len;
+	do {
+		if (zs.total_out == cap) {
+			cap *= 2;
+			buf = realloc(buf, cap);
+			CHECK(buf);
+		}
+		zs.next_out = buf + zs.total_out;
+		zs.avail_out = (uInt)(cap - zs.total_out);
+		ret = inflate(&zs, Z_NO_FLUSH);
+		CHECK(ret == Z_OK || ret == Z_STREAM_END || ret == Z_BUF_ERROR);
+		CHECK(ret != Z_BUF_ERROR || zs.avail_out == 0);
+	} while (ret != Z_STREAM_END);
+	CHECK_U64(zs.avail_in, ==, 0);
+	*out = buf;
+	*out_len = zs.total_out;
+	inflateEnd(&zs);
+}
+
+/* The pprof encoding of p, uncompressed: what pprof__encode_gz compressed. */
+static void encode(const struct profile *p, uint8_t **out, size_t *len)
+{
+	uint8_t *gz;
+	size_t gz_len;
+
+	CHECK_INT(pprof__encode_gz(p, &gz, &gz_len), ==, 0);
+	gunzip(gz, gz_len, out, len);
+	free(gz);
+}
+
 TEST(pprof_tiny_exact_bytes)
 {
 	struct profile_meta meta = {
@@ -110,7 +150,7 @@ TEST(pprof_tiny_exact_bytes)
 	CHECK_INT(stack[0], ==, 1);
 	CHECK_INT(profile__add_sample(p, stack, 1, &l, 3), ==, 0);
 	CHECK_INT(profile__add_comment(p, "hi"), ==, 0);
-	CHECK_INT(pprof__encode(p, &out, &len), ==, 0);
+	encode(p, &out, &len);
 	/*
 	 * Strings: 0 "", 1 samples, 2 count, 3 cpu, 4 nanoseconds, 5 pid, 6 comm,
 	 * 7 c, 8 /a, 9 f, 10 hi. Zero-valued scalars are left out (proto3).
@@ -170,7 +210,7 @@ TEST(pprof_empty_profile)
 	size_t len;
 
 	CHECK(p);
-	CHECK_INT(pprof__encode(p, &out, &len), ==, 0);
+	encode(p, &out, &len);
 	CHECK_U64(count_fields(out, len, 1), ==, 2);
 	CHECK_U64(count_fields(out, len, 2), ==, 0);
 	CHECK_U64(count_fields(out, len, 6), ==, 5);
@@ -252,7 +292,7 @@ TEST(pprof_tables)
 	uint8_t *out;
 	size_t len, i;
 
-	CHECK_INT(pprof__encode(p, &out, &len), ==, 0);
+	encode(p, &out, &len);
 	CHECK_U64(count_fields(out, len, 2), ==, 5);
 	CHECK_U64(count_fields(out, len, 3), ==, 3);
 	CHECK_U64(count_fields(out, len, 4), ==, 7);
@@ -315,40 +355,11 @@ TEST(pprof_has_functions_false_when_nothing_resolved)
 	CHECK_INT(profile__add_mapping(p, &m), ==, 1);
 	s[0] = profile__add_frame(p, &f);
 	CHECK_INT(profile__add_sample(p, s, 1, &l, 1), ==, 0);
-	CHECK_INT(pprof__encode(p, &out, &len), ==, 0);
+	encode(p, &out, &len);
 	CHECK(find_field(out, len, 3, 0, &fm) == 0);
 	CHECK_U64(count_fields(fm.data, fm.len, 7), ==, 0);
 	free(out);
 	profile__free(p);
-}
-
-static void gunzip(const uint8_t *in, size_t len, uint8_t **out, size_t *out_len)
-{
-	z_stream zs = {0};
-	size_t cap = 1024;
-	uint8_t *buf = malloc(cap);
-	int ret;
-
-	CHECK(buf);
-	CHECK_INT(inflateInit2(&zs, 15 + 16), ==, Z_OK);
-	zs.next_in = (Bytef *)in;
-	zs.avail_in = (uInt)len;
-	do {
-		if (zs.total_out == cap) {
-			cap *= 2;
-			buf = realloc(buf, cap);
-			CHECK(buf);
-		}
-		zs.next_out = buf + zs.total_out;
-		zs.avail_out = (uInt)(cap - zs.total_out);
-		ret = inflate(&zs, Z_NO_FLUSH);
-		CHECK(ret == Z_OK || ret == Z_STREAM_END || ret == Z_BUF_ERROR);
-		CHECK(ret != Z_BUF_ERROR || zs.avail_out == 0);
-	} while (ret != Z_STREAM_END);
-	CHECK_U64(zs.avail_in, ==, 0);
-	*out = buf;
-	*out_len = zs.total_out;
-	inflateEnd(&zs);
 }
 
 /* gz decompresses to want[0..len); frees gz. */
@@ -369,7 +380,11 @@ static void check_gzip_roundtrip(const uint8_t *data, size_t len)
 	uint8_t *gz;
 	size_t gz_len;
 
-	CHECK_INT(compress__gzip(data, len, &gz, &gz_len), ==, 0);
+	struct gzip_stream *s;
+
+	CHECK_INT(compress__gzip_begin(&s), ==, 0);
+	CHECK_INT(compress__gzip_write(s, data, len), ==, 0);
+	CHECK_INT(compress__gzip_end(s, &gz, &gz_len), ==, 0);
 	CHECK_U64(gz_len, >=, 18);
 	CHECK_BYTES(gz, 3, "\x1f\x8b\x08");
 	check_gunzips_to(gz, gz_len, data, len);
@@ -401,11 +416,11 @@ TEST(pprof_gzip_roundtrip)
 	uint8_t *pb, *gz;
 	size_t pb_len, gz_len;
 
-	CHECK_INT(pprof__encode(p, &pb, &pb_len), ==, 0);
-	CHECK_INT(compress__gzip(pb, pb_len, &gz, &gz_len), ==, 0);
-	check_gunzips_to(gz, gz_len, pb, pb_len);
-	/* Compressed while it is encoded, the same bytes. */
+	encode(p, &pb, &pb_len);
+	CHECK_U64(pb_len, >, 0);
+	/* One gzip member, and encoded again the same bytes. */
 	CHECK_INT(pprof__encode_gz(p, &gz, &gz_len), ==, 0);
+	CHECK_BYTES(gz, 3, "\x1f\x8b\x08");
 	check_gunzips_to(gz, gz_len, pb, pb_len);
 	free(pb);
 	profile__free(p);
@@ -448,8 +463,8 @@ static char *run_go_pprof(const char *args)
 	const char *dir = test_tmp_dir();
 	char path[512], cmd[2048];
 	struct profile *p;
-	uint8_t *pb, *gz;
-	size_t pb_len, gz_len, len = 0, cap = 1 << 16, n;
+	uint8_t *gz;
+	size_t gz_len, len = 0, cap = 1 << 16, n;
 	char *text;
 	FILE *fp;
 	int status;
@@ -457,15 +472,13 @@ static char *run_go_pprof(const char *args)
 	if (system("command -v go >/dev/null 2>&1") != 0)
 		SKIP("go is not installed, so there is no reference pprof reader");
 	p = build_profile();
-	CHECK_INT(pprof__encode(p, &pb, &pb_len), ==, 0);
-	CHECK_INT(compress__gzip(pb, pb_len, &gz, &gz_len), ==, 0);
+	CHECK_INT(pprof__encode_gz(p, &gz, &gz_len), ==, 0);
 	snprintf(path, sizeof(path), "%s/cpu.pb.gz", dir);
 	fp = fopen(path, "wb");
 	CHECK(fp);
 	CHECK_U64(fwrite(gz, 1, gz_len, fp), ==, gz_len);
 	CHECK_INT(fclose(fp), ==, 0);
 	free(gz);
-	free(pb);
 	profile__free(p);
 
 	/* pprof wants a writable home; PPROF_BINARY_PATH keeps it from finding any binary. */
