@@ -169,9 +169,10 @@ int summary__add_comments(struct profile *p, const struct summary_info *in)
 	snprintf(buf, sizeof(buf),
 		 "cprof: symbols: separate debug files used %" PRIu64
 		 "; malformed perf map lines skipped %" PRIu64 "; ELF files read %" PRIu64
-		 ", closed when no process had mapped them for a minute %" PRIu64,
+		 ", closed when no process had mapped them for a minute %" PRIu64
+		 "; vdso frames named by function start (no symbol) %" PRIu64,
 		 in->sym.debug_files, in->sym.perf_map_bad_lines, in->sym.elf_files,
-		 in->sym.elf_files_closed);
+		 in->sym.elf_files_closed, in->sym.vdso_function_starts);
 	err = profile__add_comment(p, buf);
 	if (err)
 		return err;
@@ -207,6 +208,12 @@ void summary__print_losses(FILE *f, uint64_t total, const struct summary_info *i
 			" of %" PRIu64 ", kernel %" PRIu64 " of %" PRIu64 "\n",
 			in->sym.unknown_user, in->sym.user_frames, in->sym.unknown_kernel,
 			in->sym.kernel_frames);
+	if (in->sym.vdso_function_starts)
+		fprintf(f,
+			"cprof: vdso frames named by function start (no symbol): %" PRIu64
+			" of the unknown user frames, shown as [vdso]+0xSTART of their function "
+			"(from the vDSO's .eh_frame)\n",
+			in->sym.vdso_function_starts);
 	if (in->sym.perf_map_bad_lines)
 		fprintf(f, "cprof: %" PRIu64 " malformed perf map lines skipped\n",
 			in->sym.perf_map_bad_lines);

@@ -162,3 +162,48 @@ int debug_file__find(const char *debug_dir, uint32_t pid, const char *path,
 		}
 	return -ENOENT;
 }
+
+/* MODULES/vdso/: its build-ID link, then the images by name. */
+static int find_in_modules(const char *modules, const char *id, const struct elf_symtab *e,
+			   struct elf_symtab **out)
+{
+	static const char *const names[] = {"vdso64.so", "vdso.so", "vdso32.so", "vdsox32.so"};
+	char cand[PATH_SIZE];
+	size_t i;
+	int n;
+
+	n = snprintf(cand, sizeof(cand), "%s/vdso/.build-id/%.2s/%s.debug", modules, id, id + 2);
+	if (n < (int)sizeof(cand) && !try_candidate(0, cand, e, CHECK_BUILD_ID, out))
+		return 0;
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		n = snprintf(cand, sizeof(cand), "%s/vdso/%s", modules, names[i]);
+		if (n < (int)sizeof(cand) && !try_candidate(0, cand, e, CHECK_BUILD_ID, out))
+			return 0;
+	}
+	return -ENOENT;
+}
+
+int debug_file__find_vdso(const char *debug_dir, const char *release, const struct elf_symtab *e,
+			  struct elf_symtab **out)
+{
+	const char *id = elf_symtab__build_id(e);
+	char modules[PATH_SIZE];
+	int n;
+
+	*out = NULL;
+	if (!id || strlen(id) <= 2)
+		return -ENOENT;
+	if (debug_dir && !*debug_dir)
+		debug_dir = NULL;
+	if (debug_dir && !debug_file__find(debug_dir, 0, NULL, e, out))
+		return 0;
+	if (!release || !*release || strchr(release, '/'))
+		return -ENOENT;
+	if (debug_dir) {
+		n = snprintf(modules, sizeof(modules), "%s/lib/modules/%s", debug_dir, release);
+		if (n < (int)sizeof(modules) && !find_in_modules(modules, id, e, out))
+			return 0;
+	}
+	snprintf(modules, sizeof(modules), "/lib/modules/%s", release);
+	return find_in_modules(modules, id, e, out);
+}

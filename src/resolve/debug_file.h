@@ -32,4 +32,17 @@ struct elf_symtab;
 int debug_file__find(const char *debug_dir, uint32_t pid, const char *path,
 		     const struct elf_symtab *e, struct elf_symtab **out);
 
+/*
+ * Finds and opens the debug file of e, the vDSO of the running kernel
+ * (release as uname -r gives it), by build ID: in DEBUG_DIR/.build-id/,
+ * then where the kernel's `make vdso_install` puts the unstripped images,
+ * MODULES/vdso/ with build-ID links in MODULES/vdso/.build-id/, for
+ * MODULES = DEBUG_DIR/lib/modules/RELEASE (Debian's linux-image-*-dbg)
+ * and /lib/modules/RELEASE. Only files with e's build ID are taken, so the
+ * images are tried by name too (arm64 makes no links). All in our own
+ * root: the vDSO is the kernel's, not the process's. 0, or -ENOENT.
+ */
+int debug_file__find_vdso(const char *debug_dir, const char *release, const struct elf_symtab *e,
+			  struct elf_symtab **out);
+
 #endif

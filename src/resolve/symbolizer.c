@@ -10,7 +10,9 @@
  * symbols from its separate debug file (debug_file.h) when there is one.
  *
  * Code that is not in an ELF file: the vDSO is named from cprof's own copy
- * (the same image in every process of a kernel, checked byte for byte), and
+ * (the same image in every process of a kernel, checked byte for byte) and
+ * the kernel's debug file of it when installed; its code that no symbol
+ * names is shown at its function's start, from the image's .eh_frame. And
  * JIT code in anonymous memory from the process's perf map, read when the
  * process is first seen and again on a miss, at most once per interval, as
  * runtimes keep adding to it.
@@ -27,6 +29,7 @@
 #include <sys/auxv.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 
 #include "lib/clock.h"
@@ -40,6 +43,7 @@
 #include "build/profile.h"
 #include "resolve/symbolizer.h"
 #include "lib/u64map.h"
+#include "unwind/eh_frame_hdr.h"
 
 #define LOG_MODULE "symbols"
 #include "lib/log.h"
@@ -116,6 +120,7 @@ struct symbolizer {
 	struct elf_symtab *vdso; /* our own vDSO, NULL if unavailable */
 	uint8_t *vdso_image;
 	size_t vdso_size;
+	struct eh_frame_hdr *vdso_cfi; /* the image's FDEs, NULL if unusable */
 	bool vdso_tried;
 	struct ksyms *ksyms;
 	bool ksyms_tried;
@@ -192,6 +197,7 @@ void symbolizer__free(struct symbolizer *s)
 	free(s->debug_dir);
 	elf_symtab__free(s->vdso);
 	free(s->vdso_image);
+	eh_frame_hdr__free(s->vdso_cfi);
 	ksyms__free(s->ksyms);
 	free(s->kallsyms);
 	free(s->kwait);
@@ -253,6 +259,27 @@ static void attach_debug_file(struct symbolizer *s, uint32_t pid, const struct p
 }
 
 /*
+ * Beyond the vDSO's exported symbols: its debug file (the kernel's
+ * unstripped image, where installed) names its local functions; without
+ * one, its FDEs at least say where each function starts.
+ */
+static void load_vdso_extras(struct symbolizer *s)
+{
+	struct elf_symtab *dbg = NULL;
+	struct utsname u;
+	int err;
+
+	if (uname(&u) == 0 && debug_file__find_vdso(s->debug_dir, u.release, s->vdso, &dbg) == 0 &&
+	    elf_symtab__set_debug_file(s->vdso, dbg) == 0) {
+		s->stats.debug_files++;
+		pr_debug("[vdso]: symbols from %s", elf_symtab__debug_path(s->vdso));
+	}
+	err = eh_frame_hdr__from_elf(s->vdso_image, s->vdso_size, &s->vdso_cfi);
+	if (err)
+		pr_debug("[vdso]: no function starts from .eh_frame_hdr: %s", strerror(-err));
+}
+
+/*
  * The vDSO is one image per kernel and ABI, so cprof reads its own once
  * (the auxiliary vector gives its address, our memory map its size).
  */
@@ -276,6 +303,8 @@ static void load_vdso(struct symbolizer *s)
 						      &s->vdso);
 			if (err)
 				pr_debug("[vdso]: not usable as ELF: %s", strerror(-err));
+			else
+				load_vdso_extras(s);
 		}
 	}
 	proc_maps__free(maps);
@@ -867,9 +896,31 @@ static bool cached_frame(struct proc_state *st, uint64_t key, uint32_t *frame, b
 	return false;
 }
 
+/*
+ * Code no symbol names is shown at the start of its function when the
+ * call frame information knows the function, so that its samples add up
+ * per function and not per instruction: *back is how far into the function
+ * file_off is. The vDSO only, for now: its image is at hand.
+ */
+static bool function_start(struct symbolizer *s, struct elf_symtab *elf, uint64_t file_off,
+			   uint64_t *back)
+{
+	struct eh_frame_fde fde;
+	uint64_t vaddr;
+
+	*back = 0;
+	if (!elf || elf != s->vdso || !s->vdso_cfi ||
+	    elf_symtab__offset_to_vaddr(elf, file_off, &vaddr) ||
+	    eh_frame_hdr__find(s->vdso_cfi, vaddr, &fde))
+		return false;
+	*back = vaddr - fde.pc_begin;
+	return true;
+}
+
 static uint32_t resolve_user(struct symbolizer *s, struct proc_state *st, uint64_t addr, bool leaf)
 {
 	uint64_t key = addr << 1 | leaf, lookup = leaf ? addr : addr - 1, file_off, vaddr, jit = 0;
+	uint64_t back;
 	const struct proc_map *m;
 	const char *name = NULL;
 	char buf[512];
@@ -903,10 +954,14 @@ static uint32_t resolve_user(struct symbolizer *s, struct proc_state *st, uint64
 			s->stats.unknown_user--;
 	} else {
 		/* Never a neighbour's name: the module and offset are the honest answer. */
+		if (function_start(s, st->elfs[idx], file_off, &back) && !retry)
+			s->stats.vdso_function_starts++;
 		if (m->kind == PROC_MAP_FILE)
-			snprintf(buf, sizeof(buf), "%s+0x%" PRIx64, base_name(m->path), file_off);
+			snprintf(buf, sizeof(buf), "%s+0x%" PRIx64, base_name(m->path),
+				 file_off - back);
 		else if (m->kind == PROC_MAP_SPECIAL)
-			snprintf(buf, sizeof(buf), "%s+0x%" PRIx64, m->path, lookup - m->start);
+			snprintf(buf, sizeof(buf), "%s+0x%" PRIx64, m->path,
+				 lookup - m->start - back);
 		else
 			snprintf(buf, sizeof(buf), "[anon]+0x%" PRIx64, lookup);
 		frame = add_frame(s, mapping, addr, buf, false, true);

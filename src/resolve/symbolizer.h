@@ -34,6 +34,8 @@ struct symbolizer_stats {
 	uint64_t elf_files_closed;    /* closed after no known process mapped them a while */
 	uint64_t debug_files;	      /* separate debug files used for stripped ones */
 	uint64_t perf_map_bad_lines;  /* malformed lines in the perf maps read */
+	/* Of unknown_user: vDSO frames shown at their function's start (from its FDEs). */
+	uint64_t vdso_function_starts;
 };
 
 /* Who forked pid (while pid still runs its parent's program); 0 or -ENOENT. */

@@ -16,7 +16,7 @@ DOCS=("$README" "$ROOT"/docs/*.md "$NOTICES")
 # Options of other programs that the README names.
 README_FOREIGN=()
 # Paths the documents name that are announced but not in the tree yet.
-PLANNED_PATHS=(src/unwind/)
+PLANNED_PATHS=()
 
 if ! "$CPROF" --help >"$TMP/help" 2>"$TMP/help.err"; then
 	not_ok help_runs "$(cat "$TMP/help.err")"

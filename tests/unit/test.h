@@ -26,6 +26,12 @@ const char *test_tmp_dir(void);
 const char *test_build_fixture(const char *name);
 /* Our vDSO image in memory and its size, or NULL if there is none. */
 const void *test_vdso(size_t *size);
+/* The system's glibc libc.so.6; skips if there is none. */
+const char *test_system_libc(void);
+/* A whole file in a malloc'd buffer (one byte to spare); fails the test if unreadable. */
+uint8_t *test_read_file(const char *path, size_t *len);
+/* Writes buf to NAME in the scratch directory; returns its path (one of 8 rotating buffers). */
+const char *test_write_tmp(const char *name, const void *buf, size_t len);
 void test_hexdump_diff(const uint8_t *got, size_t got_len, const uint8_t *want, size_t want_len);
 
 #define TEST(name)                                                     \

@@ -4,6 +4,7 @@
  * (build-ID tree, next to the file, .debug/, DEBUG_DIR/<dir>/), and on the
  * impostors it must refuse: a debug file whose CRC differs from the
  * debuglink's, one of another build at the build-ID path, and a FIFO.
+ * Then the vDSO's, where distributions and `make vdso_install` put it.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -179,4 +180,124 @@ TEST(debug_file_fifo_refused)
 	copy(test_build_fixture("known_tree_stripped"), dir, "bin");
 	CHECK_INT(mkfifo(join(dir, "known_tree_stripped.debug"), 0600), ==, 0);
 	CHECK_STR(find(NULL, dir), "");
+}
+
+/* Where .text of the ELF file at path starts, from readelf. */
+static uint64_t text_start(const char *path)
+{
+	unsigned long long addr = 0;
+	char cmd[2048];
+	FILE *p;
+
+	snprintf(cmd, sizeof(cmd),
+		 "readelf -SW '%s' | awk '{ for (i = 1; i < NF; i++) if ($i == \".text\") print "
+		 "$(i + 2) }'",
+		 path);
+	p = popen(cmd, "r");
+	CHECK(p);
+	CHECK_INT(fscanf(p, "%llx", &addr), ==, 1);
+	pclose(p);
+	return addr;
+}
+
+/*
+ * The vDSO's debug file for release (uname -r) under debug_dir: its path,
+ * or "" when there is none. A debug file found must name want_addr.
+ */
+static const char *find_vdso(const char *debug_dir, const char *release, uint64_t want_addr)
+{
+	static char found[1024];
+	struct elf_symtab *e = NULL, *dbg = NULL;
+	size_t size;
+	const void *image = test_vdso(&size);
+	int err;
+
+	CHECK_INT(elf_symtab__open_memory(image, size, "[vdso]", &e), ==, 0);
+	err = debug_file__find_vdso(debug_dir, release, e, &dbg);
+	found[0] = '\0';
+	if (!err) {
+		CHECK_INT(elf_symtab__set_debug_file(e, dbg), ==, 0);
+		snprintf(found, sizeof(found), "%s", elf_symtab__debug_path(e));
+		CHECK_STR(elf_symtab__lookup(e, want_addr, NULL), "cprof_test_vdso_local");
+	} else {
+		CHECK_INT(err, ==, -ENOENT);
+		CHECK(dbg == NULL);
+	}
+	elf_symtab__free(e);
+	return found;
+}
+
+/* Copies from to DIR/REL (making its directories) and returns that path. */
+static const char *put_at(const char *from, const char *dir, const char *rel)
+{
+	static char to[2048];
+	char cmd[3 * sizeof(to) + 64];
+
+	snprintf(to, sizeof(to), "%s/%s", dir, rel);
+	snprintf(cmd, sizeof(cmd), "mkdir -p \"$(dirname '%s')\" && cp '%s' '%s'", to, from, to);
+	CHECK_INT(system(cmd), ==, 0);
+	return to;
+}
+
+/*
+ * The vDSO's debug file: our image with a local symbol added (objcopy keeps
+ * the build ID), found at each place debug_file__find_vdso looks, under a
+ * release name no host has, so that /lib/modules never answers.
+ */
+TEST(debug_file_of_the_vdso)
+{
+	const char *dd = scratch("vdso/debug"), *rel = "cprof-test-release", *at;
+	char cmd[4096], dbg[1024], byid[256], mods[512];
+	struct elf_symtab *e = NULL;
+	const char *image_path;
+	const void *image;
+	uint64_t local;
+	size_t size;
+
+	image = test_vdso(&size);
+	if (!image)
+		SKIP("no vDSO on this system");
+	if (system("command -v objcopy >/dev/null 2>&1"))
+		SKIP("objcopy not installed");
+	CHECK_INT(elf_symtab__open_memory(image, size, "[vdso]", &e), ==, 0);
+	if (!elf_symtab__build_id(e))
+		SKIP("this vDSO has no build ID");
+	snprintf(byid, sizeof(byid), ".build-id/%.2s/%s.debug", elf_symtab__build_id(e),
+		 elf_symtab__build_id(e) + 2);
+	elf_symtab__free(e);
+	/* One byte into .text: no function starts there, so only our symbol names it. */
+	image_path = test_write_tmp("vdso.so", image, size);
+	local = text_start(image_path) + 1;
+	snprintf(dbg, sizeof(dbg), "%s/vdso.dbg", scratch("vdso"));
+	snprintf(cmd, sizeof(cmd),
+		 "objcopy --add-symbol cprof_test_vdso_local=.text:1,function,local '%s' '%s'",
+		 image_path, dbg);
+	CHECK_INT(system(cmd), ==, 0);
+
+	CHECK_STR(find_vdso(dd, rel, local), "");
+	at = put_at(dbg, dd, byid);
+	CHECK_STR(find_vdso(dd, rel, local), at);
+	/* Nowhere to look without a DEBUG_DIR. */
+	CHECK_STR(find_vdso("", rel, local), "");
+	CHECK_INT(unlink(at), ==, 0);
+	/* Where `make vdso_install` puts it, under DEBUG_DIR/lib/modules/RELEASE. */
+	snprintf(mods, sizeof(mods), "lib/modules/%s/vdso/%s", rel, byid);
+	at = put_at(dbg, dd, mods);
+	CHECK_STR(find_vdso(dd, rel, local), at);
+	CHECK_STR(find_vdso(dd, "other-release", local), "");
+	CHECK_STR(find_vdso(dd, "../../../..", local), "");
+	CHECK_INT(unlink(at), ==, 0);
+	snprintf(mods, sizeof(mods), "lib/modules/%s/vdso/vdso64.so", rel);
+	at = put_at(dbg, dd, mods);
+	CHECK_STR(find_vdso(dd, rel, local), at);
+	CHECK_INT(unlink(at), ==, 0);
+	snprintf(mods, sizeof(mods), "lib/modules/%s/vdso/vdso.so", rel);
+	at = put_at(dbg, dd, mods);
+	CHECK_STR(find_vdso(dd, rel, local), at);
+	CHECK_INT(unlink(at), ==, 0);
+	/* Another build's file there: its build ID differs. */
+	snprintf(mods, sizeof(mods), "lib/modules/%s/vdso/vdso64.so", rel);
+	put_at(test_build_fixture("known_tree_stripped.debug"), dd, mods);
+	put_at(test_build_fixture("known_tree_stripped.debug"), dd, byid);
+	CHECK_STR(find_vdso(dd, rel, local), "");
 }

@@ -492,22 +492,9 @@ TEST(elf_symtab_debug_only_copy)
 	free(l.v);
 }
 
-static const char *system_libc(void)
-{
-	static const char *const paths[] = {"/lib/x86_64-linux-gnu/libc.so.6",
-					    "/lib/aarch64-linux-gnu/libc.so.6", "/lib64/libc.so.6",
-					    "/usr/lib/libc.so.6"};
-	size_t i;
-
-	for (i = 0; i < sizeof(paths) / sizeof(paths[0]); i++)
-		if (!access(paths[i], R_OK))
-			return paths[i];
-	SKIP("no glibc libc.so.6 found");
-}
-
 TEST(elf_symtab_system_libc_dynsym)
 {
-	const char *path = system_libc();
+	const char *path = test_system_libc();
 	struct elf_symtab *e = NULL;
 	struct seg_list segs;
 	struct nm_list l;
@@ -540,33 +527,6 @@ TEST(elf_symtab_system_libc_dynsym)
 	CHECK_INT(memcpy_seen, >=, 1);
 	elf_symtab__free(e);
 	free(l.v);
-}
-
-static uint8_t *slurp(const char *path, size_t *len)
-{
-	struct stat st;
-	uint8_t *buf;
-	int fd = open(path, O_RDONLY);
-
-	CHECK_INT(fd, >=, 0);
-	CHECK_INT(fstat(fd, &st), ==, 0);
-	buf = malloc(st.st_size + 1);
-	CHECK(buf);
-	CHECK_INT(read(fd, buf, st.st_size), ==, st.st_size);
-	close(fd);
-	*len = st.st_size;
-	return buf;
-}
-
-static const char *write_tmp(const char *name, const void *buf, size_t len)
-{
-	const char *path = tmp_path(name);
-	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-
-	CHECK_INT(fd, >=, 0);
-	CHECK_INT(write(fd, buf, len), ==, (ssize_t)len);
-	close(fd);
-	return path;
 }
 
 /* Opens a damaged file: a clean error, or an object whose every answer is sane. */
@@ -714,7 +674,7 @@ TEST(elf_symtab_corrupt_headers)
 	need_tool("readelf");
 	nm_read(path, false, &l);
 	readelf_segments(path, &segs);
-	orig = slurp(path, &len);
+	orig = test_read_file(path, &len);
 	CHECK(!memcmp(orig, ELFMAG, SELFMAG) && orig[EI_CLASS] == ELFCLASS64);
 	img = malloc(len);
 	CHECK(img);
@@ -724,7 +684,7 @@ TEST(elf_symtab_corrupt_headers)
 		memcpy(img, orig, len);
 		damage(img, len, d);
 		snprintf(name, sizeof(name), "damaged-%d", d);
-		err = poke(write_tmp(name, img, len), &l);
+		err = poke(test_write_tmp(name, img, len), &l);
 		/* Section headers out of the file make the whole file unreadable. */
 		if (d == DMG_SHNUM_PAST_END || d == DMG_SHOFF_PAST_END || d == DMG_PHNUM_HUGE ||
 		    d == DMG_PHOFF_PAST_END)
@@ -736,7 +696,7 @@ TEST(elf_symtab_corrupt_headers)
 	{
 		struct elf_symtab *e = NULL;
 
-		CHECK_INT(elf_symtab__open(write_tmp("symtab-huge", img, len), &e), ==, 0);
+		CHECK_INT(elf_symtab__open(test_write_tmp("symtab-huge", img, len), &e), ==, 0);
 		CHECK(elf_symtab__lookup(e, nm_addr(&l, "static_fn_00"), NULL) == NULL);
 		CHECK(elf_symtab__build_id(e) != NULL);
 		elf_symtab__free(e);
@@ -755,14 +715,14 @@ TEST(elf_symtab_corrupt_files)
 	size_t len, i;
 	int err;
 
-	orig = slurp(path, &len);
+	orig = test_read_file(path, &len);
 	CHECK(len > 8192);
-	CHECK_INT(poke(write_tmp("empty", "", 0), NULL), ==, -ENOEXEC);
-	CHECK_INT(poke(write_tmp("trunc-100", orig, 100), NULL), ==, -ENOEXEC);
+	CHECK_INT(poke(test_write_tmp("empty", "", 0), NULL), ==, -ENOEXEC);
+	CHECK_INT(poke(test_write_tmp("trunc-100", orig, 100), NULL), ==, -ENOEXEC);
 	/* Headers intact, sections cut off: refused, or opened with nothing to find. */
-	poke(write_tmp("trunc-4k", orig, 4096), NULL);
-	poke(write_tmp("trunc-half", orig, len / 2), NULL);
-	poke(write_tmp("trunc-last", orig, len - 1), NULL);
+	poke(test_write_tmp("trunc-4k", orig, 4096), NULL);
+	poke(test_write_tmp("trunc-half", orig, len / 2), NULL);
+	poke(test_write_tmp("trunc-last", orig, len - 1), NULL);
 
 	rnd = malloc(65536);
 	CHECK(rnd);
@@ -770,13 +730,13 @@ TEST(elf_symtab_corrupt_files)
 		x = x * 1103515245 + 12345;
 		rnd[i] = x >> 16;
 	}
-	CHECK_INT(poke(write_tmp("random", rnd, 65536), NULL), ==, -ENOEXEC);
+	CHECK_INT(poke(test_write_tmp("random", rnd, 65536), NULL), ==, -ENOEXEC);
 	/* Random bytes behind a valid ELF identification. */
 	memcpy(rnd, orig, EI_NIDENT);
-	poke(write_tmp("random-elf", rnd, 65536), NULL);
+	poke(test_write_tmp("random-elf", rnd, 65536), NULL);
 	/* The original's header over random contents. */
 	memcpy(rnd, orig, sizeof(Elf64_Ehdr));
-	poke(write_tmp("random-body", rnd, 65536), NULL);
+	poke(test_write_tmp("random-body", rnd, 65536), NULL);
 	free(rnd);
 
 	/* Not regular files, or no file at all. */
@@ -810,7 +770,7 @@ TEST(elf_symtab_debuglink_crc)
 	CHECK_INT(elf_symtab__open(stripped, &e), ==, 0);
 	CHECK(!elf_symtab__has_symtab(e));
 	CHECK_STR(elf_symtab__debuglink(e, &link_crc), "known_tree_stripped.debug");
-	data = slurp(debug, &len);
+	data = test_read_file(debug, &len);
 	CHECK_U64(crc32(0L, data, (uInt)len), ==, link_crc);
 	free(data);
 	elf_symtab__free(e);
@@ -891,7 +851,7 @@ TEST(elf_symtab_crafted_debuglink)
 		uint32_t crc = 0;
 
 		snprintf(name, sizeof(name), "link-%zu.bin", i);
-		sec = write_tmp(name, cases[i].bytes, cases[i].len);
+		sec = test_write_tmp(name, cases[i].bytes, cases[i].len);
 		snprintf(name, sizeof(name), "linked-%zu", i);
 		out = tmp_path(name);
 		snprintf(cmd, sizeof(cmd), "objcopy --add-section .gnu_debuglink='%s' '%s' '%s'",
@@ -922,7 +882,7 @@ TEST(elf_symtab_vdso_from_memory)
 		SKIP("no vDSO on this system");
 	need_tool("nm");
 	need_tool("readelf");
-	copy = write_tmp("vdso.so", base, size);
+	copy = test_write_tmp("vdso.so", base, size);
 	nm_read(copy, true, &l);
 	readelf_segments(copy, &segs);
 	CHECK_INT(elf_symtab__open_memory(base, size, "[vdso]", &e), ==, 0);

@@ -5,6 +5,7 @@
  * Usage: unit_tests [SUBSTRING...]  (run only tests whose name contains one)
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -106,6 +107,50 @@ const void *test_vdso(size_t *size)
 			*size = e - s;
 	fclose(f);
 	return *size ? (const void *)base : NULL;
+}
+
+const char *test_system_libc(void)
+{
+	static const char *const paths[] = {"/lib/x86_64-linux-gnu/libc.so.6",
+					    "/lib/aarch64-linux-gnu/libc.so.6", "/lib64/libc.so.6",
+					    "/usr/lib/libc.so.6"};
+	size_t i;
+
+	for (i = 0; i < sizeof(paths) / sizeof(paths[0]); i++)
+		if (!access(paths[i], R_OK))
+			return paths[i];
+	test_skip("no glibc libc.so.6 found");
+}
+
+uint8_t *test_read_file(const char *path, size_t *len)
+{
+	struct stat st;
+	uint8_t *buf;
+	int fd = open(path, O_RDONLY);
+
+	CHECK_INT(fd, >=, 0);
+	CHECK_INT(fstat(fd, &st), ==, 0);
+	buf = malloc(st.st_size + 1);
+	CHECK(buf);
+	CHECK_INT(read(fd, buf, st.st_size), ==, st.st_size);
+	close(fd);
+	*len = st.st_size;
+	return buf;
+}
+
+const char *test_write_tmp(const char *name, const void *buf, size_t len)
+{
+	static char path[8][512];
+	static int next;
+	char *p = path[next++ % 8];
+	int fd;
+
+	snprintf(p, sizeof(path[0]), "%s/%s", test_tmp_dir(), name);
+	fd = open(p, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	CHECK_INT(fd, >=, 0);
+	CHECK_INT(write(fd, buf, len), ==, (ssize_t)len);
+	close(fd);
+	return p;
 }
 
 const char *test_tmp_dir(void)

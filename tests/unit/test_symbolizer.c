@@ -13,12 +13,15 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/utsname.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "build/profile.h"
+#include "resolve/elf_symtab.h"
 #include "resolve/symbolizer.h"
 #include "test.h"
+#include "unwind/eh_frame_hdr.h"
 
 /* A C++ name, given by an asm label so the test needs no C++ compiler. */
 __attribute__((noinline)) int mangled_fn(int x) __asm__("_ZN5cprof4test10mangled_fnEi");
@@ -124,6 +127,77 @@ TEST(symbolizer_names_vdso_frames)
 	CHECK_STR(profile__mapping(f.prof, fr->mapping)->path, "[vdso]");
 	CHECK(*profile__mapping(f.prof, fr->mapping)->build_id);
 	teardown(&f);
+}
+
+/*
+ * The vDSO's code that no exported symbol covers (on 6.18, x86_64, the
+ * clock reading below the first export) is shown at the start of its
+ * function, from the image's FDEs: every address inside, leaf or return
+ * address, is "[vdso]+0xSTART", unknown, and counted.
+ */
+TEST(symbolizer_vdso_local_code_at_function_start)
+{
+	struct eh_frame_hdr *cfi = NULL;
+	struct elf_symtab *exported = NULL;
+	const struct symbolizer_stats *st;
+	const struct profile_frame *fr;
+	struct eh_frame_fde fde, other;
+	char modules[512], want[64];
+	size_t size, i, nlocal = 0;
+	const void *image = test_vdso(&size);
+	uintptr_t base = (uintptr_t)image;
+	uint64_t ips[2], end, counted;
+	uint32_t frames[2];
+	struct utsname u;
+	struct fixture f;
+
+	if (!image)
+		SKIP("no vDSO on this system");
+	CHECK_INT(uname(&u), ==, 0);
+	snprintf(modules, sizeof(modules), "/lib/modules/%s/vdso", u.release);
+	if (!access(modules, F_OK))
+		SKIP("%s may name the vDSO's local functions", modules);
+	CHECK_INT(eh_frame_hdr__from_elf(image, size, &cfi), ==, 0);
+	CHECK_INT(elf_symtab__open_memory(image, size, "[vdso]", &exported), ==, 0);
+	setup(&f);
+	CHECK_INT(symbolizer__set_debug_dir(f.sym, ""), ==, 0);
+	st = symbolizer__stats(f.sym);
+	/* The vDSO's first PT_LOAD maps file offset 0 at virtual address 0. */
+	for (i = 0; i < eh_frame_hdr__count(cfi); i++) {
+		CHECK_INT(eh_frame_hdr__fde(cfi, i, &fde), ==, 0);
+		if (fde.pc_range < 4 || elf_symtab__lookup(exported, fde.pc_begin, NULL))
+			continue;
+		nlocal++;
+		snprintf(want, sizeof(want), "[vdso]+0x%llx", (unsigned long long)fde.pc_begin);
+		fr = leaf(&f, base + fde.pc_begin + fde.pc_range / 2);
+		CHECK_STR(fr->name, want);
+		CHECK(fr->unknown);
+		CHECK_STR(profile__mapping(f.prof, fr->mapping)->path, "[vdso]");
+		/* A return address is looked up a byte before: a call at the end is its function's.
+		 */
+		end = fde.pc_begin + fde.pc_range;
+		ips[0] = base + fde.pc_begin + 1;
+		ips[1] = base + end;
+		CHECK_INT(symbolizer__user_frames(f.sym, (uint32_t)getpid(), ips, 2, frames), ==,
+			  0);
+		CHECK_STR(profile__frame(f.prof, frames[0])->name, want);
+		CHECK_STR(profile__frame(f.prof, frames[1])->name, want);
+		CHECK_U64(st->vdso_function_starts, ==, 3 * nlocal);
+		/* Past the end, in padding no function holds: the address itself, not counted. */
+		counted = st->vdso_function_starts;
+		if (!elf_symtab__lookup(exported, end, NULL) &&
+		    (i + 1 == eh_frame_hdr__count(cfi) ||
+		     (eh_frame_hdr__fde(cfi, i + 1, &other) == 0 && other.pc_begin > end))) {
+			snprintf(want, sizeof(want), "[vdso]+0x%llx", (unsigned long long)end);
+			CHECK_STR(leaf(&f, base + end)->name, want);
+			CHECK_U64(st->vdso_function_starts, ==, counted);
+		}
+	}
+	teardown(&f);
+	elf_symtab__free(exported);
+	eh_frame_hdr__free(cfi);
+	if (!nlocal)
+		SKIP("every function of this vDSO is exported");
 }
 
 static void write_perf_map(const char *path, const char *text)
