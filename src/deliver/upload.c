@@ -305,20 +305,102 @@ static const char *hint_for(int status, enum upload_protocol p)
 	return "";
 }
 
+static const char *status_phrase(int status)
+{
+	switch (status) {
+	case 400:
+		return " Bad Request";
+	case 401:
+		return " Unauthorized";
+	case 403:
+		return " Forbidden";
+	case 404:
+		return " Not Found";
+	case 405:
+		return " Method Not Allowed";
+	case 413:
+		return " Payload Too Large";
+	case 415:
+		return " Unsupported Media Type";
+	case 429:
+		return " Too Many Requests";
+	case 500:
+		return " Internal Server Error";
+	case 501:
+		return " Not Implemented";
+	case 502:
+		return " Bad Gateway";
+	case 503:
+		return " Service Unavailable";
+	case 504:
+		return " Gateway Timeout";
+	default:
+		return "";
+	}
+}
+
+/*
+ * A web page is not a profile server's message: its <title>, or failing that
+ * its first text, says enough in a few words. *out empty if it has neither.
+ */
+static void html_excerpt(const char *body, size_t len, char *out, size_t size)
+{
+	const char *t = strcasestr(body, "<title>"), *end;
+	char text[512];
+	size_t o = 0, i;
+	bool in_tag = false;
+
+	if (t && (end = strcasestr(t, "</title>"))) {
+		server_text(t + 7, (size_t)(end - t - 7), out, size < 81 ? size : 81);
+		return;
+	}
+	for (i = 0; i < len && o + 1 < sizeof(text); i++) {
+		if (body[i] == '<')
+			in_tag = true;
+		else if (body[i] == '>')
+			in_tag = false, text[o++] = ' ';
+		else if (!in_tag)
+			text[o++] = body[i] == '\n' ? ' ' : body[i];
+	}
+	server_text(text, o, out, size < 81 ? size : 81);
+}
+
+static bool is_html(const struct http_response *r)
+{
+	const char *type = http_response__field(r, "content-type");
+	const char *b = r->body ? (const char *)r->body : "";
+
+	while (isspace((unsigned char)*b))
+		b++;
+	return (type && strncasecmp(type, "text/html", 9) == 0) ||
+	       strncasecmp(b, "<!doctype", 9) == 0 || strncasecmp(b, "<html", 5) == 0;
+}
+
 /* An HTTP status other than 200: a Connect error, a proxy's page, or a plain-text refusal. */
 static enum upload_result http_failure(struct upload *u, const struct http_response *r,
 				       enum upload_protocol p)
 {
+	bool retry = http_retryable(r->status), html = r->body && is_html(r);
 	char text[400];
 
-	if (!connect_message(r, text, sizeof(text)))
-		server_text((const char *)r->body, r->body_len, text, sizeof(text));
 	u->retry_after_ms = retry_after_ms(r);
-	snprintf(u->error, sizeof(u->error), "%s HTTP %d%s%s%s",
-		 http_retryable(r->status) ? "the server answered"
-					   : "the server refused the profile with",
-		 r->status, *text ? ": " : "", text, hint_for(r->status, p));
-	return http_retryable(r->status) ? UPLOAD_RETRY_LATER : UPLOAD_REJECTED;
+	if (html)
+		html_excerpt((const char *)r->body, r->body_len, text, sizeof(text));
+	else if (!connect_message(r, text, sizeof(text)))
+		server_text((const char *)r->body, r->body_len, text, sizeof(text));
+	if (html && !retry) {
+		snprintf(u->error, sizeof(u->error),
+			 "the server at %s does not speak the %s protocol: it answered HTTP %d%s "
+			 "with a web page%s%s%s",
+			 u->url, upload__protocol_name(p), r->status, status_phrase(r->status),
+			 *text ? " (\"" : "", text, *text ? "\")" : "");
+		return UPLOAD_REJECTED;
+	}
+	snprintf(u->error, sizeof(u->error), "%s HTTP %d%s%s%s%s",
+		 retry ? "the server answered" : "the server refused the profile with", r->status,
+		 status_phrase(r->status), *text ? (html ? ", a web page: " : ": ") : "", text,
+		 hint_for(r->status, p));
+	return retry ? UPLOAD_RETRY_LATER : UPLOAD_REJECTED;
 }
 
 static enum upload_result exchange(struct upload *u, const char *target, const char *type,

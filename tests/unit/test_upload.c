@@ -124,6 +124,35 @@ TEST(upload_refusal_is_not_retried)
 	batch__free(b);
 }
 
+/* Something that is not a profile server answers with a web page: say so, in a few clean words. */
+TEST(upload_web_page_is_not_a_profile_server)
+{
+	struct loopback_reply replies[] = {
+		LOOPBACK_REPLY(
+			"HTTP/1.1 501 Unsupported method ('POST')\r\n"
+			"Content-Type: text/html;charset=utf-8\r\nContent-Length: 166\r\n\r\n"
+			"<!DOCTYPE HTML>\n<html lang=\"en\">\n<head><meta charset=\"utf-8\">\n"
+			"<title>Error response</title>\n</head>\n<body><h1>Error response</h1>"
+			"<p>Error code: 501</p></body></html>\n"),
+	};
+	struct batch *b = small_batch();
+	struct loopback lb;
+	struct upload *u;
+	char want[300];
+
+	CHECK_INT(loopback__start(&lb, replies, 1), ==, 0);
+	u = client(&lb, UPLOAD_PARCA, NULL, NULL);
+	CHECK_INT(delivery__send_now(u, b, 4, NULL), ==, UPLOAD_REJECTED);
+	snprintf(want, sizeof(want),
+		 "the server at %s does not speak the parca protocol: it answered HTTP 501 Not "
+		 "Implemented with a web page (\"Error response\")",
+		 upload__url(u));
+	CHECK_STR(upload__last_error(u), want);
+	loopback__stop(&lb);
+	upload__free(u);
+	batch__free(b);
+}
+
 TEST(upload_parca_status_codes)
 {
 	static const char invalid[] =
