@@ -254,7 +254,7 @@ static void read_info(struct run *r, struct summary_info *in)
 	in->lost_notifications = sampler__lost_notifications(r->sampler);
 	in->missing_stacks = sampler__missing_stacks(r->sampler);
 	in->lost_spills = sampler__lost_spills(r->sampler);
-	in->sym = *symbolizer__stats(r->sym);
+	memcpy(in->sym, symbolizer__stats(r->sym), sizeof(in->sym));
 }
 
 /* The counters are cumulative; an interval's profile reports its own share. */
@@ -265,20 +265,11 @@ static struct summary_info since(const struct summary_info *cur, const struct su
 
 	for (i = 0; i < CPROF_STAT_MAX; i++)
 		d.stats[i] -= prev->stats[i];
+	for (i = 0; i < SYM_STAT_MAX; i++)
+		d.sym[i] -= prev->sym[i];
 	d.lost_notifications -= prev->lost_notifications;
 	d.missing_stacks -= prev->missing_stacks;
 	d.lost_spills -= prev->lost_spills;
-	/* Every field of symbolizer_stats is such a counter. */
-	_Static_assert(sizeof(d.sym) % sizeof(uint64_t) == 0, "symbolizer_stats: u64 counters");
-	{
-		uint64_t c[sizeof(d.sym) / sizeof(uint64_t)], p[sizeof(c) / sizeof(c[0])];
-
-		memcpy(c, &cur->sym, sizeof(c));
-		memcpy(p, &prev->sym, sizeof(p));
-		for (i = 0; i < (int)(sizeof(c) / sizeof(c[0])); i++)
-			c[i] -= p[i];
-		memcpy(&d.sym, c, sizeof(c));
-	}
 	return d;
 }
 

@@ -159,9 +159,10 @@ int summary__add_comments(struct profile *p, const struct summary_info *in)
 		 " of %" PRIu64 "; processes gone before their maps were read %" PRIu64
 		 " of %" PRIu64 " (%" PRIu64 " resolved with their parent's map); exited "
 		 "processes released %" PRIu64 "; lost first-sight notifications %" PRIu64,
-		 in->sym.unknown_user, in->sym.user_frames, in->sym.unknown_kernel,
-		 in->sym.kernel_frames, in->sym.processes_gone, in->sym.processes,
-		 in->sym.processes_inherited, in->sym.processes_forgotten,
+		 in->sym[SYM_STAT_UNKNOWN_USER], in->sym[SYM_STAT_USER_FRAMES],
+		 in->sym[SYM_STAT_UNKNOWN_KERNEL], in->sym[SYM_STAT_KERNEL_FRAMES],
+		 in->sym[SYM_STAT_PROCESSES_GONE], in->sym[SYM_STAT_PROCESSES],
+		 in->sym[SYM_STAT_PROCESSES_INHERITED], in->sym[SYM_STAT_PROCESSES_FORGOTTEN],
 		 in->lost_notifications + in->stats[CPROF_STAT_NOTIFY_LOST]);
 	err = profile__add_comment(p, buf);
 	if (err)
@@ -171,8 +172,9 @@ int summary__add_comments(struct profile *p, const struct summary_info *in)
 		 "; malformed perf map lines skipped %" PRIu64 "; ELF files read %" PRIu64
 		 ", closed when no process had mapped them for a minute %" PRIu64
 		 "; vdso frames named by function start (no symbol) %" PRIu64,
-		 in->sym.debug_files, in->sym.perf_map_bad_lines, in->sym.elf_files,
-		 in->sym.elf_files_closed, in->sym.vdso_function_starts);
+		 in->sym[SYM_STAT_DEBUG_FILES], in->sym[SYM_STAT_PERF_MAP_BAD_LINES],
+		 in->sym[SYM_STAT_ELF_FILES], in->sym[SYM_STAT_ELF_FILES_CLOSED],
+		 in->sym[SYM_STAT_VDSO_FUNCTION_STARTS]);
 	err = profile__add_comment(p, buf);
 	if (err)
 		return err;
@@ -202,27 +204,28 @@ void summary__print_losses(FILE *f, uint64_t total, const struct summary_info *i
 			in->stats[CPROF_STAT_KERN_COLLISION],
 			in->stats[CPROF_STAT_USER_STACK_ERR] +
 				in->stats[CPROF_STAT_KERN_STACK_ERR] + in->missing_stacks);
-	if (in->sym.unknown_user || in->sym.unknown_kernel)
+	if (in->sym[SYM_STAT_UNKNOWN_USER] || in->sym[SYM_STAT_UNKNOWN_KERNEL])
 		fprintf(f,
 			"cprof: unknown frames (shown as module+offset): user %" PRIu64
 			" of %" PRIu64 ", kernel %" PRIu64 " of %" PRIu64 "\n",
-			in->sym.unknown_user, in->sym.user_frames, in->sym.unknown_kernel,
-			in->sym.kernel_frames);
-	if (in->sym.vdso_function_starts)
+			in->sym[SYM_STAT_UNKNOWN_USER], in->sym[SYM_STAT_USER_FRAMES],
+			in->sym[SYM_STAT_UNKNOWN_KERNEL], in->sym[SYM_STAT_KERNEL_FRAMES]);
+	if (in->sym[SYM_STAT_VDSO_FUNCTION_STARTS])
 		fprintf(f,
 			"cprof: vdso frames named by function start (no symbol): %" PRIu64
 			" of the unknown user frames, shown as [vdso]+0xSTART of their function "
 			"(from the vDSO's .eh_frame)\n",
-			in->sym.vdso_function_starts);
-	if (in->sym.perf_map_bad_lines)
+			in->sym[SYM_STAT_VDSO_FUNCTION_STARTS]);
+	if (in->sym[SYM_STAT_PERF_MAP_BAD_LINES])
 		fprintf(f, "cprof: %" PRIu64 " malformed perf map lines skipped\n",
-			in->sym.perf_map_bad_lines);
-	if (in->sym.processes_gone)
+			in->sym[SYM_STAT_PERF_MAP_BAD_LINES]);
+	if (in->sym[SYM_STAT_PROCESSES_GONE])
 		fprintf(f,
 			"cprof: %" PRIu64 " process%s exited before their memory map could be read "
 			"(%" PRIu64 " resolved with their parent's map)\n",
-			in->sym.processes_gone, in->sym.processes_gone == 1 ? "" : "es",
-			in->sym.processes_inherited);
+			in->sym[SYM_STAT_PROCESSES_GONE],
+			in->sym[SYM_STAT_PROCESSES_GONE] == 1 ? "" : "es",
+			in->sym[SYM_STAT_PROCESSES_INHERITED]);
 	if (in->lost_notifications + in->stats[CPROF_STAT_NOTIFY_LOST])
 		fprintf(f,
 			"cprof: %" PRIu64 " new-process notifications lost (those processes "

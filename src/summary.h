@@ -22,8 +22,8 @@ struct summary_info {
 	uint64_t stats[CPROF_STAT_MAX]; /* BPF-side counters */
 	uint64_t lost_notifications;
 	uint64_t missing_stacks;
-	uint64_t lost_spills; /* spilled samples user space had no memory to keep */
-	struct symbolizer_stats sym;
+	uint64_t lost_spills;	    /* spilled samples user space had no memory to keep */
+	uint64_t sym[SYM_STAT_MAX]; /* symbolizer counters */
 	int include_idle;
 };
 

@@ -156,28 +156,44 @@ int procfs__ns_pid(uint32_t pid, uint32_t *ns_pid)
 	return 0;
 }
 
-int procfs__start_time(uint32_t pid, uint64_t *ticks)
+/* Field n (3 or more) of /proc/PID/stat as a number. */
+static int stat_field(uint32_t pid, int n, unsigned long long *v)
 {
 	char path[64], buf[1024], *p;
-	unsigned long long v;
-	int n, field;
+	int len, field;
 
 	snprintf(path, sizeof(path), "/proc/%u/stat", pid);
-	n = procfs__read_small(path, buf, sizeof(buf));
-	if (n < 0)
-		return n;
+	len = procfs__read_small(path, buf, sizeof(buf));
+	if (len < 0)
+		return len;
 	/* comm (field 2) may contain spaces and parentheses: parse after the last ')'. */
 	p = strrchr(buf, ')');
 	if (!p)
 		return -EINVAL;
 	p++;
-	for (field = 3; field < 22 && p; field++) {
+	for (field = 3; field < n && p; field++)
 		p = strchr(p + 1, ' ');
-	}
-	if (!p || sscanf(p, " %llu", &v) != 1)
+	if (!p || sscanf(p, " %llu", v) != 1)
 		return -EINVAL;
-	*ticks = v;
 	return 0;
+}
+
+int procfs__start_time(uint32_t pid, uint64_t *ticks)
+{
+	unsigned long long v;
+	int err = stat_field(pid, 22, &v);
+
+	if (!err)
+		*ticks = v;
+	return err;
+}
+
+/* PF_KTHREAD in the flags (field 9): the kernel's own test, not a guess from empty maps. */
+bool procfs__is_kernel_thread(uint32_t pid)
+{
+	unsigned long long flags;
+
+	return stat_field(pid, 9, &flags) == 0 && (flags & 0x00200000ull);
 }
 
 int procfs__tgid(uint32_t tid, uint32_t *tgid)

@@ -25,5 +25,7 @@ int procfs__tgid(uint32_t tid, uint32_t *tgid);
 int procfs__ns_pid(uint32_t pid, uint32_t *ns_pid);
 /* The process's start time in clock ticks since boot (field 22 of /proc/PID/stat). */
 int procfs__start_time(uint32_t pid, uint64_t *ticks);
+/* True for a kernel thread (kthreadd and its children): it has no user memory. */
+bool procfs__is_kernel_thread(uint32_t pid);
 
 #endif

@@ -132,7 +132,7 @@ struct symbolizer {
 	struct kframe_wait *kwait; /* kernel frames waiting for their name */
 	size_t nkwait;
 	size_t kwait_cap;
-	struct symbolizer_stats stats;
+	uint64_t stats[SYM_STAT_MAX];
 	symbolizer_parent_fn parent_of;
 	void *parent_ctx;
 };
@@ -253,7 +253,7 @@ static void attach_debug_file(struct symbolizer *s, uint32_t pid, const struct p
 	if (debug_file__find(s->debug_dir, pid, m->path, elf, &dbg))
 		return;
 	if (elf_symtab__set_debug_file(elf, dbg) == 0) {
-		s->stats.debug_files++;
+		s->stats[SYM_STAT_DEBUG_FILES]++;
 		pr_debug("%s: symbols from %s", m->path, elf_symtab__debug_path(elf));
 	}
 }
@@ -271,7 +271,7 @@ static void load_vdso_extras(struct symbolizer *s)
 
 	if (uname(&u) == 0 && debug_file__find_vdso(s->debug_dir, u.release, s->vdso, &dbg) == 0 &&
 	    elf_symtab__set_debug_file(s->vdso, dbg) == 0) {
-		s->stats.debug_files++;
+		s->stats[SYM_STAT_DEBUG_FILES]++;
 		pr_debug("[vdso]: symbols from %s", elf_symtab__debug_path(s->vdso));
 	}
 	err = eh_frame_hdr__from_elf(s->vdso_image, s->vdso_size, &s->vdso_cfi);
@@ -374,9 +374,9 @@ static struct elf_symtab *elf_for_map(struct symbolizer *s, uint32_t pid, const 
 		pr_debug("%s (PID %u): cannot open: %s", m->path, pid, strerror(-err));
 	}
 	if (e->elf)
-		s->stats.elf_files++;
+		s->stats[SYM_STAT_ELF_FILES]++;
 	else
-		s->stats.elf_errors++;
+		s->stats[SYM_STAT_ELF_ERRORS]++;
 	/* Failures are cached too: one bad file is not retried for every frame. */
 	e->next = s->elf_list;
 	s->elf_list = e;
@@ -392,7 +392,7 @@ static void read_perf_map(struct symbolizer *s, struct proc_state *st)
 
 	if (!st->pid || perf_map__read(st->pid, st->ns_pid, &pm))
 		return;
-	s->stats.perf_map_bad_lines += perf_map__bad_lines(pm) - st->perf_map_bad;
+	s->stats[SYM_STAT_PERF_MAP_BAD_LINES] += perf_map__bad_lines(pm) - st->perf_map_bad;
 	st->perf_map_bad = perf_map__bad_lines(pm);
 	perf_map__free(st->perf_map);
 	st->perf_map = pm;
@@ -502,7 +502,7 @@ static struct proc_state *snapshot_process(struct symbolizer *s, uint32_t pid)
 		proc_state__free(st);
 		return NULL;
 	}
-	s->stats.processes++;
+	s->stats[SYM_STAT_PROCESSES]++;
 	procfs__start_time(pid, &st->start_time);
 	remember_fresh(s, st);
 	if (pid && procfs__ns_pid(pid, &st->ns_pid) == 0 && st->ns_pid == pid)
@@ -514,11 +514,11 @@ static struct proc_state *snapshot_process(struct symbolizer *s, uint32_t pid)
 		st->comm = profile__intern(s->prof, comm);
 	err = pid ? snapshot_maps(s, st) : -ESRCH;
 	if (err && pid) {
-		s->stats.processes_gone++;
+		s->stats[SYM_STAT_PROCESSES_GONE]++;
 		pr_debug("PID %u: memory map not read: %s", pid, strerror(-err));
 		if (s->parent_of && s->parent_of(s->parent_ctx, pid, &st->parent) == 0 &&
 		    st->parent != pid)
-			s->stats.processes_inherited++;
+			s->stats[SYM_STAT_PROCESSES_INHERITED]++;
 		else
 			st->parent = 0;
 	}
@@ -614,7 +614,7 @@ static int forget_gone(struct symbolizer *s)
 			proc_state__free((struct proc_state *)(uintptr_t)val);
 		u64map__delete(s->procs, dead[i]);
 	}
-	s->stats.processes_forgotten += ndead;
+	s->stats[SYM_STAT_PROCESSES_FORGOTTEN] += ndead;
 	free(dead);
 	pos = 0;
 	while (u64map__next(s->procs, &pos, &key, &val)) {
@@ -689,7 +689,7 @@ static int close_idle_elfs(struct symbolizer *s)
 		unindex_elf(s, e);
 		elf_symtab__free(e->elf);
 		free(e);
-		s->stats.elf_files_closed++;
+		s->stats[SYM_STAT_ELF_FILES_CLOSED]++;
 	}
 	u64map__free(mapped);
 	return 0;
@@ -939,7 +939,7 @@ static uint32_t resolve_user(struct symbolizer *s, struct proc_state *st, uint64
 	if (!m) {
 		frame = add_frame(s, 0, addr, "[unknown]", false, true);
 		if (!retry)
-			s->stats.unknown_user++;
+			s->stats[SYM_STAT_UNKNOWN_USER]++;
 		goto out;
 	}
 	mapping = user_mapping(s, st, idx);
@@ -951,11 +951,11 @@ static uint32_t resolve_user(struct symbolizer *s, struct proc_state *st, uint64
 	if (name) {
 		frame = add_frame(s, mapping, addr, name, false, false);
 		if (retry)
-			s->stats.unknown_user--;
+			s->stats[SYM_STAT_UNKNOWN_USER]--;
 	} else {
 		/* Never a neighbour's name: the module and offset are the honest answer. */
 		if (function_start(s, st->elfs[idx], file_off, &back) && !retry)
-			s->stats.vdso_function_starts++;
+			s->stats[SYM_STAT_VDSO_FUNCTION_STARTS]++;
 		if (m->kind == PROC_MAP_FILE)
 			snprintf(buf, sizeof(buf), "%s+0x%" PRIx64, base_name(m->path),
 				 file_off - back);
@@ -968,11 +968,11 @@ static uint32_t resolve_user(struct symbolizer *s, struct proc_state *st, uint64
 		if (jit_memory(m, st->elfs[idx]))
 			jit = (uint64_t)st->perf_map_gen + 1;
 		if (!retry)
-			s->stats.unknown_user++;
+			s->stats[SYM_STAT_UNKNOWN_USER]++;
 	}
 out:
 	if (!retry)
-		s->stats.user_frames++;
+		s->stats[SYM_STAT_USER_FRAMES]++;
 	if (frame)
 		u64map__set(st->frames, key, frame | jit << 32);
 	return frame;
@@ -1075,9 +1075,9 @@ static uint32_t resolve_kernel(struct symbolizer *s, uint64_t addr, bool leaf)
 		frame = waiting_kernel_frame(s, addr, lookup, sym);
 	} else {
 		frame = add_frame(s, s->kernel_mapping, addr, "[kernel]", true, true);
-		s->stats.unknown_kernel++;
+		s->stats[SYM_STAT_UNKNOWN_KERNEL]++;
 	}
-	s->stats.kernel_frames++;
+	s->stats[SYM_STAT_KERNEL_FRAMES]++;
 	if (frame)
 		u64map__set(s->kframes[leaf], addr, frame);
 	return frame;
@@ -1124,7 +1124,7 @@ static int name_kernel_frame(struct symbolizer *s, const struct kframe_wait *w, 
 			return -ENOMEM;
 		return profile__set_frame_names(s->prof, w->frame, shown, raw, false);
 	}
-	s->stats.unknown_kernel++;
+	s->stats[SYM_STAT_UNKNOWN_KERNEL]++;
 	return profile__set_frame_names(s->prof, w->frame, "[kernel]", NULL, true);
 }
 
@@ -1193,9 +1193,9 @@ uint32_t symbolizer__placeholder(struct symbolizer *s, const char *what, int ker
 	return add_frame(s, 0, 0, what, kernel != 0, true);
 }
 
-const struct symbolizer_stats *symbolizer__stats(const struct symbolizer *s)
+const uint64_t *symbolizer__stats(const struct symbolizer *s)
 {
-	return &s->stats;
+	return s->stats;
 }
 
 /* Drops what indexes into the profile; the memory map and ELF files stay. */

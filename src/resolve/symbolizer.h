@@ -19,23 +19,30 @@
 struct profile;
 struct symbolizer;
 
-/* Cumulative counters, all uint64_t (session.c subtracts them field by field as an array). */
-struct symbolizer_stats {
-	uint64_t user_frames;	/* distinct user frames resolved */
-	uint64_t kernel_frames; /* distinct kernel frames resolved */
-	uint64_t unknown_user;	/* of which without a symbol */
-	uint64_t unknown_kernel;
-	uint64_t processes;	      /* processes snapshotted */
-	uint64_t processes_gone;      /* gone before their memory map could be read */
-	uint64_t processes_forgotten; /* exited, released after their last drain */
-	uint64_t processes_inherited; /* gone, resolved with their parent's memory map */
-	uint64_t elf_files;	      /* ELF files opened */
-	uint64_t elf_errors;	      /* mapped files that could not be opened as ELF */
-	uint64_t elf_files_closed;    /* closed after no known process mapped them a while */
-	uint64_t debug_files;	      /* separate debug files used for stripped ones */
-	uint64_t perf_map_bad_lines;  /* malformed lines in the perf maps read */
-	/* Of unknown_user: vDSO frames shown at their function's start (from its FDEs). */
-	uint64_t vdso_function_starts;
+/*
+ * Cumulative counters, indexed by enum symbolizer_stat. They have the form of
+ * the BPF side's (enum cprof_stat): an enum-indexed u64 array, so an
+ * interval's share of either is one subtraction loop (session.c) that
+ * assumes nothing about a struct's layout, and a counter added here needs
+ * no change there.
+ */
+enum symbolizer_stat {
+	SYM_STAT_USER_FRAMES,	/* distinct user frames resolved */
+	SYM_STAT_KERNEL_FRAMES, /* distinct kernel frames resolved */
+	SYM_STAT_UNKNOWN_USER,	/* of which without a symbol */
+	SYM_STAT_UNKNOWN_KERNEL,
+	SYM_STAT_PROCESSES,	      /* processes snapshotted */
+	SYM_STAT_PROCESSES_GONE,      /* gone before their memory map could be read */
+	SYM_STAT_PROCESSES_FORGOTTEN, /* exited, released after their last drain */
+	SYM_STAT_PROCESSES_INHERITED, /* gone, resolved with their parent's memory map */
+	SYM_STAT_ELF_FILES,	      /* ELF files opened */
+	SYM_STAT_ELF_ERRORS,	      /* mapped files that could not be opened as ELF */
+	SYM_STAT_ELF_FILES_CLOSED,    /* closed after no known process mapped them a while */
+	SYM_STAT_DEBUG_FILES,	      /* separate debug files used for stripped ones */
+	SYM_STAT_PERF_MAP_BAD_LINES,  /* malformed lines in the perf maps read */
+	/* Of SYM_STAT_UNKNOWN_USER: vDSO frames shown at their function's start (from its FDEs). */
+	SYM_STAT_VDSO_FUNCTION_STARTS,
+	SYM_STAT_MAX,
 };
 
 /* Who forked pid (while pid still runs its parent's program); 0 or -ENOENT. */
@@ -93,7 +100,8 @@ const char *symbolizer__process_name(struct symbolizer *s, uint32_t pid);
 /* The process's PID in its own PID namespace, or 0 when it is the host PID (or unknown). */
 uint32_t symbolizer__ns_pid(struct symbolizer *s, uint32_t pid);
 
-const struct symbolizer_stats *symbolizer__stats(const struct symbolizer *s);
+/* The counters, indexed by enum symbolizer_stat (a live view). */
+const uint64_t *symbolizer__stats(const struct symbolizer *s);
 /*
  * Called once per drain: allows one fresh read of each process's maps again,
  * forgets processes that exited before the last drain, and closes the ELF

@@ -139,7 +139,7 @@ TEST(symbolizer_vdso_local_code_at_function_start)
 {
 	struct eh_frame_hdr *cfi = NULL;
 	struct elf_symtab *exported = NULL;
-	const struct symbolizer_stats *st;
+	const uint64_t *st;
 	const struct profile_frame *fr;
 	struct eh_frame_fde fde, other;
 	char modules[512], want[64];
@@ -182,15 +182,15 @@ TEST(symbolizer_vdso_local_code_at_function_start)
 			  0);
 		CHECK_STR(profile__frame(f.prof, frames[0])->name, want);
 		CHECK_STR(profile__frame(f.prof, frames[1])->name, want);
-		CHECK_U64(st->vdso_function_starts, ==, 3 * nlocal);
+		CHECK_U64(st[SYM_STAT_VDSO_FUNCTION_STARTS], ==, 3 * nlocal);
 		/* Past the end, in padding no function holds: the address itself, not counted. */
-		counted = st->vdso_function_starts;
+		counted = st[SYM_STAT_VDSO_FUNCTION_STARTS];
 		if (!elf_symtab__lookup(exported, end, NULL) &&
 		    (i + 1 == eh_frame_hdr__count(cfi) ||
 		     (eh_frame_hdr__fde(cfi, i + 1, &other) == 0 && other.pc_begin > end))) {
 			snprintf(want, sizeof(want), "[vdso]+0x%llx", (unsigned long long)end);
 			CHECK_STR(leaf(&f, base + end)->name, want);
-			CHECK_U64(st->vdso_function_starts, ==, counted);
+			CHECK_U64(st[SYM_STAT_VDSO_FUNCTION_STARTS], ==, counted);
 		}
 	}
 	teardown(&f);
@@ -230,14 +230,14 @@ TEST(symbolizer_names_jit_frames_from_perf_map)
 	CHECK_STR(fr->name, "Builtin:hot code");
 	CHECK(!fr->unknown);
 	CHECK_STR(profile__mapping(f.prof, fr->mapping)->path, "");
-	CHECK_INT(symbolizer__stats(f.sym)->perf_map_bad_lines, ==, 1);
+	CHECK_INT(symbolizer__stats(f.sym)[SYM_STAT_PERF_MAP_BAD_LINES], ==, 1);
 
 	/* Not in the map yet: the honest fallback, counted as unknown. */
 	fr = leaf(&f, code + 0x1008);
 	CHECK(fr->unknown);
 	snprintf(text, sizeof(text), "[anon]+0x%llx", (unsigned long long)code + 0x1008);
 	CHECK_STR(fr->name, text);
-	CHECK_INT(symbolizer__stats(f.sym)->unknown_user, ==, 1);
+	CHECK_INT(symbolizer__stats(f.sym)[SYM_STAT_UNKNOWN_USER], ==, 1);
 
 	/* The runtime compiles more code; the next interval reads the map again. */
 	snprintf(text, sizeof(text), "bad line\n%llx 100 Builtin:hot code\n%llx 20 later\n",
@@ -249,8 +249,8 @@ TEST(symbolizer_names_jit_frames_from_perf_map)
 	fr = leaf(&f, code + 0x1008);
 	CHECK_STR(fr->name, "later");
 	CHECK(!fr->unknown);
-	CHECK_INT(symbolizer__stats(f.sym)->unknown_user, ==, 0);
-	CHECK_INT(symbolizer__stats(f.sym)->perf_map_bad_lines, ==, 1);
+	CHECK_INT(symbolizer__stats(f.sym)[SYM_STAT_UNKNOWN_USER], ==, 0);
+	CHECK_INT(symbolizer__stats(f.sym)[SYM_STAT_PERF_MAP_BAD_LINES], ==, 1);
 	teardown(&f);
 	unlink(path);
 	munmap(mem, 8192);
@@ -270,7 +270,7 @@ TEST(symbolizer_fallbacks_never_borrow_a_name)
 	CHECK_STR(fr->name, "[unknown]");
 	CHECK(fr->unknown);
 	CHECK_INT(fr->mapping, ==, 0);
-	CHECK_INT(symbolizer__stats(f.sym)->unknown_user, ==, 1);
+	CHECK_INT(symbolizer__stats(f.sym)[SYM_STAT_UNKNOWN_USER], ==, 1);
 
 	/* Our own namespace PID, as /proc/self/status's NSpid line ends. */
 	st = fopen("/proc/self/status", "r");
@@ -481,7 +481,7 @@ static void stop_fixture(pid_t child)
 TEST(symbolizer_closes_elf_files_nobody_maps)
 {
 	const char *fixture = test_build_fixture("known_tree");
-	const struct symbolizer_stats *st;
+	const uint64_t *st;
 	uint64_t hot_a, base, addr, opened;
 	struct fixture f;
 	uint32_t frame = 0;
@@ -503,20 +503,20 @@ TEST(symbolizer_closes_elf_files_nobody_maps)
 	CHECK_INT(fds_on(fixture), ==, 1);
 	/* While it runs, nothing is released. */
 	symbolizer__new_interval(f.sym);
-	CHECK_U64(st->elf_files_closed, ==, 0);
+	CHECK_U64(st[SYM_STAT_ELF_FILES_CLOSED], ==, 0);
 	CHECK_INT(fds_on(fixture), ==, 1);
 	stop_fixture(child);
 	/* Found gone at one drain, forgotten at the next: its program is released then. */
 	symbolizer__new_interval(f.sym);
-	CHECK_U64(st->elf_files_closed, ==, 0);
+	CHECK_U64(st[SYM_STAT_ELF_FILES_CLOSED], ==, 0);
 	symbolizer__new_interval(f.sym);
-	CHECK_U64(st->elf_files_closed, >=, 1);
+	CHECK_U64(st[SYM_STAT_ELF_FILES_CLOSED], >=, 1);
 	CHECK_INT(fds_on(fixture), ==, 0);
 
 	/* This process still maps its own program: named without reading it again. */
-	opened = st->elf_files;
+	opened = st[SYM_STAT_ELF_FILES];
 	CHECK_STR(leaf(&f, (uint64_t)(uintptr_t)symbol_value + 4)->name, "symbol_value");
-	CHECK_U64(st->elf_files, ==, opened);
+	CHECK_U64(st[SYM_STAT_ELF_FILES], ==, opened);
 
 	/* Run again, the fixture is read again, and named. */
 	child = start_fixture(fixture, &base);
@@ -525,6 +525,6 @@ TEST(symbolizer_closes_elf_files_nobody_maps)
 	CHECK_INT(symbolizer__user_frames(f.sym, (uint32_t)child, &addr, 1, &frame), ==, 0);
 	stop_fixture(child);
 	CHECK_STR(profile__frame(f.prof, frame)->name, "hot_a");
-	CHECK_U64(st->elf_files, >, opened);
+	CHECK_U64(st[SYM_STAT_ELF_FILES], >, opened);
 	teardown(&f);
 }

@@ -91,14 +91,14 @@ TEST(symbolizer_names_kernel_frames_when_finished)
 	CHECK(f->unknown && f->kernel);
 	CHECK_STR(f->name, "[kernel 0xffffffff81000200]");
 	CHECK_STR(profile__frame(a, f_second)->name, "[kernel 0xffffffff810001ff]");
-	CHECK_U64(symbolizer__stats(s)->unknown_kernel, ==, 0);
+	CHECK_U64(symbolizer__stats(s)[SYM_STAT_UNKNOWN_KERNEL], ==, 0);
 	CHECK_INT(symbolizer__finish(s, false), ==, 0);
 	check_frame(a, f_first, "first", false);
 	check_frame(a, f_second, "second", false);
 	check_frame(a, f_third, "third", false);
 	check_frame(a, f_unknown, "[kernel]", true);
-	CHECK_U64(symbolizer__stats(s)->unknown_kernel, ==, 1);
-	CHECK_U64(symbolizer__stats(s)->kernel_frames, ==, 4);
+	CHECK_U64(symbolizer__stats(s)[SYM_STAT_UNKNOWN_KERNEL], ==, 1);
+	CHECK_U64(symbolizer__stats(s)[SYM_STAT_KERNEL_FRAMES], ==, 4);
 	/* The renamed frames are found again by their new names, not added twice. */
 	CHECK_INT(kernel_frame(s, 0xffffffff81000005, true), ==, f_first);
 	stack[0] = f_third;
@@ -125,7 +125,7 @@ TEST(symbolizer_names_kernel_frames_when_finished)
 	check_frame(b, f_mod, "[kernel]", true);
 	check_frame(b, f_bpf, "bpf_prog_0123456789abcdef_x", false);
 	check_frame(b, f_first, "first", false);
-	CHECK_U64(symbolizer__stats(s)->unknown_kernel, ==, 2);
+	CHECK_U64(symbolizer__stats(s)[SYM_STAT_UNKNOWN_KERNEL], ==, 2);
 
 	/* Gone stays gone; a symbol whose name can no longer be read is "[kernel]". */
 	CHECK_INT(symbolizer__set_profile(s, c), ==, 0);
@@ -133,13 +133,13 @@ TEST(symbolizer_names_kernel_frames_when_finished)
 	CHECK_INT(unlink(path), ==, 0);
 	f_mod = kernel_frame(s, 0xffffffffc0000010, true);
 	check_frame(c, f_mod, "[kernel]", true);
-	CHECK_U64(symbolizer__stats(s)->unknown_kernel, ==, 3);
+	CHECK_U64(symbolizer__stats(s)[SYM_STAT_UNKNOWN_KERNEL], ==, 3);
 	f_first = kernel_frame(s, 0xffffffff81000005, true);
 	f_fourth = kernel_frame(s, 0xffffffff81000900, true);
 	CHECK_INT(symbolizer__finish(s, false), ==, -ENOENT);
 	check_frame(c, f_fourth, "[kernel]", true);
 	check_frame(c, f_first, "first", false);
-	CHECK_U64(symbolizer__stats(s)->unknown_kernel, ==, 4);
+	CHECK_U64(symbolizer__stats(s)[SYM_STAT_UNKNOWN_KERNEL], ==, 4);
 	symbolizer__free(s);
 	profile__free(c);
 }
@@ -158,12 +158,12 @@ TEST(symbolizer_kernel_frames_without_kallsyms)
 	frame = kernel_frame(s, 0xffffffff81000005, true);
 	CHECK_INT(symbolizer__finish(s, false), ==, 0);
 	check_frame(p, frame, "[kernel]", true);
-	CHECK_U64(symbolizer__stats(s)->unknown_kernel, ==, 1);
+	CHECK_U64(symbolizer__stats(s)[SYM_STAT_UNKNOWN_KERNEL], ==, 1);
 	/* Not read again for the next frames: they are "[kernel]" at once. */
 	frame = kernel_frame(s, 0xffffffff81000105, true);
 	check_frame(p, frame, "[kernel]", true);
 	CHECK_INT(symbolizer__finish(s, false), ==, 0);
-	CHECK_U64(symbolizer__stats(s)->unknown_kernel, ==, 2);
+	CHECK_U64(symbolizer__stats(s)[SYM_STAT_UNKNOWN_KERNEL], ==, 2);
 	symbolizer__free(s);
 	profile__free(p);
 }
@@ -192,7 +192,7 @@ TEST(symbolizer_names_the_last_profile_in_one_read)
 	check_frame(p, f_first, "first", false);
 	check_frame(p, f_mod, "mod_fn", false);
 	check_frame(p, f_none, "[kernel]", true);
-	CHECK_U64(symbolizer__stats(s)->unknown_kernel, ==, 1);
+	CHECK_U64(symbolizer__stats(s)[SYM_STAT_UNKNOWN_KERNEL], ==, 1);
 	/* Frames after all the same: named by another read, not "[kernel]" for want of a table. */
 	f_second = kernel_frame(s, 0xffffffff81000105, true);
 	CHECK_INT(symbolizer__finish(s, true), ==, 0);

@@ -92,7 +92,7 @@ TEST(symbolizer_forgets_exited_processes_one_drain_later)
 	symbolizer__new_interval(s);
 	CHECK(!symbolizer__process_name(s, (uint32_t)child));
 	CHECK_INT(symbolizer__set_profile(s, p[2]), ==, 0);
-	CHECK_U64(symbolizer__stats(s)->processes_forgotten, ==, 1);
+	CHECK_U64(symbolizer__stats(s)[SYM_STAT_PROCESSES_FORGOTTEN], ==, 1);
 	symbolizer__free(s);
 	for (i = 0; i < 3; i++)
 		profile__free(p[i]);
