@@ -118,7 +118,7 @@ static uint32_t lost_stack_frame(struct run *r, int err, int kernel)
 static void on_entry(void *ctx, const struct sampler_entry *e)
 {
 	struct run *r = ctx;
-	uint32_t frames[MAX_FRAMES], n = 0;
+	uint32_t frames[MAX_FRAMES], n = 0; /* symbolizer frame ids, then the profile's */
 	struct profile_labels labels = {.pid = e->pid};
 	const char *pname;
 
@@ -141,17 +141,14 @@ static void on_entry(void *ctx, const struct sampler_entry *e)
 		frames[n++] = symbolizer__placeholder(r->sym, "[no stack]", 0);
 
 	pname = symbolizer__process_name(r->sym, e->pid);
-	labels.comm = pname ? pname : profile__intern(r->prof, e->comm);
-	labels.thread_name = profile__intern(r->prof, e->comm);
+	labels.comm = pname ? pname : e->comm;
+	labels.thread_name = e->comm;
 	labels.ns_pid = symbolizer__ns_pid(r->sym, e->pid);
 	if (r->o->per_thread)
 		labels.tid = e->tid;
-	if (!labels.comm || !labels.thread_name)
-		goto fail;
-	for (uint32_t i = 0; i < n; i++)
-		if (!frames[i])
-			goto fail;
-	if (profile__add_sample(r->prof, frames, n, &labels, e->count))
+	/* A frame id 0 (no memory for a placeholder) is refused there. */
+	if (profile__add_symbolized(r->prof, r->sym, frames, n, frames) ||
+	    profile__add_sample(r->prof, frames, n, &labels, e->count))
 		goto fail;
 	return;
 fail:
@@ -286,7 +283,7 @@ static int end_interval(struct run *r, uint64_t now, bool last)
 	struct batch *b = NULL;
 
 	/* Before the counters are read: a kernel symbol gone meanwhile counts as unknown. */
-	symbolizer__finish(r->sym, last);
+	profile__finish_frames(r->prof, r->sym, last);
 	read_info(r, &cur);
 	delta = since(&cur, &r->prev);
 	delta.duration_ns = now - r->interval_start;
@@ -312,10 +309,8 @@ static int end_interval(struct run *r, uint64_t now, bool last)
 	meta.time_ns += delta.duration_ns;
 	meta.duration_ns = 0;
 	next = profile__new(&meta);
-	if (!next || symbolizer__set_profile(r->sym, next)) {
+	if (!next) {
 		pr_err("out of memory starting a new interval");
-		if (next && symbolizer__set_profile(r->sym, r->prof) == 0)
-			profile__free(next);
 		return -ENOMEM;
 	}
 	profile__free(r->prof);
@@ -454,7 +449,7 @@ int session__run(const struct session_opts *o)
 		goto cleanup;
 	meta.time_ns = clock__real_ns();
 	r.prof = profile__new(&meta);
-	if (!r.prof || symbolizer__new(r.prof, &r.sym) ||
+	if (!r.prof || symbolizer__new(&r.sym) ||
 	    (o->debug_dir && symbolizer__set_debug_dir(r.sym, o->debug_dir))) {
 		pr_err("out of memory");
 		goto cleanup;
@@ -566,7 +561,7 @@ int session__run(const struct session_opts *o)
 		info.duration_ns = now - start;
 		exit_code = finish_continuous(&r, &info);
 	} else {
-		symbolizer__finish(r.sym, true);
+		profile__finish_frames(r.prof, r.sym, true);
 		read_info(&r, &info);
 		/* Symbol tables are done with: encoding the profile does not stack on them. */
 		symbolizer__free(r.sym);

@@ -7,6 +7,10 @@
  * Every string handed in is interned here, even if the caller already did it:
  * the model then never holds a pointer it does not own, and pointer equality
  * is content equality for all the dedup keys below.
+ *
+ * Frames copied from a symbolizer are remembered by its frame id, dense
+ * from 1 in each of its generations: an array indexed by id is the
+ * smallest and fastest map from id to frame index.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -16,6 +20,7 @@
 #include "lib/log.h"
 #include "lib/hash.h"
 #include "build/profile.h"
+#include "resolve/symbolizer.h"
 #include "lib/strpool.h"
 #include "lib/u64map.h"
 
@@ -34,6 +39,12 @@ struct index {
 };
 
 typedef int (*index_eq_fn)(const struct profile *p, uint32_t idx1, const void *key);
+
+/* A frame copied before the symbolizer had its name (profile__finish_frames). */
+struct waiting_frame {
+	uint32_t frame; /* 1-based frame index */
+	uint32_t id;	/* symbolizer frame id */
+};
 
 struct profile {
 	struct profile_meta meta;
@@ -55,6 +66,15 @@ struct profile {
 	size_t ncomments, comments_cap;
 
 	uint64_t total_count;
+
+	/* Copies of symbolizer answers, for the ids of one generation. */
+	uint32_t sym_generation;
+	uint32_t *from_frame; /* symbolizer frame id -> frame index; 0: not copied yet */
+	size_t from_frame_cap;
+	uint32_t *from_module; /* symbolizer module id -> mapping index */
+	size_t from_module_cap;
+	struct waiting_frame *waiting;
+	size_t nwaiting, waiting_cap;
 };
 
 /* Hashing: FNV-style word mixing, finished with the splitmix64 avalanche. */
@@ -167,6 +187,9 @@ void profile__free(struct profile *p)
 	free(p->mappings);
 	index_free(&p->mapping_index);
 	free(p->comments);
+	free(p->from_frame);
+	free(p->from_module);
+	free(p->waiting);
 	strpool__free(p->strings);
 	free(p);
 }
@@ -334,6 +357,147 @@ int profile__set_frame_names(struct profile *p, uint32_t idx, const char *name,
 		p->frame_index.count++;
 	}
 	return 0;
+}
+
+/* The entry of id in an array indexed by id, grown (zeroed) to hold it; NULL if out of memory. */
+static uint32_t *id_entry(uint32_t **arr, size_t *cap, uint32_t id)
+{
+	size_t old = *cap;
+	uint32_t *a = reserve(*arr, cap, (size_t)id + 1, sizeof(*a));
+
+	if (!a)
+		return NULL;
+	memset(a + old, 0, (*cap - old) * sizeof(*a));
+	*arr = a;
+	return &a[id];
+}
+
+/* The mapping of symbolizer module id, copied at first use. */
+static int symbolized_mapping(struct profile *p, const struct symbolizer *s, uint32_t id,
+			      uint32_t *idx)
+{
+	const struct symbolizer_module *m = symbolizer__module(s, id);
+	struct profile_mapping pm;
+	uint32_t *entry;
+
+	if (!m)
+		return -EINVAL;
+	entry = id_entry(&p->from_module, &p->from_module_cap, id);
+	if (!entry)
+		return -ENOMEM;
+	if (!*entry) {
+		pm = (struct profile_mapping){
+			.start = m->start,
+			.limit = m->limit,
+			.offset = m->offset,
+			.path = m->path,
+			.build_id = m->build_id,
+			.kernel = m->kernel,
+		};
+		*entry = profile__add_mapping(p, &pm);
+		if (!*entry)
+			return -ENOMEM;
+	}
+	*idx = *entry;
+	return 0;
+}
+
+static int remember_waiting(struct profile *p, uint32_t frame, uint32_t id)
+{
+	struct waiting_frame *arr;
+
+	arr = reserve(p->waiting, &p->waiting_cap, p->nwaiting + 1, sizeof(*arr));
+	if (!arr)
+		return -ENOMEM;
+	p->waiting = arr;
+	p->waiting[p->nwaiting++] = (struct waiting_frame){.frame = frame, .id = id};
+	return 0;
+}
+
+/* The frame of symbolizer frame id, copied (with its mapping) at first use. */
+static int symbolized_frame(struct profile *p, const struct symbolizer *s, uint32_t id,
+			    uint32_t *idx)
+{
+	const struct symbolizer_frame *f = symbolizer__frame(s, id);
+	struct profile_frame pf;
+	uint32_t *entry, frame;
+	int err;
+
+	if (!f)
+		return -EINVAL;
+	entry = id_entry(&p->from_frame, &p->from_frame_cap, id);
+	if (!entry)
+		return -ENOMEM;
+	if (*entry) {
+		*idx = *entry;
+		return 0;
+	}
+	pf = (struct profile_frame){
+		.address = f->address,
+		.name = f->name,
+		.system_name = f->system_name,
+		.kernel = f->kernel,
+		.unknown = f->unknown,
+	};
+	if (f->module) {
+		err = symbolized_mapping(p, s, f->module, &pf.mapping);
+		if (err)
+			return err;
+	}
+	frame = profile__add_frame(p, &pf);
+	if (!frame || (f->waiting && remember_waiting(p, frame, id)))
+		return -ENOMEM;
+	*entry = frame;
+	*idx = frame;
+	return 0;
+}
+
+/* Ids start over in each generation of the symbolizer: what p remembers of the last is stale. */
+static void follow_generation(struct profile *p, const struct symbolizer *s)
+{
+	if (symbolizer__generation(s) == p->sym_generation)
+		return;
+	if (p->from_frame)
+		memset(p->from_frame, 0, p->from_frame_cap * sizeof(*p->from_frame));
+	if (p->from_module)
+		memset(p->from_module, 0, p->from_module_cap * sizeof(*p->from_module));
+	/* Their names went with a generation ended without p: they keep their stand-ins. */
+	p->nwaiting = 0;
+	p->sym_generation = symbolizer__generation(s);
+}
+
+int profile__add_symbolized(struct profile *p, const struct symbolizer *s, const uint32_t *ids,
+			    uint32_t n, uint32_t *out)
+{
+	uint32_t i;
+	int err;
+
+	follow_generation(p, s);
+	for (i = 0; i < n; i++) {
+		err = symbolized_frame(p, s, ids[i], &out[i]);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+int profile__finish_frames(struct profile *p, struct symbolizer *s, bool last)
+{
+	int err = symbolizer__finish(s, last), e, copy_err = 0;
+	const struct symbolizer_frame *f;
+	size_t i;
+
+	follow_generation(p, s);
+	for (i = 0; i < p->nwaiting; i++) {
+		f = symbolizer__frame(s, p->waiting[i].id);
+		e = f ? profile__set_frame_names(p, p->waiting[i].frame, f->name, f->system_name,
+						 f->unknown)
+		      : -EINVAL;
+		if (e && !copy_err)
+			copy_err = e;
+	}
+	p->nwaiting = 0;
+	return err ? err : copy_err;
 }
 
 struct sample_key {

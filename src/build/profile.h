@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The profile model: what cprof measured, independent of any output format.
- * The sampler and symbolizer fill it; pprof.c, folded.c and summary.c read it.
- * Keeping it format-neutral lets every encoder be tested without BPF.
+ * It is built from the sampler's counts and copies of the symbolizer's
+ * answers (profile__add_symbolized); pprof.c, folded.c and summary.c read
+ * it. Keeping it format-neutral lets every encoder be tested without BPF.
  *
  * Strings are interned (profile__intern) so equal strings share one pointer
  * and frames/mappings/samples can be deduplicated by pointer comparison.
@@ -17,6 +18,7 @@
 #include <stdint.h>
 
 struct profile;
+struct symbolizer;
 
 struct profile_meta {
 	uint64_t hz;	      /* sampling frequency */
@@ -75,6 +77,24 @@ uint32_t profile__add_frame(struct profile *p, const struct profile_frame *f);
  */
 int profile__set_frame_names(struct profile *p, uint32_t idx, const char *name,
 			     const char *system_name, bool unknown);
+
+/*
+ * Copies the frames a symbolizer answered (ids of symbolizer__user_frames,
+ * __kernel_frames, __placeholder) into p, with their mappings, and writes
+ * p's frame indices to out (which may be ids). Each distinct symbolizer frame
+ * is copied once: p keeps the index it became, so a sample costs one array
+ * lookup per frame. p takes its frames from one symbolizer. 0, -EINVAL (an
+ * id s does not know) or -ENOMEM.
+ */
+int profile__add_symbolized(struct profile *p, const struct symbolizer *s, const uint32_t *ids,
+			    uint32_t n, uint32_t *out);
+/*
+ * The end of p's frames: s names the kernel frames it answered before their
+ * names were read (symbolizer__finish; last: no profile follows), and p takes
+ * the names; frames added afterwards are named by the next call. What
+ * symbolizer__finish returned, or -ENOMEM.
+ */
+int profile__finish_frames(struct profile *p, struct symbolizer *s, bool last);
 
 /* Adds count to the sample with the same stack and labels, or creates it. */
 int profile__add_sample(struct profile *p, const uint32_t *frames, uint32_t nframes,

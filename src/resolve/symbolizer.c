@@ -19,6 +19,10 @@
  *
  * Names are demangled for display (demangle.h); the raw name stays the
  * frame's system_name.
+ *
+ * Answers are kept in a frame table per generation (struct frame_table),
+ * which symbolizer__finish ends; the caches that hold ids (per process, per
+ * kernel address) go with it.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -39,8 +43,9 @@
 #include "resolve/ksyms.h"
 #include "resolve/perf_map.h"
 #include "resolve/proc_maps.h"
+#include "lib/hash.h"
 #include "lib/procfs.h"
-#include "build/profile.h"
+#include "lib/strpool.h"
 #include "resolve/symbolizer.h"
 #include "lib/u64map.h"
 #include "unwind/eh_frame_hdr.h"
@@ -63,18 +68,19 @@ struct proc_state {
 	uint32_t ns_pid; /* PID in its own namespace; 0 when the same as pid */
 	uint64_t start_time;
 	uint64_t exe_inode; /* an exec keeps the PID and start time but not the memory map */
-	const char *comm;
+	char *comm;
 	struct proc_maps *maps;	   /* NULL when the process was gone before we could look */
 	struct elf_symtab **elfs;  /* per maps index; borrowed from the cache */
-	uint32_t *mapping_ids;	   /* per maps index; 0 until first used */
-	struct u64map *frames;	   /* (address << 1 | leaf) -> frame index, see resolve_user */
+	uint32_t *module_ids;	   /* per maps index; 0 until first used */
+	struct u64map *frames;	   /* (address << 1 | leaf) -> frame id, see resolve_user */
+	uint32_t generation;	   /* of the ids in module_ids and frames */
 	struct perf_map *perf_map; /* NULL until read (and while there is none) */
 	uint32_t perf_map_gen;	   /* times perf_map was replaced */
 	size_t perf_map_bad;	   /* malformed lines of the current perf_map */
 	bool perf_map_read;	   /* perf map read during this interval */
 	bool refreshed;		   /* maps re-read during this interval */
 	bool verified;		   /* start time checked during this interval */
-	bool gone;		   /* found exited when a new profile began */
+	bool gone;		   /* found exited at the last drain */
 	uint32_t parent;	   /* resolve with this process's map (see set_lineage) */
 };
 
@@ -85,11 +91,11 @@ struct fresh {
 	uint64_t seen_ns;
 };
 
-/* A kernel frame added before its name was read (see symbolizer__finish). */
+/* A kernel frame handed out before its name was read (see symbolizer__finish). */
 struct kframe_wait {
 	uint64_t lookup; /* the address looked up: the frame's, less 1 past the leaf */
-	uint32_t frame;
-	uint32_t sym; /* ksyms index; NO_SYM before kallsyms is read, or when none holds it */
+	uint32_t frame;	 /* id */
+	uint32_t sym;	 /* ksyms index; NO_SYM before kallsyms is read, or when none holds it */
 };
 
 #define NO_SYM UINT32_MAX
@@ -105,16 +111,40 @@ struct kframe_wait {
  */
 #define ELF_IDLE_NS (60 * 1000000000ull)
 
+/*
+ * Records by id (index + 1). Equal ones share an id, found by a hash of
+ * their content; the index only saves copies, so a collision or a failure
+ * to index just makes another id.
+ */
+struct records {
+	char *arr;
+	size_t n, cap, size;
+	struct u64map *index; /* content hash -> id */
+};
+
+typedef bool (*records_eq_fn)(const void *a, const void *b);
+
+/* What one generation handed out: frames and modules, their names interned. */
+struct frame_table {
+	struct strpool *strings;
+	struct u64map *display; /* interned raw name -> interned demangled name */
+	struct records frames;	/* struct symbolizer_frame */
+	struct records modules; /* struct symbolizer_module */
+	uint32_t kernel_module;
+	struct u64map *kframes[2]; /* [leaf] address -> frame id */
+};
+
 struct symbolizer {
-	struct profile *prof;
+	struct frame_table *t;
+	uint32_t generation;
+	bool ended;		  /* symbolizer__finish ran: the next request starts a generation */
 	struct u64map *procs;	  /* pid -> struct proc_state * */
 	struct u64map *elf_index; /* inode -> struct elf_entry * chain */
 	struct elf_entry *elf_list;
 	uint64_t elf_idle_ns;
 	uint64_t elf_swept_ns; /* when close_idle_elfs last looked */
 	char *debug_dir;
-	struct u64map *display; /* interned raw name -> interned demangled name */
-	struct fresh *fresh;	/* processes first seen lately */
+	struct fresh *fresh; /* processes first seen lately */
 	size_t nfresh;
 	size_t fresh_cap;
 	struct elf_symtab *vdso; /* our own vDSO, NULL if unavailable */
@@ -124,11 +154,8 @@ struct symbolizer {
 	bool vdso_tried;
 	struct ksyms *ksyms;
 	bool ksyms_tried;
-	bool ksyms_partial; /* only the symbols of one finished profile's frames */
-	bool kernel_seen;   /* a kernel frame was asked for: the profile has the kernel mapping */
-	char *kallsyms;	    /* NULL: /proc/kallsyms */
-	uint32_t kernel_mapping;
-	struct u64map *kframes[2]; /* [leaf] address -> frame index */
+	bool ksyms_partial;	   /* only the symbols of one finished profile's frames */
+	char *kallsyms;		   /* NULL: /proc/kallsyms */
 	struct kframe_wait *kwait; /* kernel frames waiting for their name */
 	size_t nkwait;
 	size_t kwait_cap;
@@ -137,7 +164,44 @@ struct symbolizer {
 	void *parent_ctx;
 };
 
-int symbolizer__new(struct profile *prof, struct symbolizer **out)
+static void table__free(struct frame_table *t)
+{
+	if (!t)
+		return;
+	strpool__free(t->strings);
+	u64map__free(t->display);
+	free(t->frames.arr);
+	u64map__free(t->frames.index);
+	free(t->modules.arr);
+	u64map__free(t->modules.index);
+	u64map__free(t->kframes[0]);
+	u64map__free(t->kframes[1]);
+	free(t);
+}
+
+static struct frame_table *table__new(void)
+{
+	struct frame_table *t = calloc(1, sizeof(*t));
+
+	if (!t)
+		return NULL;
+	t->strings = strpool__new();
+	t->display = u64map__new();
+	t->frames =
+		(struct records){.size = sizeof(struct symbolizer_frame), .index = u64map__new()};
+	t->modules =
+		(struct records){.size = sizeof(struct symbolizer_module), .index = u64map__new()};
+	t->kframes[0] = u64map__new();
+	t->kframes[1] = u64map__new();
+	if (!t->strings || !t->display || !t->frames.index || !t->modules.index || !t->kframes[0] ||
+	    !t->kframes[1]) {
+		table__free(t);
+		return NULL;
+	}
+	return t;
+}
+
+int symbolizer__new(struct symbolizer **out)
 {
 	struct symbolizer *s;
 
@@ -145,16 +209,12 @@ int symbolizer__new(struct profile *prof, struct symbolizer **out)
 	s = calloc(1, sizeof(*s));
 	if (!s)
 		return -ENOMEM;
-	s->prof = prof;
 	s->elf_idle_ns = ELF_IDLE_NS;
+	s->t = table__new();
 	s->procs = u64map__new();
 	s->elf_index = u64map__new();
-	s->display = u64map__new();
-	s->kframes[0] = u64map__new();
-	s->kframes[1] = u64map__new();
 	s->debug_dir = strdup(DEBUG_FILE_DEFAULT_DIR);
-	if (!s->procs || !s->elf_index || !s->display || !s->kframes[0] || !s->kframes[1] ||
-	    !s->debug_dir) {
+	if (!s->t || !s->procs || !s->elf_index || !s->debug_dir) {
 		symbolizer__free(s);
 		return -ENOMEM;
 	}
@@ -168,9 +228,10 @@ static void proc_state__free(struct proc_state *st)
 		return;
 	proc_maps__free(st->maps);
 	free(st->elfs);
-	free(st->mapping_ids);
+	free(st->module_ids);
 	u64map__free(st->frames);
 	perf_map__free(st->perf_map);
+	free(st->comm);
 	free(st);
 }
 
@@ -192,7 +253,6 @@ void symbolizer__free(struct symbolizer *s)
 		free(e);
 	}
 	u64map__free(s->elf_index);
-	u64map__free(s->display);
 	free(s->fresh);
 	free(s->debug_dir);
 	elf_symtab__free(s->vdso);
@@ -201,8 +261,7 @@ void symbolizer__free(struct symbolizer *s)
 	ksyms__free(s->ksyms);
 	free(s->kallsyms);
 	free(s->kwait);
-	u64map__free(s->kframes[0]);
-	u64map__free(s->kframes[1]);
+	table__free(s->t);
 	free(s);
 }
 
@@ -429,10 +488,10 @@ static int snapshot_maps(struct symbolizer *s, struct proc_state *st)
 		return err;
 	n = proc_maps__count(maps);
 	free(st->elfs);
-	free(st->mapping_ids);
+	free(st->module_ids);
 	st->elfs = calloc(n ? n : 1, sizeof(*st->elfs));
-	st->mapping_ids = calloc(n ? n : 1, sizeof(*st->mapping_ids));
-	if (!st->elfs || !st->mapping_ids) {
+	st->module_ids = calloc(n ? n : 1, sizeof(*st->module_ids));
+	if (!st->elfs || !st->module_ids) {
 		proc_maps__free(maps);
 		return -ENOMEM;
 	}
@@ -497,6 +556,7 @@ static struct proc_state *snapshot_process(struct symbolizer *s, uint32_t pid)
 	if (!st)
 		return NULL;
 	st->pid = pid;
+	st->generation = s->generation;
 	st->frames = u64map__new();
 	if (!st->frames || u64map__set(s->procs, pid, (uintptr_t)st)) {
 		proc_state__free(st);
@@ -509,9 +569,9 @@ static struct proc_state *snapshot_process(struct symbolizer *s, uint32_t pid)
 		st->ns_pid = 0;
 	st->exe_inode = pid ? exe_inode(pid) : 0;
 	if (pid == 0)
-		st->comm = profile__intern(s->prof, "swapper");
+		st->comm = strdup("swapper");
 	else if (procfs__comm(pid, comm, sizeof(comm)) == 0)
-		st->comm = profile__intern(s->prof, comm);
+		st->comm = strdup(comm);
 	err = pid ? snapshot_maps(s, st) : -ESRCH;
 	if (err && pid) {
 		s->stats[SYM_STAT_PROCESSES_GONE]++;
@@ -736,6 +796,13 @@ static size_t unversioned_len(const char *name)
 	return at && at > name ? (size_t)(at - name) : strlen(name);
 }
 
+static const char *intern(struct symbolizer *s, const char *str)
+{
+	long id = strpool__add(s->t->strings, str);
+
+	return id < 0 ? NULL : strpool__str(s->t->strings, (size_t)id);
+}
+
 /* The name to show for an interned raw name: demangled once, then remembered. */
 static const char *display_name(struct symbolizer *s, const char *raw)
 {
@@ -744,56 +811,132 @@ static const char *display_name(struct symbolizer *s, const char *raw)
 	size_t len = unversioned_len(raw);
 	uint64_t v;
 
-	if (u64map__get(s->display, (uintptr_t)raw, &v))
+	if (u64map__get(s->t->display, (uintptr_t)raw, &v))
 		return (const char *)(uintptr_t)v;
 	if (len < sizeof(plain) && raw[len]) {
 		memcpy(plain, raw, len);
 		plain[len] = '\0';
-		shown = profile__intern(s->prof, plain);
+		shown = intern(s, plain);
 		name = plain;
 	}
 	if (shown && demangle__name(name, buf, sizeof(buf)))
-		shown = profile__intern(s->prof, buf);
-	if (!shown || u64map__set(s->display, (uintptr_t)raw, (uintptr_t)shown))
+		shown = intern(s, buf);
+	if (!shown || u64map__set(s->t->display, (uintptr_t)raw, (uintptr_t)shown))
 		return NULL;
 	return shown;
 }
 
-static uint32_t add_frame(struct symbolizer *s, uint32_t mapping, uint64_t addr, const char *name,
-			  bool kernel, bool unknown)
+static void *records__get(const struct records *r, uint32_t id)
 {
-	struct profile_frame f = {
-		.mapping = mapping,
-		.address = addr,
-		.kernel = kernel,
-		.unknown = unknown,
-	};
-
-	f.system_name = profile__intern(s->prof, name);
-	if (!f.system_name)
-		return 0;
-	f.name = unknown ? f.system_name : display_name(s, f.system_name);
-	if (!f.name)
-		return 0;
-	return profile__add_frame(s->prof, &f);
+	return id && id <= r->n ? r->arr + (id - 1) * r->size : NULL;
 }
 
-static uint32_t user_mapping(struct symbolizer *s, struct proc_state *st, size_t idx)
+/* The id of rec (hash: of its content): an equal record's, or its own added; 0 if out of memory. */
+static uint32_t records__id(struct records *r, const void *rec, uint64_t hash, records_eq_fn eq)
+{
+	size_t cap = r->cap ? 2 * r->cap : 256;
+	uint64_t v;
+	char *arr;
+
+	if (u64map__get(r->index, hash, &v) && eq(records__get(r, (uint32_t)v), rec))
+		return (uint32_t)v;
+	if (r->n >= UINT32_MAX - 1)
+		return 0;
+	if (r->n == r->cap) {
+		arr = reallocarray(r->arr, cap, r->size);
+		if (!arr)
+			return 0;
+		r->arr = arr;
+		r->cap = cap;
+	}
+	memcpy(r->arr + r->n++ * r->size, rec, r->size);
+	u64map__set(r->index, hash, r->n);
+	return (uint32_t)r->n;
+}
+
+static uint64_t frame_hash(const struct symbolizer_frame *f)
+{
+	uint64_t h = hash_u64(f->address ^ (uint64_t)f->module << 32);
+
+	h = hash_u64(h ^ (uintptr_t)f->name);
+	h = hash_u64(h ^ (uintptr_t)f->system_name);
+	return hash_u64(h ^ (f->kernel | f->unknown << 1 | f->waiting << 2));
+}
+
+static bool frame_eq(const void *x, const void *y)
+{
+	const struct symbolizer_frame *a = x, *b = y;
+
+	return a->address == b->address && a->module == b->module && a->name == b->name &&
+	       a->system_name == b->system_name && a->kernel == b->kernel &&
+	       a->unknown == b->unknown && a->waiting == b->waiting;
+}
+
+static uint64_t module_hash(const struct symbolizer_module *m)
+{
+	uint64_t h = hash_u64(m->start ^ hash_u64(m->limit));
+
+	h = hash_u64(h ^ m->offset);
+	h = hash_u64(h ^ (uintptr_t)m->path);
+	return hash_u64(h ^ (uintptr_t)m->build_id ^ m->kernel);
+}
+
+static bool module_eq(const void *x, const void *y)
+{
+	const struct symbolizer_module *a = x, *b = y;
+
+	return a->start == b->start && a->limit == b->limit && a->offset == b->offset &&
+	       a->path == b->path && a->build_id == b->build_id && a->kernel == b->kernel;
+}
+
+/* The id of a module whose names are interned; 0 if out of memory. */
+static uint32_t module_id(struct symbolizer *s, const struct symbolizer_module *m)
+{
+	return records__id(&s->t->modules, m, module_hash(m), module_eq);
+}
+
+/* The id of frame f, named f.name (raw, not interned yet); 0 if out of memory. */
+static uint32_t add_answer(struct symbolizer *s, struct symbolizer_frame f)
+{
+	f.system_name = intern(s, f.name);
+	if (!f.system_name)
+		return 0;
+	f.name = f.unknown ? f.system_name : display_name(s, f.system_name);
+	if (!f.name)
+		return 0;
+	return records__id(&s->t->frames, &f, frame_hash(&f), frame_eq);
+}
+
+static uint32_t add_frame(struct symbolizer *s, uint32_t module, uint64_t addr, const char *name,
+			  bool kernel, bool unknown)
+{
+	return add_answer(s, (struct symbolizer_frame){
+				     .module = module,
+				     .address = addr,
+				     .name = name,
+				     .kernel = kernel,
+				     .unknown = unknown,
+			     });
+}
+
+static uint32_t user_module(struct symbolizer *s, struct proc_state *st, size_t idx)
 {
 	const struct proc_map *m = proc_maps__get(st->maps, idx);
-	struct profile_mapping pm = {
+	struct symbolizer_module mod = {
 		.start = m->start,
 		.limit = m->end,
 		.offset = m->offset,
 	};
 	const char *bid = st->elfs[idx] ? elf_symtab__build_id(st->elfs[idx]) : NULL;
 
-	if (st->mapping_ids[idx])
-		return st->mapping_ids[idx];
-	pm.path = profile__intern(s->prof, m->path ? m->path : "");
-	pm.build_id = profile__intern(s->prof, bid ? bid : "");
-	st->mapping_ids[idx] = profile__add_mapping(s->prof, &pm);
-	return st->mapping_ids[idx];
+	if (st->module_ids[idx])
+		return st->module_ids[idx];
+	mod.path = intern(s, m->path ? m->path : "");
+	mod.build_id = intern(s, bid ? bid : "");
+	if (!mod.path || !mod.build_id)
+		return 0;
+	st->module_ids[idx] = module_id(s, &mod);
+	return st->module_ids[idx];
 }
 
 /* The executable mapping holding addr: an instruction pointer is nowhere else. */
@@ -814,7 +957,7 @@ static void reread_process(struct symbolizer *s, struct proc_state *st)
 {
 	uint64_t exe = exe_inode(st->pid);
 	struct u64map *frames;
-	char comm[64];
+	char comm[64], *copy;
 
 	if (exe && st->exe_inode && exe != st->exe_inode) {
 		frames = u64map__new();
@@ -823,8 +966,10 @@ static void reread_process(struct symbolizer *s, struct proc_state *st)
 			st->frames = frames;
 		}
 		st->exe_inode = exe;
-		if (procfs__comm(st->pid, comm, sizeof(comm)) == 0)
-			st->comm = profile__intern(s->prof, comm);
+		if (procfs__comm(st->pid, comm, sizeof(comm)) == 0 && (copy = strdup(comm))) {
+			free(st->comm);
+			st->comm = copy;
+		}
 		perf_map__free(st->perf_map);
 		st->perf_map = NULL;
 		st->perf_map_bad = 0;
@@ -878,7 +1023,7 @@ static const char *jit_name(struct symbolizer *s, struct proc_state *st, uint64_
 }
 
 /*
- * The frames cache holds the frame index in its low 32 bits. An unnamed
+ * The frames cache holds the frame id in its low 32 bits. An unnamed
  * frame in code outside any ELF file also holds perf_map_gen + 1 above them:
  * it is looked up again once the perf map may have changed.
  */
@@ -924,7 +1069,7 @@ static uint32_t resolve_user(struct symbolizer *s, struct proc_state *st, uint64
 	const struct proc_map *m;
 	const char *name = NULL;
 	char buf[512];
-	uint32_t frame, mapping;
+	uint32_t frame, module;
 	size_t idx = 0;
 	bool retry;
 
@@ -942,14 +1087,16 @@ static uint32_t resolve_user(struct symbolizer *s, struct proc_state *st, uint64
 			s->stats[SYM_STAT_UNKNOWN_USER]++;
 		goto out;
 	}
-	mapping = user_mapping(s, st, idx);
+	module = user_module(s, st, idx);
+	if (!module)
+		return 0;
 	file_off = lookup - m->start + m->offset;
 	if (st->elfs[idx] && elf_symtab__offset_to_vaddr(st->elfs[idx], file_off, &vaddr) == 0)
 		name = elf_symtab__lookup(st->elfs[idx], vaddr, NULL);
 	else if (jit_memory(m, st->elfs[idx]))
 		name = jit_name(s, st, lookup);
 	if (name) {
-		frame = add_frame(s, mapping, addr, name, false, false);
+		frame = add_frame(s, module, addr, name, false, false);
 		if (retry)
 			s->stats[SYM_STAT_UNKNOWN_USER]--;
 	} else {
@@ -964,7 +1111,7 @@ static uint32_t resolve_user(struct symbolizer *s, struct proc_state *st, uint64
 				 lookup - m->start - back);
 		else
 			snprintf(buf, sizeof(buf), "[anon]+0x%" PRIx64, lookup);
-		frame = add_frame(s, mapping, addr, buf, false, true);
+		frame = add_frame(s, module, addr, buf, false, true);
 		if (jit_memory(m, st->elfs[idx]))
 			jit = (uint64_t)st->perf_map_gen + 1;
 		if (!retry)
@@ -978,30 +1125,73 @@ out:
 	return frame;
 }
 
-int symbolizer__user_frames(struct symbolizer *s, uint32_t pid, const uint64_t *ips, uint32_t n,
-			    uint32_t *frames_out)
+/* A request for frames after symbolizer__finish begins the next generation (see symbolizer.h). */
+static int begin_request(struct symbolizer *s)
 {
-	struct proc_state *st = process(s, pid);
-	uint32_t i;
+	struct frame_table *t;
 
+	if (!s->ended)
+		return 0;
+	t = table__new();
+	if (!t)
+		return -ENOMEM;
+	table__free(s->t);
+	s->t = t;
+	s->generation++;
+	s->ended = false;
+	return 0;
+}
+
+/* Empties the caches of st that hold ids of an earlier generation; the memory map stays. */
+static int current_ids(struct symbolizer *s, struct proc_state *st)
+{
+	struct u64map *frames;
+
+	if (st->generation == s->generation)
+		return 0;
+	frames = u64map__new();
+	if (!frames)
+		return -ENOMEM;
+	u64map__free(st->frames);
+	st->frames = frames;
+	if (st->maps && st->module_ids)
+		memset(st->module_ids, 0, proc_maps__count(st->maps) * sizeof(*st->module_ids));
+	st->generation = s->generation;
+	return 0;
+}
+
+int symbolizer__user_frames(struct symbolizer *s, uint32_t pid, const uint64_t *ips, uint32_t n,
+			    uint32_t *ids_out)
+{
+	struct proc_state *st;
+	uint32_t i;
+	int err;
+
+	err = begin_request(s);
+	if (err)
+		return err;
+	st = process(s, pid);
 	if (!st)
 		return -ENOMEM;
 	st = map_owner(s, st);
+	err = current_ids(s, st);
+	if (err)
+		return err;
 	for (i = 0; i < n; i++) {
-		frames_out[i] = resolve_user(s, st, ips[i], i == 0);
-		if (!frames_out[i])
+		ids_out[i] = resolve_user(s, st, ips[i], i == 0);
+		if (!ids_out[i])
 			return -ENOMEM;
 	}
 	return 0;
 }
 
-static uint32_t add_kernel_mapping(struct symbolizer *s)
+static uint32_t add_kernel_module(struct symbolizer *s)
 {
-	struct profile_mapping pm = {.kernel = true, .limit = UINT64_MAX};
+	struct symbolizer_module m = {.kernel = true, .limit = UINT64_MAX};
 
-	pm.path = profile__intern(s->prof, "[kernel.kallsyms]");
-	pm.build_id = profile__intern(s->prof, "");
-	return pm.path && pm.build_id ? profile__add_mapping(s->prof, &pm) : 0;
+	m.path = intern(s, "[kernel.kallsyms]");
+	m.build_id = intern(s, "");
+	return m.path && m.build_id ? module_id(s, &m) : 0;
 }
 
 /* Reads kallsyms, naming at once the symbols of the addresses in addrs[0..n). */
@@ -1043,7 +1233,14 @@ static uint32_t waiting_kernel_frame(struct symbolizer *s, uint64_t addr, uint64
 	if (sym != NO_SYM && ksyms__want_name(s->ksyms, sym))
 		return 0;
 	snprintf(name, sizeof(name), "[kernel 0x%" PRIx64 "]", lookup);
-	frame = add_frame(s, s->kernel_mapping, addr, name, true, true);
+	frame = add_answer(s, (struct symbolizer_frame){
+				      .module = s->t->kernel_module,
+				      .address = addr,
+				      .name = name,
+				      .kernel = true,
+				      .unknown = true,
+				      .waiting = true,
+			      });
 	if (frame)
 		s->kwait[s->nkwait++] =
 			(struct kframe_wait){.lookup = lookup, .frame = frame, .sym = sym};
@@ -1063,39 +1260,42 @@ static uint32_t resolve_kernel(struct symbolizer *s, uint64_t addr, bool leaf)
 	const char *name;
 	int err = -ENOENT;
 
-	if (u64map__get(s->kframes[leaf], addr, &v))
+	if (u64map__get(s->t->kframes[leaf], addr, &v))
 		return (uint32_t)v;
 	if (!s->ksyms_tried)
 		err = -EAGAIN;
 	else if (s->ksyms && ksyms__find(s->ksyms, lookup, &sym) == 0)
 		err = ksyms__name(s->ksyms, sym, &name);
 	if (!err) {
-		frame = add_frame(s, s->kernel_mapping, addr, name, true, false);
+		frame = add_frame(s, s->t->kernel_module, addr, name, true, false);
 	} else if (err == -EAGAIN) {
 		frame = waiting_kernel_frame(s, addr, lookup, sym);
 	} else {
-		frame = add_frame(s, s->kernel_mapping, addr, "[kernel]", true, true);
+		frame = add_frame(s, s->t->kernel_module, addr, "[kernel]", true, true);
 		s->stats[SYM_STAT_UNKNOWN_KERNEL]++;
 	}
 	s->stats[SYM_STAT_KERNEL_FRAMES]++;
 	if (frame)
-		u64map__set(s->kframes[leaf], addr, frame);
+		u64map__set(s->t->kframes[leaf], addr, frame);
 	return frame;
 }
 
 int symbolizer__kernel_frames(struct symbolizer *s, const uint64_t *ips, uint32_t n,
-			      uint32_t *frames_out)
+			      uint32_t *ids_out)
 {
 	uint32_t i;
+	int err;
 
-	s->kernel_seen = true;
-	if (!s->kernel_mapping)
-		s->kernel_mapping = add_kernel_mapping(s);
-	if (!s->kernel_mapping)
+	err = begin_request(s);
+	if (err)
+		return err;
+	if (!s->t->kernel_module)
+		s->t->kernel_module = add_kernel_module(s);
+	if (!s->t->kernel_module)
 		return -ENOMEM;
 	for (i = 0; i < n; i++) {
-		frames_out[i] = resolve_kernel(s, ips[i], i == 0);
-		if (!frames_out[i])
+		ids_out[i] = resolve_kernel(s, ips[i], i == 0);
+		if (!ids_out[i])
 			return -ENOMEM;
 	}
 	return 0;
@@ -1112,20 +1312,23 @@ int symbolizer__set_kallsyms(struct symbolizer *s, const char *path)
 	return 0;
 }
 
-/* The frame's real name, or "[kernel]" (and counted) without one. */
+/* The frame's real name, or "[kernel]" (and counted) without one; named in place, under its id. */
 static int name_kernel_frame(struct symbolizer *s, const struct kframe_wait *w, const char *name)
 {
-	const char *raw, *shown;
+	struct symbolizer_frame *f = records__get(&s->t->frames, w->frame);
+	const char *raw = intern(s, name ? name : "[kernel]"), *shown = raw;
 
-	if (name) {
-		raw = profile__intern(s->prof, name);
-		shown = raw ? display_name(s, raw) : NULL;
-		if (!shown)
-			return -ENOMEM;
-		return profile__set_frame_names(s->prof, w->frame, shown, raw, false);
-	}
-	s->stats[SYM_STAT_UNKNOWN_KERNEL]++;
-	return profile__set_frame_names(s->prof, w->frame, "[kernel]", NULL, true);
+	if (raw && name)
+		shown = display_name(s, raw);
+	if (!shown)
+		return -ENOMEM;
+	if (!name)
+		s->stats[SYM_STAT_UNKNOWN_KERNEL]++;
+	f->name = shown;
+	f->system_name = raw;
+	f->unknown = !name;
+	f->waiting = false;
+	return 0;
 }
 
 /*
@@ -1153,6 +1356,7 @@ int symbolizer__finish(struct symbolizer *s, bool last)
 	const char *name;
 	int err = 0, pass_err = 0, e;
 
+	s->ended = true;
 	if (!s->nkwait)
 		return 0;
 	if (!s->ksyms_tried)
@@ -1190,61 +1394,25 @@ int symbolizer__finish(struct symbolizer *s, bool last)
 
 uint32_t symbolizer__placeholder(struct symbolizer *s, const char *what, int kernel)
 {
-	return add_frame(s, 0, 0, what, kernel != 0, true);
+	return begin_request(s) ? 0 : add_frame(s, 0, 0, what, kernel != 0, true);
+}
+
+const struct symbolizer_frame *symbolizer__frame(const struct symbolizer *s, uint32_t id)
+{
+	return records__get(&s->t->frames, id);
+}
+
+const struct symbolizer_module *symbolizer__module(const struct symbolizer *s, uint32_t id)
+{
+	return records__get(&s->t->modules, id);
+}
+
+uint32_t symbolizer__generation(const struct symbolizer *s)
+{
+	return s->generation;
 }
 
 const uint64_t *symbolizer__stats(const struct symbolizer *s)
 {
 	return s->stats;
-}
-
-/* Drops what indexes into the profile; the memory map and ELF files stay. */
-static int reset_process(struct symbolizer *s, struct proc_state *st)
-{
-	struct u64map *frames = u64map__new();
-
-	if (!frames)
-		return -ENOMEM;
-	u64map__free(st->frames);
-	st->frames = frames;
-	if (st->maps && st->mapping_ids)
-		memset(st->mapping_ids, 0, proc_maps__count(st->maps) * sizeof(*st->mapping_ids));
-	if (st->comm) {
-		st->comm = profile__intern(s->prof, st->comm);
-		if (!st->comm)
-			return -ENOMEM;
-	}
-	return 0;
-}
-
-int symbolizer__set_profile(struct symbolizer *s, struct profile *prof)
-{
-	struct u64map *display = u64map__new(), *k0 = u64map__new(), *k1 = u64map__new();
-	uint64_t key, val;
-	size_t pos = 0;
-	int err = 0;
-
-	if (!display || !k0 || !k1) {
-		u64map__free(display);
-		u64map__free(k0);
-		u64map__free(k1);
-		return -ENOMEM;
-	}
-	u64map__free(s->display);
-	u64map__free(s->kframes[0]);
-	u64map__free(s->kframes[1]);
-	s->display = display;
-	s->kframes[0] = k0;
-	s->kframes[1] = k1;
-	/* Frames still waiting belong to the old profile (symbolizer__finish was not called). */
-	s->nkwait = 0;
-	s->prof = prof;
-	s->kernel_mapping = s->kernel_seen ? add_kernel_mapping(s) : 0;
-	while (u64map__next(s->procs, &pos, &key, &val)) {
-		struct proc_state *st = (struct proc_state *)(uintptr_t)val;
-
-		if (!err)
-			err = reset_process(s, st);
-	}
-	return err;
 }

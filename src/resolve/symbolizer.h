@@ -1,9 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Turns raw addresses into profile frames and mappings: kernel addresses via
+ * Turns raw addresses into frames and modules: kernel addresses via
  * kallsyms, user addresses via the process's memory map and the ELF symbol
  * table of the mapped file (or of its separate debug file), the vDSO image,
  * or for JIT code the process's perf map.
+ *
+ * The symbolizer owns its answers: a frame is an id, and symbolizer__frame
+ * tells what it is (name, module, flags). It knows no profile; the profile
+ * builder copies what it needs (build/profile.h).
  *
  * Processes are snapshotted when first seen (maps, name, and the mapped ELF
  * files opened), so samples of a process that exits before the profile is
@@ -16,7 +20,6 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-struct profile;
 struct symbolizer;
 
 /*
@@ -24,7 +27,8 @@ struct symbolizer;
  * the BPF side's (enum cprof_stat): an enum-indexed u64 array, so an
  * interval's share of either is one subtraction loop (session.c) that
  * assumes nothing about a struct's layout, and a counter added here needs
- * no change there.
+ * no change there. No table of names: the report's sentences (summary.c)
+ * each combine several counters.
  */
 enum symbolizer_stat {
 	SYM_STAT_USER_FRAMES,	/* distinct user frames resolved */
@@ -45,10 +49,31 @@ enum symbolizer_stat {
 	SYM_STAT_MAX,
 };
 
+/* Where code was: a mapping of a file or of anonymous memory, or the kernel. */
+struct symbolizer_module {
+	uint64_t start;	      /* runtime start address */
+	uint64_t limit;	      /* runtime end address (exclusive) */
+	uint64_t offset;      /* file offset of start */
+	const char *path;     /* "" for anonymous memory */
+	const char *build_id; /* lowercase hex GNU build ID; "" if unknown */
+	bool kernel;	      /* the kernel image pseudo-module */
+};
+
+/* The answer for one address (or a placeholder for what was lost). */
+struct symbolizer_frame {
+	uint64_t address;	 /* runtime instruction address; 0 for a placeholder */
+	uint32_t module;	 /* module id, 0 = none */
+	const char *name;	 /* display name, never NULL (a fallback if unknown) */
+	const char *system_name; /* raw/mangled name; == name when no demangling */
+	bool kernel;		 /* kernel-space frame */
+	bool unknown;		 /* no symbol: name is a module+offset fallback or a placeholder */
+	bool waiting;		 /* its name comes with symbolizer__finish; a stand-in until then */
+};
+
 /* Who forked pid (while pid still runs its parent's program); 0 or -ENOENT. */
 typedef int (*symbolizer_parent_fn)(void *ctx, uint32_t pid, uint32_t *parent);
 
-int symbolizer__new(struct profile *prof, struct symbolizer **out);
+int symbolizer__new(struct symbolizer **out);
 /*
  * A forked child that exits before its memory map can be read is resolved
  * with its parent's map, which it shares until it execs.
@@ -69,31 +94,50 @@ void symbolizer__note_process(struct symbolizer *s, uint32_t pid);
 void symbolizer__recheck_new(struct symbolizer *s);
 
 /*
- * Resolves a stack (leaf first) into profile frame indices written to
- * frames_out (room for n). Addresses past the leaf are return addresses and
- * are looked up at addr - 1 so a call at the end of a function names it.
+ * Resolves a stack (leaf first) into frame ids written to ids_out (room for
+ * n). Addresses past the leaf are return addresses and are looked up at
+ * addr - 1 so a call at the end of a function names it. Equal answers share
+ * an id, also across processes: a forked worker pool maps its files at the
+ * same places, and a profile then copies each frame once.
  */
 int symbolizer__user_frames(struct symbolizer *s, uint32_t pid, const uint64_t *ips, uint32_t n,
-			    uint32_t *frames_out);
+			    uint32_t *ids_out);
 int symbolizer__kernel_frames(struct symbolizer *s, const uint64_t *ips, uint32_t n,
-			      uint32_t *frames_out);
+			      uint32_t *ids_out);
+/* A frame that stands for something lost (e.g. "[user stack lost: ...]"); 0 if out of memory. */
+uint32_t symbolizer__placeholder(struct symbolizer *s, const char *what, int kernel);
+
+/* What an id stands for (NULL if not of this generation), good until the next request. */
+const struct symbolizer_frame *symbolizer__frame(const struct symbolizer *s, uint32_t id);
+const struct symbolizer_module *symbolizer__module(const struct symbolizer *s, uint32_t id);
 /*
- * Names the kernel frames of the profile: call it before anything reads the
- * profile's frames (output, upload, summary). kallsyms is too big to keep
- * (resolve/ksyms.h): the first profile's frames are named by the one read that
- * loads the kernel table, and that table keeps only their symbols when
- * last says no profile follows. Later profiles (continuous mode) find each
- * frame's symbol in the table at once, and a pass over kallsyms reads the
- * names of those not named yet. A symbol gone by then leaves its frames
- * "[kernel]", counted as unknown. 0 or a negative errno, warned about
- * (every frame has a name either way).
+ * Ids and the names they lead to belong to a generation, one profile's (see
+ * symbolizer__finish): a table keyed by ids is stale once this changes.
+ */
+uint32_t symbolizer__generation(const struct symbolizer *s);
+
+/*
+ * Ends a profile. Its kernel frames are named now, not when resolved, as
+ * kallsyms is too big to keep (resolve/ksyms.h): until now they answer
+ * waiting, under a stand-in name of their own address so that none merge
+ * before they are named. The first profile's frames are named by the one
+ * read that loads the kernel table, and that table keeps only their symbols
+ * when last says no profile follows. Later profiles (continuous mode) find
+ * each frame's symbol in the table at once, and a pass over kallsyms reads
+ * the names of those not named yet. A symbol gone by then leaves its frames
+ * "[kernel]", counted as unknown. Until the next request, the ids answer
+ * the names (profile__finish_frames takes them).
+ *
+ * The next request for frames begins a new generation: every address is
+ * resolved afresh, so each profile counts its own frames and sees the kernel
+ * as it is then, and the names of the last are dropped, so a long run does
+ * not grow. 0 or a negative errno, warned about (every frame has a name
+ * either way).
  */
 int symbolizer__finish(struct symbolizer *s, bool last);
 /* Where kernel symbols are read instead of /proc/kallsyms (tests); before the first kernel frame.
  */
 int symbolizer__set_kallsyms(struct symbolizer *s, const char *path);
-/* A frame that stands for something lost (e.g. "[user stack lost: ...]"). */
-uint32_t symbolizer__placeholder(struct symbolizer *s, const char *what, int kernel);
 
 /* Process name seen at snapshot time, or NULL if the process was never read. */
 const char *symbolizer__process_name(struct symbolizer *s, uint32_t pid);
@@ -110,15 +154,5 @@ const uint64_t *symbolizer__stats(const struct symbolizer *s);
 void symbolizer__new_interval(struct symbolizer *s);
 /* How long an ELF file nobody maps stays open (default: a minute); for tests. */
 void symbolizer__set_elf_idle(struct symbolizer *s, uint64_t ns);
-/*
- * Makes prof the profile that frames and mappings go to (continuous mode
- * starts one per interval). Everything that pointed into the previous
- * profile is dropped or re-interned, and processes that have exited are
- * forgotten, so a long run does not grow. Call it before freeing the
- * previous profile, and after symbolizer__finish on it. Kernel names read
- * for earlier profiles are kept: a pass over kallsyms only runs for
- * symbols not named yet.
- */
-int symbolizer__set_profile(struct symbolizer *s, struct profile *prof);
 
 #endif

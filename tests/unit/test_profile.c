@@ -6,6 +6,7 @@
 #include <time.h>
 
 #include "build/profile.h"
+#include "resolve/symbolizer.h"
 #include "lib/strpool.h"
 #include "test.h"
 
@@ -263,6 +264,50 @@ TEST(profile_set_frame_names)
 	CHECK_STR(profile__frame(p, 2)->name, "fn2");
 	CHECK_INT(profile__set_frame_names(p, 0, "x", NULL, false), ==, -EINVAL);
 	CHECK_INT(profile__set_frame_names(p, n + 3, "x", NULL, false), ==, -EINVAL);
+	profile__free(p);
+}
+
+/*
+ * Each symbolizer frame is copied once: what it became is remembered, not
+ * looked up again by content. A new generation of ids is copied again and
+ * found by content.
+ */
+TEST(profile_copies_symbolizer_frames_once)
+{
+	struct profile *p = new_profile();
+	uint32_t ids[3], out[3], bad = 99;
+	const struct profile_frame *f;
+	struct symbolizer *s;
+
+	CHECK_INT(symbolizer__new(&s), ==, 0);
+	ids[0] = symbolizer__placeholder(s, "[no stack]", 0);
+	ids[1] = symbolizer__placeholder(s, "[kernel stack lost: error]", 1);
+	ids[2] = ids[0];
+	CHECK(ids[0] && ids[1] && ids[0] != ids[1]);
+	CHECK_INT(profile__add_symbolized(p, s, ids, 3, out), ==, 0);
+	CHECK_INT(out[0], ==, 1);
+	CHECK_INT(out[1], ==, 2);
+	CHECK_INT(out[2], ==, 1);
+	CHECK_U64(profile__frame_count(p), ==, 2);
+	f = profile__frame(p, 2);
+	CHECK_STR(f->name, "[kernel stack lost: error]");
+	CHECK(f->name == f->system_name);
+	CHECK(f->kernel && f->unknown && !f->mapping && !f->address);
+
+	CHECK_INT(profile__set_frame_names(p, 1, "renamed", NULL, true), ==, 0);
+	CHECK_INT(profile__add_symbolized(p, s, ids, 1, ids), ==, 0);
+	CHECK_INT(ids[0], ==, 1);
+	CHECK_U64(profile__frame_count(p), ==, 2);
+	CHECK_INT(profile__add_symbolized(p, s, &bad, 1, &bad), ==, -EINVAL);
+
+	CHECK_INT(profile__finish_frames(p, s, true), ==, 0);
+	ids[0] = symbolizer__placeholder(s, "[kernel stack lost: error]", 1);
+	ids[1] = symbolizer__placeholder(s, "[no stack]", 0);
+	CHECK_INT(profile__add_symbolized(p, s, ids, 2, out), ==, 0);
+	CHECK_INT(out[0], ==, 2);
+	CHECK_INT(out[1], ==, 3);
+	CHECK_U64(profile__frame_count(p), ==, 3);
+	symbolizer__free(s);
 	profile__free(p);
 }
 

@@ -41,7 +41,7 @@ static void setup(struct fixture *f)
 
 	f->prof = profile__new(&meta);
 	CHECK(f->prof);
-	CHECK_INT(symbolizer__new(f->prof, &f->sym), ==, 0);
+	CHECK_INT(symbolizer__new(&f->sym), ==, 0);
 }
 
 static void teardown(struct fixture *f)
@@ -50,14 +50,21 @@ static void teardown(struct fixture *f)
 	profile__free(f->prof);
 }
 
-/* The frame of addr as a leaf of our own stack. */
-static const struct profile_frame *leaf(struct fixture *f, uint64_t addr)
+/* The profile's frame for what the symbolizer answered for addr as a leaf of pid's stack. */
+static const struct profile_frame *frame_of(struct fixture *f, uint32_t pid, uint64_t addr)
 {
 	uint32_t frame = 0;
 
-	CHECK_INT(symbolizer__user_frames(f->sym, (uint32_t)getpid(), &addr, 1, &frame), ==, 0);
+	CHECK_INT(symbolizer__user_frames(f->sym, pid, &addr, 1, &frame), ==, 0);
 	CHECK(frame);
+	CHECK_INT(profile__add_symbolized(f->prof, f->sym, &frame, 1, &frame), ==, 0);
 	return profile__frame(f->prof, frame);
+}
+
+/* The frame of addr as a leaf of our own stack. */
+static const struct profile_frame *leaf(struct fixture *f, uint64_t addr)
+{
+	return frame_of(f, (uint32_t)getpid(), addr);
 }
 
 TEST(symbolizer_demangles_for_display)
@@ -76,6 +83,44 @@ TEST(symbolizer_demangles_for_display)
 	CHECK_STR(fr->name, "setup");
 	CHECK(fr->name == fr->system_name);
 	teardown(&f);
+}
+
+/*
+ * The answers are the symbolizer's own. Equal answers share an id (a leaf and
+ * a return address one past it name the same instruction), and ids are good
+ * until the request after symbolizer__finish, which begins a new generation.
+ */
+TEST(symbolizer_answers_without_a_profile)
+{
+	uint64_t addr = (uint64_t)(uintptr_t)mangled_fn + 1, ips[2] = {addr, addr};
+	const struct symbolizer_module *m;
+	const struct symbolizer_frame *fr;
+	struct symbolizer *s;
+	uint32_t ids[2], gen;
+
+	CHECK_INT(mangled_fn(2), ==, 7);
+	CHECK_INT(symbolizer__new(&s), ==, 0);
+	CHECK_INT(symbolizer__user_frames(s, (uint32_t)getpid(), ips, 2, ids), ==, 0);
+	CHECK(ids[0] && ids[0] == ids[1]);
+	fr = symbolizer__frame(s, ids[0]);
+	CHECK(fr);
+	CHECK_STR(fr->name, "cprof::test::mangled_fn(int)");
+	CHECK_STR(fr->system_name, "_ZN5cprof4test10mangled_fnEi");
+	CHECK_U64(fr->address, ==, addr);
+	CHECK(!fr->kernel && !fr->unknown && !fr->waiting);
+	m = symbolizer__module(s, fr->module);
+	CHECK(m);
+	CHECK(*m->path && !m->kernel);
+	CHECK(m->start <= addr && addr < m->limit);
+	CHECK(!symbolizer__frame(s, 0) && !symbolizer__module(s, 0));
+
+	gen = symbolizer__generation(s);
+	CHECK_INT(symbolizer__finish(s, true), ==, 0);
+	CHECK_STR(symbolizer__frame(s, ids[0])->name, "cprof::test::mangled_fn(int)");
+	CHECK_INT(symbolizer__generation(s), ==, gen);
+	CHECK(symbolizer__placeholder(s, "[no stack]", 0));
+	CHECK_INT(symbolizer__generation(s), !=, gen);
+	symbolizer__free(s);
 }
 
 /* The vDSO's clock_gettime entry point, found through a copy of the image and nm. */
@@ -180,6 +225,7 @@ TEST(symbolizer_vdso_local_code_at_function_start)
 		ips[1] = base + end;
 		CHECK_INT(symbolizer__user_frames(f.sym, (uint32_t)getpid(), ips, 2, frames), ==,
 			  0);
+		CHECK_INT(profile__add_symbolized(f.prof, f.sym, frames, 2, frames), ==, 0);
 		CHECK_STR(profile__frame(f.prof, frames[0])->name, want);
 		CHECK_STR(profile__frame(f.prof, frames[1])->name, want);
 		CHECK_U64(st[SYM_STAT_VDSO_FUNCTION_STARTS], ==, 3 * nlocal);
@@ -380,10 +426,8 @@ TEST(symbolizer_recheck_sees_exec_before_exit)
 {
 	const char *fixture = test_build_fixture("known_tree");
 	char line[256], exe[64];
-	uint64_t hot_a, base = 0, addr;
-	const struct profile_frame *fr;
+	uint64_t hot_a, base = 0;
 	struct fixture f;
-	uint32_t frame = 0;
 	int go[2], i;
 	pid_t child;
 
@@ -421,10 +465,7 @@ TEST(symbolizer_recheck_sees_exec_before_exit)
 	waitpid(child, NULL, 0);
 	CHECK(base);
 	CHECK_STR(symbolizer__process_name(f.sym, (uint32_t)child), "known_tree");
-	addr = base + hot_a + 4;
-	CHECK_INT(symbolizer__user_frames(f.sym, (uint32_t)child, &addr, 1, &frame), ==, 0);
-	fr = profile__frame(f.prof, frame);
-	CHECK_STR(fr->name, "hot_a");
+	CHECK_STR(frame_of(&f, (uint32_t)child, base + hot_a + 4)->name, "hot_a");
 	teardown(&f);
 }
 
@@ -482,9 +523,9 @@ TEST(symbolizer_closes_elf_files_nobody_maps)
 {
 	const char *fixture = test_build_fixture("known_tree");
 	const uint64_t *st;
-	uint64_t hot_a, base, addr, opened;
+	uint64_t hot_a, base, opened;
+	const char *name;
 	struct fixture f;
-	uint32_t frame = 0;
 	pid_t child;
 
 	if (system("command -v nm >/dev/null 2>&1"))
@@ -521,10 +562,9 @@ TEST(symbolizer_closes_elf_files_nobody_maps)
 	/* Run again, the fixture is read again, and named. */
 	child = start_fixture(fixture, &base);
 	CHECK(base);
-	addr = base + hot_a + 4;
-	CHECK_INT(symbolizer__user_frames(f.sym, (uint32_t)child, &addr, 1, &frame), ==, 0);
+	name = frame_of(&f, (uint32_t)child, base + hot_a + 4)->name;
 	stop_fixture(child);
-	CHECK_STR(profile__frame(f.prof, frame)->name, "hot_a");
+	CHECK_STR(name, "hot_a");
 	CHECK_U64(st[SYM_STAT_ELF_FILES], >, opened);
 	teardown(&f);
 }
