@@ -260,6 +260,8 @@ int cprof_sample(struct bpf_perf_event_data *ctx)
 	struct cprof_config *cfg;
 	__u32 zero = 0, set, *target = 0;
 
+	/* Every tick, targeted or not: compared with -F, it shows the kernel's throttling. */
+	stat_add(CPROF_STAT_TICKS, 1);
 	cfg = bpf_map_lookup_elem(&config, &zero);
 	if (!cfg)
 		return 0;

@@ -71,6 +71,7 @@ enum cprof_stat {
 	CPROF_STAT_TARGETS_FULL,   /* a child could not be added: targets map full */
 	CPROF_STAT_SPILLED,	   /* samples whose stack collided, sent whole instead */
 	CPROF_STAT_BEFORE_EXEC,	   /* samples of the command's process still running cprof */
+	CPROF_STAT_TICKS,	   /* every run of the program: the rate the kernel delivers */
 	CPROF_STAT_MAX,
 };
 

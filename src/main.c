@@ -5,6 +5,7 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <math.h>
 #include <stdarg.h>
@@ -16,6 +17,7 @@
 #include "deliver/labels.h"
 #include "lib/log.h"
 #include "lib/file.h"
+#include "lib/procfs.h"
 #include "session.h"
 #include "signals.h"
 #include "deliver/upload.h"
@@ -495,18 +497,13 @@ static void parse_args(int argc, char **argv, struct cli *cli)
 /* As perf does: the kernel refuses a sampling event faster than its sysctl allows. */
 static void check_kernel_max_rate(unsigned int hz)
 {
-	char buf[32];
-	unsigned long max;
-	char *end;
+	uint64_t max;
 
-	if (file__read_small(MAX_SAMPLE_RATE_SYSCTL, buf, sizeof(buf)) <= 0)
+	if (procfs__perf_max_sample_rate(&max) || hz <= max)
 		return;
-	errno = 0;
-	max = strtoul(buf, &end, 10);
-	if (errno || end == buf || hz <= max)
-		return;
-	usage_error("-F %u is above the kernel's limit of %lu Hz (kernel.perf_event_max_sample_rate"
-		    " in " MAX_SAMPLE_RATE_SYSCTL "): lower -F or raise the limit",
+	usage_error("-F %u is above the kernel's limit of %" PRIu64
+		    " Hz (kernel.perf_event_max_sample_rate in " MAX_SAMPLE_RATE_SYSCTL
+		    "): lower -F or raise the limit",
 		    hz, max);
 }
 

@@ -83,10 +83,17 @@ struct run {
 	struct batcher *batcher;
 	struct spool *spool;
 	struct delivery *delivery;
+	struct output *out; /* one-shot: the file or stdout */
+	struct target *cmd; /* the command cprof started, or NULL */
+	bool cmd_done;	    /* it exited during the profile, with cmd_status */
+	int cmd_status;
+	/* Clocks, CLOCK_MONOTONIC ns: UINT64_MAX for a deadline that does not apply. */
+	uint64_t start, deadline, next_drain, next_boundary;
+	struct summary_info base; /* what the counters are read into: rate, CPUs, mode */
 	/* Continuous mode */
-	uint64_t interval_start;  /* CLOCK_MONOTONIC ns */
+	uint64_t interval_start;
 	struct summary_info prev; /* counters at the last boundary (they are cumulative) */
-	uint64_t intervals, empty_intervals, unbatched, samples;
+	uint64_t intervals, empty_intervals, unbatched, samples, unnamed_samples;
 };
 
 static int parent_of(void *ctx, uint32_t pid, uint32_t *parent)
@@ -177,7 +184,7 @@ static bool any_alive(const struct run *r)
 	return false;
 }
 
-static int deliver(const struct session_opts *o, struct profile *prof, struct output *out)
+static int write_profile(const struct session_opts *o, struct profile *prof, struct output *out)
 {
 	uint8_t *gz = NULL;
 	char *text = NULL;
@@ -239,14 +246,20 @@ static int upload_or_save(struct run *r, struct output *out)
 	batch__free(b);
 	if (res == UPLOAD_OK && !r->o->output_given)
 		return 0;
-	err = deliver(r->o, r->prof, out);
+	err = write_profile(r->o, r->prof, out);
 	if (res != UPLOAD_OK)
 		return EXIT_UPLOAD_FAILED;
 	return err ? 1 : 0;
 }
 
+/* The run's counters now, beside what r->base says of the run. */
 static void read_info(struct run *r, struct summary_info *in)
 {
+	uint64_t rate;
+
+	*in = r->base;
+	if (procfs__perf_max_sample_rate(&rate) == 0)
+		in->kernel_max_rate = rate;
 	sampler__read_stats(r->sampler, in->stats);
 	in->lost_notifications = sampler__lost_notifications(r->sampler);
 	in->missing_stacks = sampler__missing_stacks(r->sampler);
@@ -277,7 +290,7 @@ static struct summary_info since(const struct summary_info *cur, const struct su
  */
 static int end_interval(struct run *r, uint64_t now, bool last)
 {
-	struct summary_info cur = r->prev, delta;
+	struct summary_info cur, delta;
 	struct profile_meta meta;
 	struct profile *next;
 	struct batch *b = NULL;
@@ -287,6 +300,8 @@ static int end_interval(struct run *r, uint64_t now, bool last)
 	read_info(r, &cur);
 	delta = since(&cur, &r->prev);
 	delta.duration_ns = now - r->interval_start;
+	delta.unnamed_samples = summary__unnamed_samples(r->prof);
+	r->unnamed_samples += delta.unnamed_samples;
 	r->prev = cur;
 	profile__set_duration(r->prof, delta.duration_ns);
 	summary__add_comments(r->prof, &delta);
@@ -396,8 +411,61 @@ static int setup_upload(struct run *r)
 	return err;
 }
 
-int session__run(const struct session_opts *o)
+/* -p targets: each must exist; a thread ID stands for its process. */
+static int check_pids(struct run *r)
 {
+	const struct session_opts *o = r->o;
+	char comm[64];
+	uint32_t tgid;
+	size_t i;
+
+	r->npids = o->npids;
+	r->pids = calloc(o->npids ? o->npids : 1, sizeof(*r->pids));
+	if (!r->pids) {
+		pr_err("out of memory");
+		return -ENOMEM;
+	}
+	memcpy(r->pids, o->pids, o->npids * sizeof(*r->pids));
+	for (i = 0; i < r->npids; i++) {
+		if (!procfs__pid_exists(r->pids[i])) {
+			pr_err("no such process: %u", r->pids[i]);
+			return -ESRCH;
+		}
+		/* Samples are matched by process. */
+		if (procfs__tgid(r->pids[i], &tgid) == 0 && tgid != r->pids[i]) {
+			pr_warn("%u is a thread of process %u: profiling process %u", r->pids[i],
+				tgid, tgid);
+			r->pids[i] = tgid;
+		}
+		if (procfs__is_kernel_thread(r->pids[i]))
+			pr_warn("%u (%s) is a kernel thread: it has no user memory, so its samples "
+				"are kernel stacks only",
+				r->pids[i],
+				procfs__comm(r->pids[i], comm, sizeof(comm)) ? "?" : comm);
+	}
+	return 0;
+}
+
+/* Where the profile goes, opened before sampling so that a bad path fails at once. */
+static int open_destinations(struct run *r)
+{
+	const struct session_opts *o = r->o;
+	int err;
+
+	/* Continuous mode writes no file: what the server misses waits in the spool. */
+	if (!o->interval_ms) {
+		err = output__open(o->output, o->format == FORMAT_PPROF, &r->out);
+		if (err)
+			return err;
+		signals__remove_on_abort(output__temporary_path(r->out));
+	}
+	return o->upload ? setup_upload(r) : 0;
+}
+
+/* The profile, the symbolizer and the loaded BPF program with its targets. */
+static int prepare(struct run *r)
+{
+	const struct session_opts *o = r->o;
 	struct sampler_opts so = {
 		.hz = o->hz,
 		.filter_pids = o->npids > 0 || o->command,
@@ -407,192 +475,221 @@ int session__run(const struct session_opts *o)
 		.count_entries = o->map_entries,
 	};
 	struct profile_meta meta = {.hz = o->hz, .period_ns = 1000000000ull / o->hz};
-	struct summary_info info = {.hz = o->hz, .include_idle = o->include_idle};
-	struct run r = {.o = o};
-	struct output *out = NULL;
-	struct target *cmd = NULL;
-	uint64_t start, deadline = 0, next_drain, next_boundary = UINT64_MAX, now;
-	int err, status = 0, exit_code = 1;
-	bool cmd_done = false;
 	size_t i;
+	int err;
 
-	raise_limits();
-	r.npids = o->npids;
-	r.pids = calloc(o->npids ? o->npids : 1, sizeof(*r.pids));
-	if (!r.pids) {
-		pr_err("out of memory");
-		return 1;
-	}
-	memcpy(r.pids, o->pids, o->npids * sizeof(*r.pids));
-	for (i = 0; i < r.npids; i++) {
-		uint32_t tgid;
-
-		if (!procfs__pid_exists(r.pids[i])) {
-			pr_err("no such process: %u", r.pids[i]);
-			goto cleanup;
-		}
-		/* Samples are matched by process; a thread ID stands for its process. */
-		if (procfs__tgid(r.pids[i], &tgid) == 0 && tgid != r.pids[i]) {
-			pr_warn("%u is a thread of process %u: profiling process %u", r.pids[i],
-				tgid, tgid);
-			r.pids[i] = tgid;
-		}
-	}
-	/* Continuous mode writes no file: what the server misses waits in the spool. */
-	if (!o->interval_ms) {
-		err = output__open(o->output, o->format == FORMAT_PPROF, &out);
-		if (err)
-			goto cleanup;
-		signals__remove_on_abort(output__temporary_path(out));
-	}
-	if (o->upload && setup_upload(&r))
-		goto cleanup;
 	meta.time_ns = clock__real_ns();
-	r.prof = profile__new(&meta);
-	if (!r.prof || symbolizer__new(&r.sym) ||
-	    (o->debug_dir && symbolizer__set_debug_dir(r.sym, o->debug_dir))) {
+	r->prof = profile__new(&meta);
+	if (!r->prof || symbolizer__new(&r->sym) ||
+	    (o->debug_dir && symbolizer__set_debug_dir(r->sym, o->debug_dir))) {
 		pr_err("out of memory");
-		goto cleanup;
+		return -ENOMEM;
 	}
-	err = sampler__new(&so, &r.sampler);
+	err = sampler__new(&so, &r->sampler);
 	if (err)
-		goto cleanup;
-	symbolizer__set_lineage(r.sym, parent_of, r.sampler);
-	for (i = 0; i < r.npids; i++) {
-		if (sampler__add_target(r.sampler, r.pids[i]))
-			goto cleanup;
-		symbolizer__note_process(r.sym, r.pids[i]);
-	}
-	if (o->command) {
-		err = target__spawn(o->command, &cmd);
+		return err;
+	symbolizer__set_lineage(r->sym, parent_of, r->sampler);
+	for (i = 0; i < r->npids; i++) {
+		err = sampler__add_target(r->sampler, r->pids[i]);
 		if (err)
-			goto cleanup;
-		if (sampler__add_command(r.sampler, (uint32_t)target__pid(cmd)))
-			goto cleanup;
+			return err;
+		symbolizer__note_process(r->sym, r->pids[i]);
 	}
-	err = sampler__start(r.sampler);
-	if (err)
-		goto cleanup;
-	start = clock__mono_ns();
-	profile__set_time(r.prof, clock__real_ns());
-	pr_info("sampling started at %u Hz on %d CPUs", o->hz, sampler__cpu_count(r.sampler));
+	if (!o->command)
+		return 0;
+	err = target__spawn(o->command, &r->cmd);
+	return err ? err : sampler__add_command(r->sampler, (uint32_t)target__pid(r->cmd));
+}
+
+/* Sampling begins, then the command is let go. Returns an exit code: 0 to go on. */
+static int start(struct run *r)
+{
+	const struct session_opts *o = r->o;
+
+	if (sampler__start(r->sampler))
+		return 1;
+	r->start = clock__mono_ns();
+	profile__set_time(r->prof, clock__real_ns());
+	r->base.ncpus = sampler__cpu_count(r->sampler);
+	pr_info("sampling started at %u Hz on %d CPUs", o->hz, r->base.ncpus);
+	r->deadline = o->duration_ms ? r->start + o->duration_ms * 1000000ull : UINT64_MAX;
+	r->next_drain = r->start + DRAIN_INTERVAL_MS * 1000000ull;
+	r->next_boundary = UINT64_MAX;
 	if (o->interval_ms) {
-		if (delivery__start(r.upload, r.spool, CONTINUOUS_ATTEMPTS, o->spool_max_bytes,
-				    &r.delivery))
-			goto cleanup;
-		r.interval_start = start;
-		r.prev = (struct summary_info){.hz = o->hz,
-					       .include_idle = o->include_idle,
-					       .ncpus = sampler__cpu_count(r.sampler)};
-		next_boundary = start + o->interval_ms * 1000000ull;
+		if (delivery__start(r->upload, r->spool, CONTINUOUS_ATTEMPTS, o->spool_max_bytes,
+				    &r->delivery))
+			return 1;
+		r->interval_start = r->start;
+		r->prev = r->base;
+		r->next_boundary = r->start + o->interval_ms * 1000000ull;
 	}
-	if (cmd) {
-		err = target__release(cmd);
-		if (err) {
-			exit_code = 127;
-			goto cleanup;
-		}
+	if (r->cmd && target__release(r->cmd))
+		return 127;
+	return 0;
+}
+
+/* How long to wait for notifications: never past the next deadline. */
+static int poll_timeout(const struct run *r, uint64_t now)
+{
+	uint64_t next = r->deadline < r->next_boundary ? r->deadline : r->next_boundary;
+
+	if (next <= now || (next - now) / 1000000 >= POLL_MS)
+		return POLL_MS;
+	return (int)((next - now) / 1000000) + 1;
+}
+
+/* After each wait: the end of an interval, or a drain when one is due. */
+static int drain_when_due(struct run *r, uint64_t now)
+{
+	uint64_t interval = r->o->interval_ms * 1000000ull;
+
+	if (now >= r->next_boundary) {
+		drain(r);
+		if (end_interval(r, now, false))
+			return -ENOMEM;
+		/* After a stall, the next boundary is an interval from now, not a burst. */
+		r->next_boundary += interval;
+		if (r->next_boundary <= now)
+			r->next_boundary = now + interval;
+		r->next_drain = now + DRAIN_INTERVAL_MS * 1000000ull;
+	} else if (now >= r->next_drain || sampler__should_drain(r->sampler)) {
+		drain(r);
+		r->next_drain = now + DRAIN_INTERVAL_MS * 1000000ull;
 	}
-	if (o->duration_ms)
-		deadline = start + o->duration_ms * 1000000ull;
-	next_drain = start + DRAIN_INTERVAL_MS * 1000000ull;
+	return 0;
+}
+
+/* Samples until -d, a signal, or the end of the targets. */
+static void sample(struct run *r)
+{
+	uint64_t now;
+	int err;
 
 	while (!signals__stop_requested()) {
-		int timeout = POLL_MS;
-
 		now = clock__mono_ns();
-		if (deadline && now >= deadline)
+		if (now >= r->deadline)
 			break;
-		if (deadline && (deadline - now) / 1000000 < (uint64_t)timeout)
-			timeout = (int)((deadline - now) / 1000000) + 1;
-		if (next_boundary != UINT64_MAX && next_boundary > now &&
-		    (next_boundary - now) / 1000000 < (uint64_t)timeout)
-			timeout = (int)((next_boundary - now) / 1000000) + 1;
-		err = sampler__poll(r.sampler, timeout, on_process, &r);
+		err = sampler__poll(r->sampler, poll_timeout(r, now), on_process, r);
 		if (err < 0)
 			pr_warn("polling for new processes failed: %s", strerror(-err));
-		symbolizer__recheck_new(r.sym);
-		if (cmd && target__exited(cmd, &status)) {
-			cmd_done = true;
+		symbolizer__recheck_new(r->sym);
+		if (r->cmd && target__exited(r->cmd, &r->cmd_status)) {
+			r->cmd_done = true;
 			break;
 		}
-		if (r.npids && !cmd && !any_alive(&r)) {
+		if (r->npids && !r->cmd && !any_alive(r)) {
 			pr_info("all target processes have exited");
 			break;
 		}
 		now = clock__mono_ns();
 		/* The last interval ends with the run, after the loop. */
-		if (deadline && now >= deadline)
+		if (now >= r->deadline || drain_when_due(r, now))
 			break;
-		if (now >= next_boundary) {
-			drain(&r);
-			if (end_interval(&r, now, false))
-				break;
-			/* After a stall, the next boundary is an interval from now, not a burst. */
-			next_boundary += o->interval_ms * 1000000ull;
-			if (next_boundary <= now)
-				next_boundary = now + o->interval_ms * 1000000ull;
-			next_drain = now + DRAIN_INTERVAL_MS * 1000000ull;
-		} else if (now >= next_drain || sampler__should_drain(r.sampler)) {
-			drain(&r);
-			next_drain = now + DRAIN_INTERVAL_MS * 1000000ull;
-		}
 	}
-	if (cmd && signals__to_forward() && !cmd_done)
-		kill(target__pid(cmd), signals__to_forward());
+}
 
-	info.ncpus = sampler__cpu_count(r.sampler);
-	sampler__stop(r.sampler);
+/* Sampling ends: what is still in the maps is drained. Returns when it ended. */
+static uint64_t stop(struct run *r)
+{
+	uint64_t now;
+
+	if (r->cmd && signals__to_forward() && !r->cmd_done)
+		kill(target__pid(r->cmd), signals__to_forward());
+	sampler__stop(r->sampler);
 	now = clock__mono_ns();
-	profile__set_duration(r.prof, now - start);
-	info.duration_ns = now - start;
+	profile__set_duration(r->prof, now - r->start);
 	if (signals__stop_requested())
 		fprintf(stderr, "cprof: %s after %.2f s: keeping what was sampled\n",
 			signals__stop_requested() == SIGINT ? "SIGINT" : "SIGTERM",
-			(double)info.duration_ns / 1e9);
-	drain(&r);
-	if (r.errors)
+			(double)(now - r->start) / 1e9);
+	drain(r);
+	if (r->errors)
 		pr_warn("%d aggregated entries could not be added to the profile (out of memory)",
-			r.errors);
-	if (o->interval_ms) {
-		/* The interval under way when the run stopped (-d, a signal) is sent too. */
-		end_interval(&r, now, true);
-		info = r.prev;
-		info.duration_ns = now - start;
-		exit_code = finish_continuous(&r, &info);
-	} else {
-		profile__finish_frames(r.prof, r.sym, true);
-		read_info(&r, &info);
-		/* Symbol tables are done with: encoding the profile does not stack on them. */
-		symbolizer__free(r.sym);
-		r.sym = NULL;
-		summary__add_comments(r.prof, &info);
-		if (r.upload)
-			exit_code = upload_or_save(&r, out);
-		else
-			exit_code = deliver(o, r.prof, out) ? 1 : 0;
-		summary__print(stderr, r.prof, &info, o->top_n);
-	}
+			r->errors);
+	return now;
+}
 
-	/* The command outlives a -d limit: let it finish and forward its status. */
-	if (cmd) {
-		if (!cmd_done)
-			target__wait(cmd, &status);
-		if (exit_code == 0)
-			exit_code = target__exit_code(status);
-	}
-cleanup:
+/* One-shot: the profile is named, written or uploaded, and summed up. */
+static int finish_oneshot(struct run *r, uint64_t now)
+{
+	struct summary_info info;
+	int exit_code;
+
+	profile__finish_frames(r->prof, r->sym, true);
+	read_info(r, &info);
+	info.duration_ns = now - r->start;
+	info.unnamed_samples = summary__unnamed_samples(r->prof);
+	/* Symbol tables are done with: encoding the profile does not stack on them. */
+	symbolizer__free(r->sym);
+	r->sym = NULL;
+	summary__add_comments(r->prof, &info);
+	if (r->upload)
+		exit_code = upload_or_save(r, r->out);
+	else
+		exit_code = write_profile(r->o, r->prof, r->out) ? 1 : 0;
+	summary__print(stderr, r->prof, &info, r->o->top_n);
+	return exit_code;
+}
+
+/* Continuous: the interval under way when the run stopped (-d, a signal) is sent too. */
+static int finish_intervals(struct run *r, uint64_t now)
+{
+	struct summary_info info;
+
+	end_interval(r, now, true);
+	info = r->prev;
+	info.duration_ns = now - r->start;
+	info.unnamed_samples = r->unnamed_samples;
+	return finish_continuous(r, &info);
+}
+
+/* The command outlives a -d limit: let it finish and forward its status. */
+static int wait_command(struct run *r, int exit_code)
+{
+	if (!r->cmd_done)
+		target__wait(r->cmd, &r->cmd_status);
+	return exit_code == 0 ? target__exit_code(r->cmd_status) : exit_code;
+}
+
+static void teardown(struct run *r)
+{
 	signals__remove_on_abort(NULL);
-	delivery__free(r.delivery);
-	spool__free(r.spool);
-	batcher__free(r.batcher);
-	upload__free(r.upload);
-	cancel__free(r.cancel);
-	target__free(cmd);
-	sampler__free(r.sampler);
-	symbolizer__free(r.sym);
-	profile__free(r.prof);
-	output__free(out);
-	free(r.pids);
+	delivery__free(r->delivery);
+	spool__free(r->spool);
+	batcher__free(r->batcher);
+	upload__free(r->upload);
+	cancel__free(r->cancel);
+	target__free(r->cmd);
+	sampler__free(r->sampler);
+	symbolizer__free(r->sym);
+	profile__free(r->prof);
+	output__free(r->out);
+	free(r->pids);
+}
+
+int session__run(const struct session_opts *o)
+{
+	struct run r = {
+		.o = o,
+		.base = {.hz = o->hz,
+			 .include_idle = o->include_idle,
+			 .targeted = o->npids > 0 || o->command},
+	};
+	int exit_code = 1;
+	uint64_t end;
+
+	raise_limits();
+	if (check_pids(&r) || open_destinations(&r) || prepare(&r))
+		goto cleanup;
+	exit_code = start(&r);
+	if (exit_code)
+		goto cleanup;
+	sample(&r);
+	end = stop(&r);
+	exit_code = o->interval_ms ? finish_intervals(&r, end) : finish_oneshot(&r, end);
+	if (r.cmd)
+		exit_code = wait_command(&r, exit_code);
+cleanup:
+	teardown(&r);
 	return exit_code;
 }

@@ -119,6 +119,32 @@ static double pct(uint64_t part, uint64_t whole)
 	return whole ? 100.0 * (double)part / (double)whole : 0.0;
 }
 
+/* "1 sample", "2 samples": every count the summary prints agrees with its noun. */
+static const char *plural(uint64_t n, const char *one, const char *many)
+{
+	return n == 1 ? one : many;
+}
+
+uint64_t summary__unnamed_samples(const struct profile *p)
+{
+	uint64_t n = 0;
+	size_t i;
+
+	for (i = 0; i < profile__sample_count(p); i++) {
+		const struct profile_sample *smp = profile__sample(p, i);
+
+		for (uint32_t j = 0; j < smp->nframes; j++) {
+			const struct profile_frame *f = profile__frame(p, smp->frames[j]);
+
+			if (f->unknown && !f->kernel) {
+				n += smp->count;
+				break;
+			}
+		}
+	}
+	return n;
+}
+
 static uint64_t lost_samples(const struct summary_info *in)
 {
 	return in->stats[CPROF_STAT_COUNTS_FULL] + in->lost_spills;
@@ -138,8 +164,12 @@ int summary__add_comments(struct profile *p, const struct summary_info *in)
 
 	snprintf(buf, sizeof(buf),
 		 "cprof: samples taken %" PRIu64 ", in profile %" PRIu64 ", lost %" PRIu64
-		 " (counts map full, or no memory for a spilled stack)",
-		 in->stats[CPROF_STAT_SAMPLES], profile__total_count(p), lost_samples(in));
+		 " (counts map full, or no memory for a spilled stack); of the command before "
+		 "its exec, not kept %" PRIu64 "; ticks %" PRIu64 " at %" PRIu64
+		 " Hz on %d CPUs; kernel.perf_event_max_sample_rate %" PRIu64,
+		 in->stats[CPROF_STAT_SAMPLES], profile__total_count(p), lost_samples(in),
+		 in->stats[CPROF_STAT_BEFORE_EXEC], in->stats[CPROF_STAT_TICKS], in->hz, in->ncpus,
+		 in->kernel_max_rate);
 	err = profile__add_comment(p, buf);
 	if (err)
 		return err;
@@ -155,15 +185,18 @@ int summary__add_comments(struct profile *p, const struct summary_info *in)
 	if (err)
 		return err;
 	snprintf(buf, sizeof(buf),
-		 "cprof: unknown frames: user %" PRIu64 " of %" PRIu64 ", kernel %" PRIu64
-		 " of %" PRIu64 "; processes gone before their maps were read %" PRIu64
-		 " of %" PRIu64 " (%" PRIu64 " resolved with their parent's map); exited "
-		 "processes released %" PRIu64 "; lost first-sight notifications %" PRIu64,
-		 in->sym[SYM_STAT_UNKNOWN_USER], in->sym[SYM_STAT_USER_FRAMES],
+		 "cprof: samples with a user frame no symbol names %" PRIu64
+		 "; distinct frames without a symbol: user %" PRIu64 " of %" PRIu64
+		 ", kernel %" PRIu64 " of %" PRIu64
+		 "; processes gone before their maps were read %" PRIu64 " of %" PRIu64 " (%" PRIu64
+		 " resolved with their parent's map); exited "
+		 "processes released %" PRIu64 "; lost first-sight notifications %" PRIu64
+		 "; perf buffer records lost %" PRIu64 " (each counted above under its reason)",
+		 in->unnamed_samples, in->sym[SYM_STAT_UNKNOWN_USER], in->sym[SYM_STAT_USER_FRAMES],
 		 in->sym[SYM_STAT_UNKNOWN_KERNEL], in->sym[SYM_STAT_KERNEL_FRAMES],
 		 in->sym[SYM_STAT_PROCESSES_GONE], in->sym[SYM_STAT_PROCESSES],
 		 in->sym[SYM_STAT_PROCESSES_INHERITED], in->sym[SYM_STAT_PROCESSES_FORGOTTEN],
-		 in->lost_notifications + in->stats[CPROF_STAT_NOTIFY_LOST]);
+		 in->stats[CPROF_STAT_NOTIFY_LOST], in->lost_notifications);
 	err = profile__add_comment(p, buf);
 	if (err)
 		return err;
@@ -178,18 +211,22 @@ int summary__add_comments(struct profile *p, const struct summary_info *in)
 	err = profile__add_comment(p, buf);
 	if (err)
 		return err;
-	snprintf(buf, sizeof(buf), "cprof: idle samples %s: %" PRIu64,
-		 in->include_idle ? "included" : "excluded", in->stats[CPROF_STAT_IDLE]);
+	if (in->targeted)
+		snprintf(buf, sizeof(buf),
+			 "cprof: idle samples: none (only the targets are sampled)");
+	else
+		snprintf(buf, sizeof(buf), "cprof: idle samples %s: %" PRIu64,
+			 in->include_idle ? "included" : "excluded", in->stats[CPROF_STAT_IDLE]);
 	return profile__add_comment(p, buf);
 }
 
-void summary__print_losses(FILE *f, uint64_t total, const struct summary_info *in)
+static void print_lost(FILE *f, uint64_t total, const struct summary_info *in)
 {
 	uint64_t lost = lost_samples(in), stacks = lost_stacks(in);
 
 	if (lost)
-		fprintf(f, "cprof: LOST %" PRIu64 " samples (%.1f%%): %s\n", lost,
-			pct(lost, total + lost),
+		fprintf(f, "cprof: LOST %" PRIu64 " %s (%.1f%%): %s\n", lost,
+			plural(lost, "sample", "samples"), pct(lost, total + lost),
 			in->lost_spills
 				? "the counts map was full, or no memory for a spilled stack"
 				: "the counts map was full; raise --map-size");
@@ -197,47 +234,99 @@ void summary__print_losses(FILE *f, uint64_t total, const struct summary_info *i
 		fprintf(f, "cprof: lost samples: 0\n");
 	if (stacks)
 		fprintf(f,
-			"cprof: %" PRIu64 " stacks lost but their samples kept as placeholders: "
+			"cprof: %" PRIu64 " %s lost but their samples kept as placeholders: "
 			"stack-map collisions user %" PRIu64 " kernel %" PRIu64 ", errors %" PRIu64
 			"\n",
-			stacks, in->stats[CPROF_STAT_USER_COLLISION],
-			in->stats[CPROF_STAT_KERN_COLLISION],
+			stacks, plural(stacks, "stack", "stacks"),
+			in->stats[CPROF_STAT_USER_COLLISION], in->stats[CPROF_STAT_KERN_COLLISION],
 			in->stats[CPROF_STAT_USER_STACK_ERR] +
 				in->stats[CPROF_STAT_KERN_STACK_ERR] + in->missing_stacks);
+}
+
+static void print_unnamed(FILE *f, uint64_t total, const struct summary_info *in)
+{
+	uint64_t n;
+
 	if (in->sym[SYM_STAT_UNKNOWN_USER] || in->sym[SYM_STAT_UNKNOWN_KERNEL])
 		fprintf(f,
-			"cprof: unknown frames (shown as module+offset): user %" PRIu64
-			" of %" PRIu64 ", kernel %" PRIu64 " of %" PRIu64 "\n",
+			"cprof: %" PRIu64 " of %" PRIu64 " %s (%.1f%%) %s a user frame no symbol "
+			"names; distinct frames without a symbol, shown as module+offset: user "
+			"%" PRIu64 " of %" PRIu64 ", kernel %" PRIu64 " of %" PRIu64 "\n",
+			in->unnamed_samples, total, plural(total, "sample", "samples"),
+			pct(in->unnamed_samples, total), in->unnamed_samples == 1 ? "has" : "have",
 			in->sym[SYM_STAT_UNKNOWN_USER], in->sym[SYM_STAT_USER_FRAMES],
 			in->sym[SYM_STAT_UNKNOWN_KERNEL], in->sym[SYM_STAT_KERNEL_FRAMES]);
-	if (in->sym[SYM_STAT_VDSO_FUNCTION_STARTS])
+	n = in->sym[SYM_STAT_VDSO_FUNCTION_STARTS];
+	if (n)
 		fprintf(f,
-			"cprof: vdso frames named by function start (no symbol): %" PRIu64
-			" of the unknown user frames, shown as [vdso]+0xSTART of their function "
-			"(from the vDSO's .eh_frame)\n",
-			in->sym[SYM_STAT_VDSO_FUNCTION_STARTS]);
-	if (in->sym[SYM_STAT_PERF_MAP_BAD_LINES])
-		fprintf(f, "cprof: %" PRIu64 " malformed perf map lines skipped\n",
-			in->sym[SYM_STAT_PERF_MAP_BAD_LINES]);
-	if (in->sym[SYM_STAT_PROCESSES_GONE])
+			"cprof: %" PRIu64 " vdso %s named by function start (no symbol), shown as "
+			"[vdso]+0xSTART of their function (from the vDSO's .eh_frame)\n",
+			n, plural(n, "frame", "frames"));
+	n = in->sym[SYM_STAT_PERF_MAP_BAD_LINES];
+	if (n)
+		fprintf(f, "cprof: %" PRIu64 " malformed perf map %s skipped\n", n,
+			plural(n, "line", "lines"));
+}
+
+static void print_processes(FILE *f, const struct summary_info *in)
+{
+	uint64_t gone = in->sym[SYM_STAT_PROCESSES_GONE], n = in->stats[CPROF_STAT_NOTIFY_LOST];
+
+	if (gone)
 		fprintf(f,
-			"cprof: %" PRIu64 " process%s exited before their memory map could be read "
-			"(%" PRIu64 " resolved with their parent's map)\n",
-			in->sym[SYM_STAT_PROCESSES_GONE],
-			in->sym[SYM_STAT_PROCESSES_GONE] == 1 ? "" : "es",
-			in->sym[SYM_STAT_PROCESSES_INHERITED]);
-	if (in->lost_notifications + in->stats[CPROF_STAT_NOTIFY_LOST])
+			"cprof: %" PRIu64 " %s before %s memory map could be read (%" PRIu64
+			" resolved with the parent's map)\n",
+			gone, plural(gone, "process exited", "processes exited"),
+			plural(gone, "its", "their"), in->sym[SYM_STAT_PROCESSES_INHERITED]);
+	if (n)
+		fprintf(f, "cprof: %" PRIu64 " new-process %s lost (%s read late)\n", n,
+			plural(n, "notification", "notifications"),
+			plural(n, "that process was", "those processes were"));
+	n = in->stats[CPROF_STAT_BEFORE_EXEC];
+	if (n)
 		fprintf(f,
-			"cprof: %" PRIu64 " new-process notifications lost (those processes "
-			"were read late)\n",
-			in->lost_notifications + in->stats[CPROF_STAT_NOTIFY_LOST]);
-	if (in->stats[CPROF_STAT_IDLE] && !in->include_idle)
+			"cprof: %" PRIu64
+			" %s of the command before its exec not kept (cprof's own "
+			"code)\n",
+			n, plural(n, "sample", "samples"));
+}
+
+static void print_rate(FILE *f, const struct summary_info *in)
+{
+	uint64_t idle = in->stats[CPROF_STAT_IDLE];
+
+	/*
+	 * -F was checked against the limit at the start; the kernel lowers it when
+	 * sampling interrupts take too long, and then throttles the events. (The
+	 * tick count cannot tell: an idle CPU in a tickless sleep takes none.)
+	 */
+	if (in->kernel_max_rate && in->kernel_max_rate < in->hz)
 		fprintf(f,
-			"cprof: %" PRIu64 " idle samples not counted (--include-idle keeps them)\n",
-			in->stats[CPROF_STAT_IDLE]);
-	else if (in->stats[CPROF_STAT_IDLE])
-		fprintf(f, "cprof: %" PRIu64 " idle samples included (the swapper task)\n",
-			in->stats[CPROF_STAT_IDLE]);
+			"cprof: the kernel throttled sampling: it lowered "
+			"kernel.perf_event_max_sample_rate to %" PRIu64
+			" during the run, below the "
+			"%" PRIu64 " Hz asked, so fewer samples were taken (%" PRIu64
+			" ticks in %.2f s on %d %s)\n",
+			in->kernel_max_rate, in->hz, in->stats[CPROF_STAT_TICKS],
+			(double)in->duration_ns / 1e9, in->ncpus,
+			plural((uint64_t)in->ncpus, "CPU", "CPUs"));
+	/* With -p or a command, other CPUs' idle time is not the target's business. */
+	if (!idle || in->targeted)
+		return;
+	if (in->include_idle)
+		fprintf(f, "cprof: %" PRIu64 " idle %s included (the swapper task)\n", idle,
+			plural(idle, "sample", "samples"));
+	else
+		fprintf(f, "cprof: %" PRIu64 " idle %s not counted (--include-idle keeps them)\n",
+			idle, plural(idle, "sample", "samples"));
+}
+
+void summary__print_losses(FILE *f, uint64_t total, const struct summary_info *in)
+{
+	print_lost(f, total, in);
+	print_unnamed(f, total, in);
+	print_processes(f, in);
+	print_rate(f, in);
 }
 
 void summary__print(FILE *f, const struct profile *p, const struct summary_info *in, int top_n)
@@ -246,11 +335,10 @@ void summary__print(FILE *f, const struct profile *p, const struct summary_info 
 	struct func_total *funcs;
 	size_t nfuncs = 0, i;
 
-	fprintf(f,
-		"cprof: %" PRIu64 " samples in %.2f s at %" PRIu64
-		" Hz on %d CPU%s, %zu process%s\n",
-		total, (double)in->duration_ns / 1e9, in->hz, in->ncpus, in->ncpus == 1 ? "" : "s",
-		count_processes(p), count_processes(p) == 1 ? "" : "es");
+	fprintf(f, "cprof: %" PRIu64 " %s in %.2f s at %" PRIu64 " Hz on %d %s, %zu %s\n", total,
+		plural(total, "sample", "samples"), (double)in->duration_ns / 1e9, in->hz,
+		in->ncpus, plural((uint64_t)in->ncpus, "CPU", "CPUs"), count_processes(p),
+		plural(count_processes(p), "process", "processes"));
 	summary__print_losses(f, total, in);
 	if (!total)
 		return;

@@ -7,6 +7,7 @@
 #ifndef CPROF_SUMMARY_H
 #define CPROF_SUMMARY_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -25,7 +26,13 @@ struct summary_info {
 	uint64_t lost_spills;	    /* spilled samples user space had no memory to keep */
 	uint64_t sym[SYM_STAT_MAX]; /* symbolizer counters */
 	int include_idle;
+	bool targeted;		  /* -p or a command: other processes and idle CPUs are not ours */
+	uint64_t unnamed_samples; /* samples with a user frame no symbol names */
+	uint64_t kernel_max_rate; /* kernel.perf_event_max_sample_rate at the end; 0: unknown */
 };
+
+/* Samples of p that have at least one user frame without a symbol. */
+uint64_t summary__unnamed_samples(const struct profile *p);
 
 /* Adds the loss accounting to the profile as comments. */
 int summary__add_comments(struct profile *p, const struct summary_info *info);

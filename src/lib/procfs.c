@@ -213,3 +213,20 @@ int procfs__tgid(uint32_t tid, uint32_t *tgid)
 	*tgid = (uint32_t)v;
 	return 0;
 }
+
+int procfs__perf_max_sample_rate(uint64_t *rate)
+{
+	char buf[32], *end;
+	unsigned long long v;
+	int n;
+
+	n = file__read_small("/proc/sys/kernel/perf_event_max_sample_rate", buf, sizeof(buf));
+	if (n < 0)
+		return n;
+	errno = 0;
+	v = strtoull(buf, &end, 10);
+	if (errno || end == buf)
+		return -EINVAL;
+	*rate = v;
+	return 0;
+}

@@ -27,5 +27,7 @@ int procfs__ns_pid(uint32_t pid, uint32_t *ns_pid);
 int procfs__start_time(uint32_t pid, uint64_t *ticks);
 /* True for a kernel thread (kthreadd and its children): it has no user memory. */
 bool procfs__is_kernel_thread(uint32_t pid);
+/* kernel.perf_event_max_sample_rate: the fastest sampling event the kernel allows now. */
+int procfs__perf_max_sample_rate(uint64_t *rate);
 
 #endif

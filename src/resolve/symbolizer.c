@@ -573,6 +573,11 @@ static struct proc_state *snapshot_process(struct symbolizer *s, uint32_t pid)
 	else if (procfs__comm(pid, comm, sizeof(comm)) == 0)
 		st->comm = strdup(comm);
 	err = pid ? snapshot_maps(s, st) : -ESRCH;
+	/* Its memory map is empty because it has none: a kernel thread has not exited. */
+	if (err && pid && procfs__is_kernel_thread(pid)) {
+		s->stats[SYM_STAT_KERNEL_THREADS]++;
+		err = 0;
+	}
 	if (err && pid) {
 		s->stats[SYM_STAT_PROCESSES_GONE]++;
 		pr_debug("PID %u: memory map not read: %s", pid, strerror(-err));

@@ -46,6 +46,7 @@ enum symbolizer_stat {
 	SYM_STAT_PERF_MAP_BAD_LINES,  /* malformed lines in the perf maps read */
 	/* Of SYM_STAT_UNKNOWN_USER: vDSO frames shown at their function's start (from its FDEs). */
 	SYM_STAT_VDSO_FUNCTION_STARTS,
+	SYM_STAT_KERNEL_THREADS, /* of SYM_STAT_PROCESSES: kernel threads, no user memory */
 	SYM_STAT_MAX,
 };
 

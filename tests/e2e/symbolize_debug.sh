@@ -71,7 +71,7 @@ check other_build_at_build_id_path_not_used bash -c "! grep -qE 'hot_a|hot_b|;wo
 # and 30% in hot_b: their leaves must be app+0xOFF inside those functions'
 # bytes in the file, never a neighbour's name.
 check_fallback_split fallback_offsets_are_the_sampled_code "$TMP/crc.folded" app
-check fallback_counted_in_summary grep -qE 'unknown frames \(shown as module\+offset\): user [1-9][0-9]* of [0-9]+' "$TMP/crc.err"
+check fallback_counted_in_summary grep -qE '[1-9][0-9]* of [0-9]+ samples? \([0-9.]+%\) ha(s|ve) a user frame no symbol names; distinct frames without a symbol, shown as module\+offset: user [1-9][0-9]* of [0-9]+' "$TMP/crc.err"
 "$CPROF" -F 499 --debug-dir "$empty" -o "$TMP/crc.pb.gz" -- "$TMP/crc/app" 1 2>/dev/null
 go tool pprof -symbolize=none -raw "$TMP/crc.pb.gz" >"$TMP/crc.raw" 2>&1
 check fallback_keeps_its_mapping grep -qE "^[0-9]+: 0x[0-9a-f]+/0x[0-9a-f]+/0x[0-9a-f]+ $TMP/crc/app $bid *\$" "$TMP/crc.raw"
