@@ -20,7 +20,7 @@ comment_field() {
 # only the signal ends them, and cprof must say so), and around the last drain
 # and the final write (even runs: -d 0.2, the signal 150-400 ms in). Every run
 # exits 0 with a valid profile and no temporary file left behind.
-"$FIX/known_tree" 60 &
+"$FIX/known_tree" 900 &
 bg=$!
 bad="" seed=$((RANDOM * 32768 + RANDOM))
 RANDOM=$seed
