@@ -15,12 +15,12 @@
 
 #include "deliver/http.h"
 #include "deliver/labels.h"
-#include "lib/log.h"
+#include "deliver/upload.h"
 #include "lib/file.h"
+#include "lib/log.h"
 #include "lib/procfs.h"
 #include "session.h"
 #include "signals.h"
-#include "deliver/upload.h"
 #include "version.h"
 
 #define DEFAULT_HZ	    99

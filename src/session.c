@@ -20,24 +20,25 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include "build/profile.h"
 #include "deliver/batch.h"
 #include "deliver/batcher.h"
-#include "lib/clock.h"
 #include "deliver/delivery.h"
-#include "encode/folded.h"
 #include "deliver/output.h"
+#include "deliver/spool.h"
+#include "deliver/upload.h"
+#include "encode/folded.h"
 #include "encode/pprof.h"
 #include "lib/cancel.h"
+#include "lib/clock.h"
 #include "lib/procfs.h"
-#include "build/profile.h"
+#include "lib/words.h"
+#include "resolve/symbolizer.h"
 #include "sample/sampler.h"
+#include "sample/target.h"
 #include "session.h"
 #include "signals.h"
-#include "deliver/spool.h"
 #include "summary.h"
-#include "resolve/symbolizer.h"
-#include "sample/target.h"
-#include "deliver/upload.h"
 
 #define LOG_MODULE NULL
 #include "lib/log.h"
@@ -341,32 +342,35 @@ static int finish_continuous(struct run *r, const struct summary_info *total)
 	bool complete;
 
 	fprintf(stderr,
-		"cprof: %" PRIu64 " samples in %.2f s at %" PRIu64 " Hz on %d CPU%s, %" PRIu64
-		" intervals of up to %.2f s\n",
-		r->samples, (double)total->duration_ns / 1e9, total->hz, total->ncpus,
-		total->ncpus == 1 ? "" : "s", r->intervals, (double)r->o->interval_ms / 1e3);
+		"cprof: %" PRIu64 " %s in %.2f s at %" PRIu64 " Hz on %d %s, %" PRIu64
+		" %s of up to %.2f s\n",
+		r->samples, plural(r->samples, "sample", "samples"),
+		(double)total->duration_ns / 1e9, total->hz, total->ncpus,
+		plural((uint64_t)total->ncpus, "CPU", "CPUs"), r->intervals,
+		plural(r->intervals, "interval", "intervals"), (double)r->o->interval_ms / 1e3);
 	summary__print_losses(stderr, r->samples, total);
 	delivery__finish(r->delivery, &st);
 	fprintf(stderr,
-		"cprof: upload to %s (%s): %" PRIu64 " intervals to send, %" PRIu64
-		" sent (%" PRIu64 " after a stay in the spool), %" PRIu64 " spooled, %" PRIu64
+		"cprof: upload to %s (%s): %" PRIu64 " %s to send, %" PRIu64 " sent (%" PRIu64
+		" after a stay in the spool), %" PRIu64 " spooled, %" PRIu64
 		" still in the spool %s, %" PRIu64 " refused, %" PRIu64 " dropped\n",
 		upload__url(r->upload), upload__protocol_name(upload__protocol(r->upload)),
-		st.submitted, st.sent, st.sent_from_spool, st.spooled, st.in_spool,
-		spool__dir(r->spool), st.rejected, st.dropped);
+		st.submitted, plural(st.submitted, "interval", "intervals"), st.sent,
+		st.sent_from_spool, st.spooled, st.in_spool, spool__dir(r->spool), st.rejected,
+		st.dropped);
 	if (st.found_in_spool)
 		fprintf(stderr,
 			"cprof: %" PRIu64
 			" of those sent were left in the spool by an earlier run\n",
 			st.found_in_spool);
 	if (r->empty_intervals)
-		fprintf(stderr, "cprof: %" PRIu64 " intervals had no samples: nothing to send\n",
-			r->empty_intervals);
+		fprintf(stderr, "cprof: %" PRIu64 " %s no samples: nothing to send\n",
+			r->empty_intervals,
+			plural(r->empty_intervals, "interval had", "intervals had"));
 	if (r->unbatched)
 		fprintf(stderr,
-			"cprof: %" PRIu64
-			" intervals could not be prepared for upload (out of memory)\n",
-			r->unbatched);
+			"cprof: %" PRIu64 " %s not be prepared for upload (out of memory)\n",
+			r->unbatched, plural(r->unbatched, "interval could", "intervals could"));
 	complete = !st.in_spool && !st.rejected && !st.dropped && !r->unbatched;
 	return complete ? 0 : EXIT_UPLOAD_FAILED;
 }
@@ -604,8 +608,8 @@ static uint64_t stop(struct run *r)
 			(double)(now - r->start) / 1e9);
 	drain(r);
 	if (r->errors)
-		pr_warn("%d aggregated entries could not be added to the profile (out of memory)",
-			r->errors);
+		pr_warn("%d aggregated %s not be added to the profile (out of memory)", r->errors,
+			plural((uint64_t)r->errors, "entry could", "entries could"));
 	return now;
 }
 

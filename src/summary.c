@@ -5,8 +5,9 @@
 #include <string.h>
 
 #include "build/profile.h"
-#include "summary.h"
 #include "lib/u64map.h"
+#include "lib/words.h"
+#include "summary.h"
 
 struct func_total {
 	const char *name;
@@ -117,12 +118,6 @@ static size_t count_processes(const struct profile *p)
 static double pct(uint64_t part, uint64_t whole)
 {
 	return whole ? 100.0 * (double)part / (double)whole : 0.0;
-}
-
-/* "1 sample", "2 samples": every count the summary prints agrees with its noun. */
-static const char *plural(uint64_t n, const char *one, const char *many)
-{
-	return n == 1 ? one : many;
 }
 
 uint64_t summary__unnamed_samples(const struct profile *p)

@@ -11,8 +11,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "sampler_abi.h"
 #include "resolve/symbolizer.h"
+#include "sampler_abi.h"
 
 struct profile;
 

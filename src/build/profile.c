@@ -17,12 +17,12 @@
 #include <string.h>
 
 #define LOG_MODULE "profile"
-#include "lib/log.h"
-#include "lib/hash.h"
 #include "build/profile.h"
-#include "resolve/symbolizer.h"
+#include "lib/hash.h"
+#include "lib/log.h"
 #include "lib/strpool.h"
 #include "lib/u64map.h"
+#include "resolve/symbolizer.h"
 
 #define MIN_CAP 64
 

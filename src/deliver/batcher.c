@@ -5,13 +5,13 @@
 #include <string.h>
 
 #define LOG_MODULE "upload"
-#include "lib/log.h"
+#include "build/profile.h"
 #include "deliver/batch.h"
 #include "deliver/batcher.h"
 #include "deliver/labels.h"
 #include "encode/pprof.h"
+#include "lib/log.h"
 #include "lib/procfs.h"
-#include "build/profile.h"
 #include "lib/u64map.h"
 
 struct batcher {

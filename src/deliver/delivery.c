@@ -21,13 +21,14 @@
 #include <unistd.h>
 
 #define LOG_MODULE "upload"
-#include "lib/log.h"
-#include "lib/cancel.h"
 #include "deliver/batch.h"
-#include "lib/clock.h"
 #include "deliver/delivery.h"
 #include "deliver/spool.h"
 #include "deliver/upload.h"
+#include "lib/cancel.h"
+#include "lib/clock.h"
+#include "lib/log.h"
+#include "lib/words.h"
 
 #define BACKOFF_FIRST_MS 500
 #define BACKOFF_MAX_MS	 30000
@@ -138,8 +139,9 @@ static void succeeded(struct delivery *d)
 {
 	d->failures = 0;
 	if (d->outage)
-		pr_warn("uploads to %s work again; sending the %zu spooled intervals",
-			upload__url(d->u), spool__count(d->spool));
+		pr_warn("uploads to %s work again; sending the %zu spooled %s", upload__url(d->u),
+			spool__count(d->spool),
+			plural(spool__count(d->spool), "interval", "intervals"));
 	d->outage = false;
 }
 

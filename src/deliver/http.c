@@ -18,10 +18,10 @@
 #include <unistd.h>
 
 #define LOG_MODULE "http"
-#include "lib/log.h"
+#include "deliver/http.h"
 #include "lib/cancel.h"
 #include "lib/clock.h"
-#include "deliver/http.h"
+#include "lib/log.h"
 
 #define MAX_CHUNK_LINE	 1024
 #define RECV_FIRST_SIZE	 4096

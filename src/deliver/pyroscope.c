@@ -12,8 +12,8 @@
 #include <string.h>
 
 #include "deliver/batch.h"
-#include "encode/pb_writer.h"
 #include "deliver/pyroscope.h"
+#include "encode/pb_writer.h"
 
 enum {
 	PUSH_REQUEST_SERIES = 1,

@@ -23,10 +23,10 @@
 #include <zlib.h>
 
 #define LOG_MODULE "spool"
-#include "lib/log.h"
 #include "deliver/batch.h"
-#include "encode/pb_writer.h"
 #include "deliver/spool.h"
+#include "encode/pb_writer.h"
+#include "lib/log.h"
 
 #define MAGIC	   "CPROFSP1"
 #define MAGIC_LEN  8

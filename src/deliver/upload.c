@@ -21,13 +21,13 @@
 #include <string.h>
 
 #define LOG_MODULE "upload"
-#include "lib/log.h"
 #include "deliver/batch.h"
 #include "deliver/grpcweb.h"
 #include "deliver/http.h"
 #include "deliver/parca.h"
 #include "deliver/pyroscope.h"
 #include "deliver/upload.h"
+#include "lib/log.h"
 
 #define MAX_RESPONSE	   (1u << 20)
 #define RETRY_AFTER_MAX_MS 60000

@@ -11,8 +11,8 @@
 #include <zlib.h>
 
 #define LOG_MODULE "compress"
-#include "lib/log.h"
 #include "encode/compress.h"
+#include "lib/log.h"
 
 #define GZIP_LEVEL 6
 /* 15 is the largest window; adding 16 asks zlib for a gzip header instead of a zlib one. */

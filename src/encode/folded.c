@@ -18,9 +18,9 @@
 #include <string.h>
 
 #define LOG_MODULE "folded"
-#include "lib/log.h"
-#include "encode/folded.h"
 #include "build/profile.h"
+#include "encode/folded.h"
+#include "lib/log.h"
 
 #define UNKNOWN_NAME  "[unknown]"
 #define KERNEL_SUFFIX "_[k]"

@@ -9,8 +9,8 @@
 #include <string.h>
 
 #define LOG_MODULE "pb"
-#include "lib/log.h"
 #include "encode/pb_writer.h"
+#include "lib/log.h"
 
 #define MAX_VARINT_SIZE 10
 #define MAX_FIELD	((1u << 29) - 1)

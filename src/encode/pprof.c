@@ -32,13 +32,13 @@
 #include <string.h>
 
 #define LOG_MODULE "pprof"
-#include "lib/log.h"
+#include "build/profile.h"
 #include "encode/compress.h"
 #include "encode/pb_writer.h"
 #include "encode/pprof.h"
-#include "lib/u64map.h"
-#include "build/profile.h"
+#include "lib/log.h"
 #include "lib/strpool.h"
+#include "lib/u64map.h"
 
 /* perftools.profiles field numbers, from profile.proto. */
 enum {

@@ -18,9 +18,9 @@
 
 #define LOG_MODULE "debugfile"
 #include "lib/log.h"
+#include "lib/procfs.h"
 #include "resolve/debug_file.h"
 #include "resolve/elf_symtab.h"
-#include "lib/procfs.h"
 
 #define PATH_SIZE 4096
 

@@ -36,12 +36,12 @@
 #include <unistd.h>
 
 #define LOG_MODULE "elf"
-#include "lib/log.h"
 #include "lib/clock.h"
-#include "resolve/elf_symtab.h"
-#include "resolve/symbol_rank.h"
+#include "lib/log.h"
 #include "lib/range.h"
 #include "lib/u64map.h"
+#include "resolve/elf_symtab.h"
+#include "resolve/symbol_rank.h"
 
 /* Build IDs are 20 bytes (sha1) in practice; anything much larger is not one. */
 #define MAX_BUILD_ID_SIZE 64

@@ -32,14 +32,14 @@
 #include <unistd.h>
 
 #define LOG_MODULE "ksyms"
-#include "lib/log.h"
-#include "resolve/ksyms.h"
-#include "resolve/symbol_rank.h"
-#include "lib/range.h"
 #include "lib/lines.h"
+#include "lib/log.h"
+#include "lib/range.h"
 #include "lib/strpool.h"
 #include "lib/textscan.h"
 #include "lib/u64map.h"
+#include "resolve/ksyms.h"
+#include "resolve/symbol_rank.h"
 
 /* Far larger than any kernel function (the largest in vmlinux are ~20 KiB). */
 #define KSYM_MAX_EXTENT (256 * 1024)

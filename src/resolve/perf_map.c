@@ -20,12 +20,12 @@
 #include <unistd.h>
 
 #define LOG_MODULE "perfmap"
-#include "lib/log.h"
-#include "resolve/perf_map.h"
 #include "lib/file.h"
+#include "lib/log.h"
 #include "lib/procfs.h"
 #include "lib/range.h"
 #include "lib/textscan.h"
+#include "resolve/perf_map.h"
 
 struct pm_line {
 	uint64_t start;

@@ -17,9 +17,9 @@
 
 #define LOG_MODULE "maps"
 #include "lib/log.h"
-#include "resolve/proc_maps.h"
-#include "lib/textscan.h"
 #include "lib/procfs.h"
+#include "lib/textscan.h"
+#include "resolve/proc_maps.h"
 
 #define DELETED_SUFFIX	   " (deleted)"
 #define DELETED_SUFFIX_LEN (sizeof(DELETED_SUFFIX) - 1)

@@ -37,17 +37,17 @@
 #include <unistd.h>
 
 #include "lib/clock.h"
+#include "lib/hash.h"
+#include "lib/procfs.h"
+#include "lib/strpool.h"
+#include "lib/u64map.h"
 #include "resolve/debug_file.h"
 #include "resolve/demangle.h"
 #include "resolve/elf_symtab.h"
 #include "resolve/ksyms.h"
 #include "resolve/perf_map.h"
 #include "resolve/proc_maps.h"
-#include "lib/hash.h"
-#include "lib/procfs.h"
-#include "lib/strpool.h"
 #include "resolve/symbolizer.h"
-#include "lib/u64map.h"
 #include "unwind/eh_frame_hdr.h"
 
 #define LOG_MODULE "symbols"

@@ -34,8 +34,8 @@
 
 #include "sample/parallel_maps.h"
 #include "sample/perf_attach.h"
-#include "sampler.skel.h"
 #include "sample/sampler.h"
+#include "sampler.skel.h"
 
 #define LOG_MODULE "bpf"
 #include "lib/log.h"

@@ -87,7 +87,7 @@ server_stop
 "$CPROF" -a --interval 1 -d 4 --server "http://127.0.0.1:$PORT" --spool-dir "$TMP/spool2" \
 	--spool-max-bytes 64K 2>"$TMP/down.err"
 rc=$?
-made=$(grep -oE '[0-9]+ intervals to send' "$TMP/down.err" | cut -d' ' -f1)
+made=$(grep -oE '[0-9]+ intervals? to send' "$TMP/down.err" | cut -d' ' -f1)
 left=$(summary_count 'still in the spool' "$TMP/down.err")
 dropped=$(summary_count dropped "$TMP/down.err")
 check unreachable_exit_3 [ "$rc" -eq 3 ]

@@ -14,8 +14,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "loopback.h"
 #include "lib/file.h"
+#include "loopback.h"
 #include "test.h"
 
 static void sleep_ms(int ms)

@@ -8,11 +8,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "build/profile.h"
 #include "deliver/batch.h"
 #include "deliver/batcher.h"
 #include "deliver/labels.h"
 #include "encode/pprof.h"
-#include "build/profile.h"
 #include "test.h"
 
 /* pid 10: main->a (x2); pid 20: main->b (x3) and kernel->main (x1). */

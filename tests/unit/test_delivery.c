@@ -13,11 +13,11 @@
 #include "cancel_alarm.h"
 #include "deliver/batch.h"
 #include "deliver/delivery.h"
+#include "deliver/spool.h"
+#include "deliver/upload.h"
 #include "lib/cancel.h"
 #include "loopback.h"
-#include "deliver/spool.h"
 #include "test.h"
-#include "deliver/upload.h"
 
 static struct batch *batch_with_id(uint64_t t, const char *id)
 {

@@ -18,8 +18,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "unwind/eh_frame_hdr.h"
 #include "test.h"
+#include "unwind/eh_frame_hdr.h"
 
 struct ref_cie {
 	unsigned long off;

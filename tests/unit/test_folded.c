@@ -2,8 +2,8 @@
 /* The folded-stack encoder on a small hand-built profile. */
 #include <stdlib.h>
 
-#include "encode/folded.h"
 #include "build/profile.h"
+#include "encode/folded.h"
 #include "test.h"
 
 enum { MAIN = 1, FOO, BAR, SYSCALL, WEIRD, UNKNOWN };

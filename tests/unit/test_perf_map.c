@@ -15,8 +15,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "resolve/perf_map.h"
 #include "lib/procfs.h"
+#include "resolve/perf_map.h"
 #include "test.h"
 
 static struct perf_map *parse(const char *text)

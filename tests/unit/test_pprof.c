@@ -11,9 +11,9 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "build/profile.h"
 #include "encode/compress.h"
 #include "encode/pprof.h"
-#include "build/profile.h"
 #include "test.h"
 
 /* A minimal protobuf reader, enough to walk the fields of one message level. */

@@ -6,8 +6,8 @@
 #include <time.h>
 
 #include "build/profile.h"
-#include "resolve/symbolizer.h"
 #include "lib/strpool.h"
+#include "resolve/symbolizer.h"
 #include "test.h"
 
 TEST(strpool_add_keeps_one_copy)

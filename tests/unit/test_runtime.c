@@ -10,8 +10,8 @@
 #include <unistd.h>
 
 #include "deliver/output.h"
-#include "sample/perf_attach.h"
 #include "lib/procfs.h"
+#include "sample/perf_attach.h"
 #include "sample/target.h"
 #include "test.h"
 

@@ -14,8 +14,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "encode/folded.h"
 #include "build/profile.h"
+#include "encode/folded.h"
 #include "resolve/symbolizer.h"
 #include "test.h"
 

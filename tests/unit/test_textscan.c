@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
-#include "test.h"
 #include "lib/textscan.h"
+#include "test.h"
 
 TEST(textscan_hex_bounds_and_overflow)
 {

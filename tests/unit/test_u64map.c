@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include <stdlib.h>
 
-#include "test.h"
 #include "lib/u64map.h"
+#include "test.h"
 
 TEST(u64map_insert_get_delete_against_reference)
 {

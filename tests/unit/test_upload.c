@@ -11,9 +11,9 @@
 
 #include "deliver/batch.h"
 #include "deliver/delivery.h"
+#include "deliver/upload.h"
 #include "loopback.h"
 #include "test.h"
-#include "deliver/upload.h"
 
 static struct batch *small_batch(void)
 {
