@@ -92,16 +92,24 @@ check_fallback_split() {
 		not_ok "$1" "hot_a bytes $a%, hot_b bytes $b% (want 70/30): $(head -2 "$2")"; fi
 }
 
+# _run_with_code NAME CODE ARGS...: runs cprof into $TMP/out and $TMP/err; says
+# "not ok" and fails unless it exits CODE.
+_run_with_code() {
+	local name=$1 code=$2 rc
+	shift 2
+	"$CPROF" "$@" >"$TMP/out" 2>"$TMP/err"
+	rc=$?
+	[ "$rc" = "$code" ] && return 0
+	not_ok "$name" "exit $rc, want $code; stderr: $(head -c 300 "$TMP/err")"
+	return 1
+}
 # expect_fail NAME CODE PATTERN ARGS...: cprof ARGS exits with CODE and prints PATTERN
 # in a short message.
 expect_fail() {
-	local name=$1 code=$2 pattern=$3 rc
+	local name=$1 code=$2 pattern=$3
 	shift 3
-	"$CPROF" "$@" >"$TMP/out" 2>"$TMP/err"
-	rc=$?
-	if [ "$rc" != "$code" ]; then
-		not_ok "$name" "exit $rc, want $code; stderr: $(head -c 300 "$TMP/err")"
-	elif ! grep -q -- "$pattern" "$TMP/err"; then
+	_run_with_code "$name" "$code" "$@" || return 0
+	if ! grep -q -- "$pattern" "$TMP/err"; then
 		not_ok "$name" "stderr lacks '$pattern': $(head -c 300 "$TMP/err")"
 	elif [ "$(grep -c 'cprof' "$TMP/err")" -gt 2 ]; then
 		not_ok "$name" "more than a short message: $(head -c 300 "$TMP/err")"
@@ -111,13 +119,10 @@ expect_fail() {
 }
 # expect_line NAME CODE LINE ARGS...: exits CODE and stderr's first line is exactly LINE.
 expect_line() {
-	local name=$1 code=$2 line=$3 rc
+	local name=$1 code=$2 line=$3
 	shift 3
-	"$CPROF" "$@" >"$TMP/out" 2>"$TMP/err"
-	rc=$?
-	if [ "$rc" != "$code" ]; then
-		not_ok "$name" "exit $rc, want $code; stderr: $(head -c 300 "$TMP/err")"
-	elif [ "$(head -n 1 "$TMP/err")" != "$line" ]; then
+	_run_with_code "$name" "$code" "$@" || return 0
+	if [ "$(head -n 1 "$TMP/err")" != "$line" ]; then
 		not_ok "$name" "first line '$(head -n 1 "$TMP/err")', want '$line'"
 	else
 		ok "$name"
