@@ -8,10 +8,10 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <sys/eventfd.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "lib/cancel.h"
+#include "lib/clock.h"
 
 struct cancel {
 	int fd;
@@ -56,21 +56,13 @@ void cancel__trigger(struct cancel *c)
 	errno = saved;
 }
 
-static int64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 bool cancel__wait(const struct cancel *c, int ms)
 {
-	int64_t deadline = now_ms() + (ms > 0 ? ms : 0);
+	int64_t deadline = clock__mono_ms() + (ms > 0 ? ms : 0);
 
 	for (;;) {
 		struct pollfd p = {.fd = c ? c->fd : -1, .events = POLLIN};
-		int64_t left = deadline - now_ms();
+		int64_t left = deadline - clock__mono_ms();
 		int n;
 
 		n = poll(&p, 1, (int)(left > 0 ? left : 0));
