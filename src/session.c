@@ -276,8 +276,9 @@ static struct summary_info since(const struct summary_info *cur, const struct su
 
 	for (i = 0; i < CPROF_STAT_MAX; i++)
 		d.stats[i] -= prev->stats[i];
+	/* A process first counted as gone can be read after all, a moment later. */
 	for (i = 0; i < SYM_STAT_MAX; i++)
-		d.sym[i] -= prev->sym[i];
+		d.sym[i] = cur->sym[i] > prev->sym[i] ? cur->sym[i] - prev->sym[i] : 0;
 	d.lost_notifications -= prev->lost_notifications;
 	d.missing_stacks -= prev->missing_stacks;
 	d.lost_spills -= prev->lost_spills;

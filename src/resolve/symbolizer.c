@@ -958,13 +958,25 @@ static const struct proc_map *find_code(struct proc_state *st, uint64_t addr, si
  * before it became gcc), which makes it another program with another name,
  * other addresses and no perf map yet.
  */
+/* A process counted as gone whose memory map could be read after all. */
+static void uncount_gone(struct symbolizer *s, struct proc_state *st)
+{
+	s->stats[SYM_STAT_PROCESSES_GONE]--;
+	if (st->parent) {
+		s->stats[SYM_STAT_PROCESSES_INHERITED]--;
+		st->parent = 0;
+	}
+}
+
+/* Reads the memory map again; also the name and the frames when the program changed. */
 static void reread_process(struct symbolizer *s, struct proc_state *st)
 {
 	uint64_t exe = exe_inode(st->pid);
 	struct u64map *frames;
 	char comm[64], *copy;
 
-	if (exe && st->exe_inode && exe != st->exe_inode) {
+	/* An unknown program (exe_inode 0) is taken as changed. */
+	if (exe && exe != st->exe_inode) {
 		frames = u64map__new();
 		if (frames) {
 			u64map__free(st->frames);
@@ -1006,8 +1018,20 @@ void symbolizer__recheck_new(struct symbolizer *s)
 		if (!u64map__get(s->procs, f->pid, &v))
 			continue;
 		st = (struct proc_state *)(uintptr_t)v;
-		if (st->start_time == f->start_time && st->maps && procfs__pid_exists(f->pid))
+		if (st->start_time != f->start_time || !procfs__pid_exists(f->pid))
+			continue;
+		if (st->maps) {
 			reread_process(s, st);
+			continue;
+		}
+		/*
+		 * Its first read failed though it lives: /proc/PID/maps cannot be
+		 * read in the middle of an exec. It had not exited; read it all now.
+		 */
+		st->exe_inode = 0;
+		reread_process(s, st);
+		if (st->maps)
+			uncount_gone(s, st);
 	}
 	s->nfresh = kept;
 }
