@@ -77,16 +77,22 @@ struct {
 } seen SEC(".maps");
 
 /*
- * child -> parent process, for every fork since start, forgotten at exec. A
- * forked child shares its parent's memory map until it execs, so a child that
- * exits before user space can read its maps is resolved with its parent's.
+ * Process -> the id of its current address space: the time (bpf_ktime_get_ns,
+ * CLOCK_MONOTONIC) of the fork or exec that began it; no entry for a process
+ * that has not forked or exec'd since cprof started (id 0). Each sample
+ * carries the id, so that user space resolves it with the memory map of that
+ * program, even after the process has exec'd another: the kernel's records
+ * of the same fork or exec (user space reads them from perf events) are
+ * timed a little earlier, before these hooks run, so a space began at or
+ * before the id of every sample taken in it. Threads get entries too (the
+ * fork hook cannot tell them from processes); they go at their exit.
  */
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, CPROF_PARENT_ENTRIES);
+	__uint(max_entries, CPROF_SPACE_ENTRIES);
 	__type(key, __u32);
-	__type(value, __u32);
-} parents SEC(".maps");
+	__type(value, __u64);
+} spaces SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERF_EVENT_ARRAY);
@@ -188,6 +194,7 @@ static __always_inline int spill_sample(struct bpf_perf_event_data *ctx,
 	sp->tid = key->tid;
 	sp->comm[0] = key->comm[0];
 	sp->comm[1] = key->comm[1];
+	sp->space = key->space;
 	n = bpf_get_stack(ctx, sp->user, sizeof(sp->user), BPF_F_USER_STACK);
 	sp->user_bytes = n > 0 ? (__u32)n : 0;
 	n = 0;
@@ -286,6 +293,12 @@ int cprof_sample(struct bpf_perf_event_data *ctx)
 	}
 	stat_add(CPROF_STAT_SAMPLES, 1);
 	bpf_get_current_comm(&key.comm, sizeof(key.comm));
+	if (key.pid) {
+		__u64 *space = bpf_map_lookup_elem(&spaces, &key.pid);
+
+		if (space)
+			key.space = *space;
+	}
 
 	/*
 	 * Announce use of the set before re-reading active_set: if user space
@@ -317,10 +330,11 @@ int cprof_sample(struct bpf_perf_event_data *ctx)
 static __always_inline int follow_fork(__u32 child)
 {
 	__u32 parent = bpf_get_current_pid_tgid() >> 32;
+	__u64 now = bpf_ktime_get_ns();
 	struct cprof_config *cfg;
 	__u32 zero = 0, one = 1;
 
-	bpf_map_update_elem(&parents, &child, &parent, BPF_ANY);
+	bpf_map_update_elem(&spaces, &child, &now, BPF_ANY);
 	cfg = bpf_map_lookup_elem(&config, &zero);
 	if (!cfg || !cfg->filter_pids || !cfg->follow_children ||
 	    !bpf_map_lookup_elem(&targets, &parent))
@@ -344,21 +358,30 @@ int cprof_fork_dynamic_comm(void *ctx)
 	return follow_fork(*(__u32 *)(ctx + 20));
 }
 
-/*
- * After exec the parent's memory map no longer describes the process; and
- * the command cprof started is sampled from here on.
- */
+/* A new program, a new address space; and the command cprof started is sampled from here on. */
 SEC("tracepoint/sched/sched_process_exec")
 int cprof_exec(void *ctx)
 {
 	__u32 pid = bpf_get_current_pid_tgid() >> 32;
+	__u64 now = bpf_ktime_get_ns();
 	__u32 *target;
 
 	(void)ctx;
-	bpf_map_delete_elem(&parents, &pid);
+	bpf_map_update_elem(&spaces, &pid, &now, BPF_ANY);
 	target = bpf_map_lookup_elem(&targets, &pid);
 	if (target && *target == CPROF_TARGET_BEFORE_EXEC)
 		*target = CPROF_TARGET_ON;
+	return 0;
+}
+
+/* Every task's exit: a thread's entry in `spaces` was never a process's. */
+SEC("tracepoint/sched/sched_process_exit")
+int cprof_exit(void *ctx)
+{
+	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+
+	(void)ctx;
+	bpf_map_delete_elem(&spaces, &tid);
 	return 0;
 }
 

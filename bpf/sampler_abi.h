@@ -16,7 +16,7 @@
 #define CPROF_DEFAULT_COUNT_ENTRIES 16384
 #define CPROF_MAX_TARGETS	    16384
 #define CPROF_SEEN_ENTRIES	    16384
-#define CPROF_PARENT_ENTRIES	    16384
+#define CPROF_SPACE_ENTRIES	    16384
 
 /*
  * Stack ids are stored as the (negated errno) value bpf_get_stackid returned
@@ -28,6 +28,7 @@ struct cprof_key {
 	__u32 user_stack_id;
 	__u32 kern_stack_id;
 	__u64 comm[CPROF_COMM_LEN / 8]; /* thread name, NUL-padded */
+	__u64 space; /* the address space the sample was taken in: see `spaces` */
 };
 
 /*
@@ -97,6 +98,7 @@ struct cprof_spill {
 	__u32 user_bytes; /* of user[]: what bpf_get_stack wrote, 0 if it failed */
 	__u32 kern_bytes;
 	__u64 comm[CPROF_COMM_LEN / 8];
+	__u64 space;
 	__u64 user[CPROF_MAX_STACK_DEPTH]; /* leaf first */
 	__u64 kern[CPROF_MAX_STACK_DEPTH];
 };

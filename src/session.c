@@ -13,6 +13,7 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -97,11 +98,6 @@ struct run {
 	uint64_t intervals, empty_intervals, unbatched, samples, unnamed_samples;
 };
 
-static int parent_of(void *ctx, uint32_t pid, uint32_t *parent)
-{
-	return sampler__parent_of(ctx, pid, parent);
-}
-
 static void on_process(void *ctx, uint32_t pid)
 {
 	struct run *r = ctx;
@@ -139,7 +135,8 @@ static void on_entry(void *ctx, const struct sampler_entry *e)
 		frames[n++] = lost_stack_frame(r, e->kern_err, 1);
 	}
 	if (e->user_n) {
-		if (symbolizer__user_frames(r->sym, e->pid, e->user_ips, e->user_n, frames + n))
+		if (symbolizer__user_frames(r->sym, e->pid, e->space, e->user_ips, e->user_n,
+					    frames + n))
 			goto fail;
 		n += e->user_n;
 	} else if (e->user_err) {
@@ -148,10 +145,10 @@ static void on_entry(void *ctx, const struct sampler_entry *e)
 	if (n == 0)
 		frames[n++] = symbolizer__placeholder(r->sym, "[no stack]", 0);
 
-	pname = symbolizer__process_name(r->sym, e->pid);
+	pname = symbolizer__process_name(r->sym, e->pid, e->space);
 	labels.comm = pname ? pname : e->comm;
 	labels.thread_name = e->comm;
-	labels.ns_pid = symbolizer__ns_pid(r->sym, e->pid);
+	labels.ns_pid = symbolizer__ns_pid(r->sym, e->pid, e->space);
 	if (r->o->per_thread)
 		labels.tid = e->tid;
 	/* A frame id 0 (no memory for a placeholder) is refused there. */
@@ -493,7 +490,6 @@ static int prepare(struct run *r)
 	err = sampler__new(&so, &r->sampler);
 	if (err)
 		return err;
-	symbolizer__set_lineage(r->sym, parent_of, r->sampler);
 	for (i = 0; i < r->npids; i++) {
 		err = sampler__add_target(r->sampler, r->pids[i]);
 		if (err)
@@ -564,19 +560,29 @@ static int drain_when_due(struct run *r, uint64_t now)
 	return 0;
 }
 
+/* Waits up to timeout_ms for new processes, and reads them. */
+static void wait_news(struct run *r, int timeout_ms)
+{
+	struct pollfd fd = {.fd = sampler__fd(r->sampler), .events = POLLIN};
+	int err;
+
+	if (poll(&fd, 1, timeout_ms) < 0 && errno != EINTR)
+		pr_warn("polling for new processes failed: %s", strerror(errno));
+	err = sampler__consume(r->sampler, on_process, r);
+	if (err < 0)
+		pr_warn("reading new processes failed: %s", strerror(-err));
+}
+
 /* Samples until -d, a signal, or the end of the targets. */
 static void sample(struct run *r)
 {
 	uint64_t now;
-	int err;
 
 	while (!signals__stop_requested()) {
 		now = clock__mono_ns();
 		if (now >= r->deadline)
 			break;
-		err = sampler__poll(r->sampler, poll_timeout(r, now), on_process, r);
-		if (err < 0)
-			pr_warn("polling for new processes failed: %s", strerror(-err));
+		wait_news(r, poll_timeout(r, now));
 		symbolizer__recheck_new(r->sym);
 		if (r->cmd && target__exited(r->cmd, &r->cmd_status)) {
 			r->cmd_done = true;

@@ -154,7 +154,7 @@ static uint64_t lost_stacks(const struct summary_info *in)
 
 int summary__add_comments(struct profile *p, const struct summary_info *in)
 {
-	char buf[512];
+	char buf[1024];
 	int err;
 
 	snprintf(buf, sizeof(buf),
@@ -182,15 +182,17 @@ int summary__add_comments(struct profile *p, const struct summary_info *in)
 	snprintf(buf, sizeof(buf),
 		 "cprof: samples with a user frame no symbol names %" PRIu64
 		 "; distinct frames without a symbol: user %" PRIu64 " of %" PRIu64
-		 ", kernel %" PRIu64 " of %" PRIu64
-		 "; processes gone before their maps were read %" PRIu64 " of %" PRIu64 " (%" PRIu64
-		 " resolved with their parent's map); exited "
-		 "processes released %" PRIu64 "; lost first-sight notifications %" PRIu64
-		 "; perf buffer records lost %" PRIu64 " (each counted above under its reason)",
+		 " (in no known mapping %" PRIu64 "), kernel %" PRIu64 " of %" PRIu64
+		 "; processes read from /proc %" PRIu64 ", of which gone before their maps were "
+		 "read %" PRIu64 "; address spaces followed from their fork or exec %" PRIu64
+		 ", code mappings followed %" PRIu64 ", ended spaces released %" PRIu64
+		 "; lost first-sight notifications %" PRIu64 "; perf buffer records lost %" PRIu64
+		 " (each counted above under its reason)",
 		 in->unnamed_samples, in->sym[SYM_STAT_UNKNOWN_USER], in->sym[SYM_STAT_USER_FRAMES],
-		 in->sym[SYM_STAT_UNKNOWN_KERNEL], in->sym[SYM_STAT_KERNEL_FRAMES],
-		 in->sym[SYM_STAT_PROCESSES_GONE], in->sym[SYM_STAT_PROCESSES],
-		 in->sym[SYM_STAT_PROCESSES_INHERITED], in->sym[SYM_STAT_PROCESSES_FORGOTTEN],
+		 in->sym[SYM_STAT_USER_UNMAPPED], in->sym[SYM_STAT_UNKNOWN_KERNEL],
+		 in->sym[SYM_STAT_KERNEL_FRAMES], in->sym[SYM_STAT_PROCESSES],
+		 in->sym[SYM_STAT_PROCESSES_GONE], in->sym[SYM_STAT_SPACES_FOLLOWED],
+		 in->sym[SYM_STAT_MAPPINGS_FOLLOWED], in->sym[SYM_STAT_SPACES_FORGOTTEN],
 		 in->stats[CPROF_STAT_NOTIFY_LOST], in->lost_notifications);
 	err = profile__add_comment(p, buf);
 	if (err)
@@ -268,11 +270,9 @@ static void print_processes(FILE *f, const struct summary_info *in)
 	uint64_t gone = in->sym[SYM_STAT_PROCESSES_GONE], n = in->stats[CPROF_STAT_NOTIFY_LOST];
 
 	if (gone)
-		fprintf(f,
-			"cprof: %" PRIu64 " %s before %s memory map could be read (%" PRIu64
-			" resolved with the parent's map)\n",
-			gone, plural(gone, "process exited", "processes exited"),
-			plural(gone, "its", "their"), in->sym[SYM_STAT_PROCESSES_INHERITED]);
+		fprintf(f, "cprof: %" PRIu64 " %s before %s memory map could be read\n", gone,
+			plural(gone, "process exited", "processes exited"),
+			plural(gone, "its", "their"));
 	if (n)
 		fprintf(f, "cprof: %" PRIu64 " new-process %s lost (%s read late)\n", n,
 			plural(n, "notification", "notifications"),

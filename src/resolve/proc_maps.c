@@ -131,6 +131,23 @@ static bool parse_line(const char *s, const char *end, struct proc_map *m, char 
 	return true;
 }
 
+void proc_map__set_name(struct proc_map *m, char *name)
+{
+	size_t len = strlen(name);
+
+	m->deleted = false;
+	m->path = NULL;
+	m->kind = PROC_MAP_ANON;
+	if (!len || !strcmp(name, "//anon"))
+		return;
+	if (len > DELETED_SUFFIX_LEN && !strcmp(name + len - DELETED_SUFFIX_LEN, DELETED_SUFFIX)) {
+		m->deleted = true;
+		name[len - DELETED_SUFFIX_LEN] = '\0';
+	}
+	m->kind = name[0] == '/' ? PROC_MAP_FILE : PROC_MAP_SPECIAL;
+	m->path = name;
+}
+
 static int cmp_start(const void *a, const void *b)
 {
 	const struct proc_map *x = a, *y = b;

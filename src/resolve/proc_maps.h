@@ -39,6 +39,14 @@ struct proc_map {
 
 struct proc_maps;
 
+/*
+ * Sets kind, path and deleted from a mapping's name as the kernel gives it
+ * in /proc/PID/maps or in a perf mmap record: an absolute path (its
+ * " (deleted)" suffix cut off, in place), a kernel-made name such as
+ * "[vdso]", or nothing for anonymous memory (perf records say "//anon").
+ */
+void proc_map__set_name(struct proc_map *m, char *name);
+
 /* Parses maps text; malformed lines are skipped and counted, never fatal. */
 int proc_maps__parse(const char *text, size_t len, struct proc_maps **out);
 /* Reads and parses /proc/PID/maps. -ESRCH if the process is gone. */

@@ -44,6 +44,7 @@
 #include "resolve/debug_file.h"
 #include "resolve/demangle.h"
 #include "resolve/elf_symtab.h"
+#include "resolve/address_spaces.h"
 #include "resolve/ksyms.h"
 #include "resolve/perf_map.h"
 #include "resolve/proc_maps.h"
@@ -63,28 +64,25 @@ struct elf_entry {
 	struct elf_entry *next;	      /* all entries, for freeing */
 };
 
-struct proc_state {
-	uint32_t pid;
-	uint32_t ns_pid; /* PID in its own namespace; 0 when the same as pid */
-	uint64_t start_time;
-	uint64_t exe_inode; /* an exec keeps the PID and start time but not the memory map */
-	char *comm;
-	struct proc_maps *maps;	   /* NULL when the process was gone before we could look */
-	struct elf_symtab **elfs;  /* per maps index; borrowed from the cache */
-	uint32_t *module_ids;	   /* per maps index; 0 until first used */
-	struct u64map *frames;	   /* (address << 1 | leaf) -> frame id, see resolve_user */
-	uint32_t generation;	   /* of the ids in module_ids and frames */
+/* What the symbolizer keeps of one address space: struct space's priv. */
+struct space_state {
+	uint32_t ns_pid;       /* PID in its own namespace; 0 when the same as pid (or unknown) */
+	bool ns_read;	       /* ns_pid was looked up */
+	struct u64map *frames; /* (address << 1 | leaf) -> frame id, see resolve_user */
+	uint32_t generation;   /* of the ids in frames */
 	struct perf_map *perf_map; /* NULL until read (and while there is none) */
 	uint32_t perf_map_gen;	   /* times perf_map was replaced */
 	size_t perf_map_bad;	   /* malformed lines of the current perf_map */
 	bool perf_map_read;	   /* perf map read during this interval */
-	bool refreshed;		   /* maps re-read during this interval */
-	bool verified;		   /* start time checked during this interval */
-	bool gone;		   /* found exited at the last drain */
-	uint32_t parent;	   /* resolve with this process's map (see set_lineage) */
+	bool from_proc;		   /* read from /proc/PID/maps, not followed from its beginning */
+	bool refreshed;		   /* read again during this interval */
+	bool unread;		   /* from /proc, whose read failed: counted as gone */
+	bool verified;		   /* checked for a recycled PID during this interval */
+	uint64_t start_time;	   /* from /proc: a recycled PID is another process */
+	uint64_t exe_inode;	   /* from /proc: a changed program is another name and map */
 };
 
-/* A process first seen at seen_ns, to be read once more (symbolizer__recheck_new). */
+/* A process read from /proc at seen_ns, to be read once more (symbolizer__recheck_new). */
 struct fresh {
 	uint32_t pid;
 	uint64_t start_time;
@@ -137,8 +135,13 @@ struct frame_table {
 struct symbolizer {
 	struct frame_table *t;
 	uint32_t generation;
-	bool ended;		  /* symbolizer__finish ran: the next request starts a generation */
-	struct u64map *procs;	  /* pid -> struct proc_state * */
+	bool ended; /* symbolizer__finish ran: the next request starts a generation */
+	struct address_spaces *spaces;
+	bool tracking;		   /* the kernel's records feed spaces (symbolizer__task_event) */
+	struct u64map *scope;	   /* pids whose records are followed; NULL: all */
+	bool scope_children;	   /* and their children */
+	uint64_t last_interval_ns; /* when symbolizer__new_interval last ran */
+	uint64_t intervals;
 	struct u64map *elf_index; /* inode -> struct elf_entry * chain */
 	struct elf_entry *elf_list;
 	uint64_t elf_idle_ns;
@@ -160,8 +163,6 @@ struct symbolizer {
 	size_t nkwait;
 	size_t kwait_cap;
 	uint64_t stats[SYM_STAT_MAX];
-	symbolizer_parent_fn parent_of;
-	void *parent_ctx;
 };
 
 static void table__free(struct frame_table *t)
@@ -201,6 +202,17 @@ static struct frame_table *table__new(void)
 	return t;
 }
 
+static void space_state__free(void *priv)
+{
+	struct space_state *st = priv;
+
+	if (!st)
+		return;
+	u64map__free(st->frames);
+	perf_map__free(st->perf_map);
+	free(st);
+}
+
 int symbolizer__new(struct symbolizer **out)
 {
 	struct symbolizer *s;
@@ -211,10 +223,10 @@ int symbolizer__new(struct symbolizer **out)
 		return -ENOMEM;
 	s->elf_idle_ns = ELF_IDLE_NS;
 	s->t = table__new();
-	s->procs = u64map__new();
 	s->elf_index = u64map__new();
 	s->debug_dir = strdup(DEBUG_FILE_DEFAULT_DIR);
-	if (!s->t || !s->procs || !s->elf_index || !s->debug_dir) {
+	if (!s->t || address_spaces__new(space_state__free, &s->spaces) || !s->elf_index ||
+	    !s->debug_dir) {
 		symbolizer__free(s);
 		return -ENOMEM;
 	}
@@ -222,31 +234,14 @@ int symbolizer__new(struct symbolizer **out)
 	return 0;
 }
 
-static void proc_state__free(struct proc_state *st)
-{
-	if (!st)
-		return;
-	proc_maps__free(st->maps);
-	free(st->elfs);
-	free(st->module_ids);
-	u64map__free(st->frames);
-	perf_map__free(st->perf_map);
-	free(st->comm);
-	free(st);
-}
-
 void symbolizer__free(struct symbolizer *s)
 {
 	struct elf_entry *e, *next;
-	uint64_t key, val;
-	size_t pos = 0;
 
 	if (!s)
 		return;
-	if (s->procs)
-		while (u64map__next(s->procs, &pos, &key, &val))
-			proc_state__free((struct proc_state *)(uintptr_t)val);
-	u64map__free(s->procs);
+	address_spaces__free(s->spaces);
+	u64map__free(s->scope);
 	for (e = s->elf_list; e; e = next) {
 		next = e->next;
 		elf_symtab__free(e->elf);
@@ -445,11 +440,12 @@ static struct elf_symtab *elf_for_map(struct symbolizer *s, uint32_t pid, const 
 }
 
 /* (Re)reads the process's perf map; a process that is gone keeps the one read last. */
-static void read_perf_map(struct symbolizer *s, struct proc_state *st)
+static void read_perf_map(struct symbolizer *s, struct space *sp)
 {
+	struct space_state *st = sp->priv;
 	struct perf_map *pm = NULL;
 
-	if (!st->pid || perf_map__read(st->pid, st->ns_pid, &pm))
+	if (!sp->pid || perf_map__read(sp->pid, st->ns_pid, &pm))
 		return;
 	s->stats[SYM_STAT_PERF_MAP_BAD_LINES] += perf_map__bad_lines(pm) - st->perf_map_bad;
 	st->perf_map_bad = perf_map__bad_lines(pm);
@@ -471,45 +467,58 @@ static bool jit_memory(const struct proc_map *m, const struct elf_symtab *elf)
 	       (m->kind == PROC_MAP_SPECIAL && !strncmp(m->path, "[anon", 5));
 }
 
+/* The ELF file behind a code mapping, looked for once, while the mapping exists. */
+static void open_mapping(struct symbolizer *s, uint32_t pid, struct mapping *m)
+{
+	if (m->elf_tried)
+		return;
+	m->elf_tried = true;
+	if (m->map.kind == PROC_MAP_FILE)
+		m->elf = elf_for_map(s, pid, &m->map);
+	else if (m->map.kind == PROC_MAP_SPECIAL && !strcmp(m->map.path, "[vdso]"))
+		m->elf = vdso_for_map(s, pid, &m->map);
+}
+
 /*
  * Reads the memory map and opens the ELF files of its executable mappings.
  * With JIT memory, the perf map is read now too, while the process surely
  * lives; misses read it again later (jit_name).
  */
-static int snapshot_maps(struct symbolizer *s, struct proc_state *st)
+static int read_maps(struct symbolizer *s, struct space *sp)
 {
+	struct mapping_table *t = NULL;
 	struct proc_maps *maps = NULL;
+	struct mapping *m;
 	bool jit = false;
 	size_t i, n;
 	int err;
 
-	err = proc_maps__read((int)st->pid, &maps);
-	if (err)
-		return err;
-	n = proc_maps__count(maps);
-	free(st->elfs);
-	free(st->module_ids);
-	st->elfs = calloc(n ? n : 1, sizeof(*st->elfs));
-	st->module_ids = calloc(n ? n : 1, sizeof(*st->module_ids));
-	if (!st->elfs || !st->module_ids) {
-		proc_maps__free(maps);
-		return -ENOMEM;
-	}
-	proc_maps__free(st->maps);
-	st->maps = maps;
+	err = proc_maps__read((int)sp->pid, &maps);
+	if (!err)
+		err = mapping_table__new(&t);
+	n = err ? 0 : proc_maps__count(maps);
 	for (i = 0; i < n; i++) {
-		const struct proc_map *m = proc_maps__get(maps, i);
+		const struct proc_map *pm = proc_maps__get(maps, i);
 
-		if (!(m->perms & PROC_MAP_EXEC))
+		if (!(pm->perms & PROC_MAP_EXEC))
 			continue;
-		if (m->kind == PROC_MAP_FILE)
-			st->elfs[i] = elf_for_map(s, st->pid, m);
-		else if (m->kind == PROC_MAP_SPECIAL && !strcmp(m->path, "[vdso]"))
-			st->elfs[i] = vdso_for_map(s, st->pid, m);
-		jit |= jit_memory(m, st->elfs[i]);
+		m = mapping_table__insert(t, pm);
+		if (!m) {
+			err = -ENOMEM;
+			break;
+		}
+		open_mapping(s, sp->pid, m);
+		jit |= jit_memory(&m->map, m->elf);
 	}
+	proc_maps__free(maps);
+	if (err) {
+		mapping_table__free(t);
+		return err;
+	}
+	mapping_table__free(sp->maps);
+	sp->maps = t;
 	if (jit)
-		read_perf_map(s, st);
+		read_perf_map(s, sp);
 	return 0;
 }
 
@@ -522,172 +531,299 @@ static uint64_t exe_inode(uint32_t pid)
 	return stat(path, &st) == 0 ? (uint64_t)st.st_ino : 0;
 }
 
-/* A process seen for the first time gets one more look (symbolizer__recheck_new). */
-static void remember_fresh(struct symbolizer *s, const struct proc_state *st)
+/* A process read from /proc gets one more look (symbolizer__recheck_new). */
+static void remember_fresh(struct symbolizer *s, uint32_t pid, uint64_t start_time)
 {
 	struct fresh *f;
 
-	if (!st->pid)
+	if (!pid)
 		return;
 	if (s->nfresh == s->fresh_cap) {
 		size_t cap = s->fresh_cap ? 2 * s->fresh_cap : 64;
 
 		f = realloc(s->fresh, cap * sizeof(*f));
-		/* Without room the process keeps its first snapshot; nothing worse. */
+		/* Without room the process keeps its first read; nothing worse. */
 		if (!f)
 			return;
 		s->fresh = f;
 		s->fresh_cap = cap;
 	}
 	s->fresh[s->nfresh++] = (struct fresh){
-		.pid = st->pid,
-		.start_time = st->start_time,
+		.pid = pid,
+		.start_time = start_time,
 		.seen_ns = clock__mono_ns(),
 	};
 }
 
-static struct proc_state *snapshot_process(struct symbolizer *s, uint32_t pid)
+/* A space of pid with the symbolizer's state; NULL when out of memory. */
+static struct space *begin_space(struct symbolizer *s, uint32_t pid, uint64_t start,
+				 const char *comm, const struct space *from)
 {
-	struct proc_state *st;
-	char comm[64];
-	int err;
+	struct space_state *st = calloc(1, sizeof(*st));
+	struct space *sp = NULL;
 
-	st = calloc(1, sizeof(*st));
-	if (!st)
-		return NULL;
-	st->pid = pid;
-	st->generation = s->generation;
-	st->frames = u64map__new();
-	if (!st->frames || u64map__set(s->procs, pid, (uintptr_t)st)) {
-		proc_state__free(st);
+	if (st)
+		st->frames = u64map__new();
+	if (st && st->frames)
+		sp = address_spaces__begin(s->spaces, pid, start, comm, from);
+	if (!sp) {
+		space_state__free(st);
 		return NULL;
 	}
-	s->stats[SYM_STAT_PROCESSES]++;
-	procfs__start_time(pid, &st->start_time);
-	remember_fresh(s, st);
-	if (pid && procfs__ns_pid(pid, &st->ns_pid) == 0 && st->ns_pid == pid)
+	st->generation = s->generation;
+	sp->priv = st;
+	return sp;
+}
+
+/* The process's PID in its own namespace, read while it lives. */
+static void read_ns_pid(struct space *sp)
+{
+	struct space_state *st = sp->priv;
+
+	if (st->ns_read || !sp->pid)
+		return;
+	st->ns_read = true;
+	if (procfs__ns_pid(sp->pid, &st->ns_pid) || st->ns_pid == sp->pid)
 		st->ns_pid = 0;
-	st->exe_inode = pid ? exe_inode(pid) : 0;
-	if (pid == 0)
-		st->comm = strdup("swapper");
-	else if (procfs__comm(pid, comm, sizeof(comm)) == 0)
-		st->comm = strdup(comm);
-	err = pid ? snapshot_maps(s, st) : -ESRCH;
+}
+
+/* Reads name, memory map and files of a process not followed from its beginning. */
+static void read_from_proc(struct symbolizer *s, struct space *sp)
+{
+	struct space_state *st = sp->priv;
+	int err;
+
+	s->stats[SYM_STAT_PROCESSES]++;
+	procfs__start_time(sp->pid, &st->start_time);
+	st->exe_inode = exe_inode(sp->pid);
+	read_ns_pid(sp);
+	err = read_maps(s, sp);
 	/* Its memory map is empty because it has none: a kernel thread has not exited. */
-	if (err && pid && procfs__is_kernel_thread(pid)) {
+	if (err && procfs__is_kernel_thread(sp->pid)) {
 		s->stats[SYM_STAT_KERNEL_THREADS]++;
 		err = 0;
 	}
-	if (err && pid) {
+	if (err) {
 		s->stats[SYM_STAT_PROCESSES_GONE]++;
-		pr_debug("PID %u: memory map not read: %s", pid, strerror(-err));
-		if (s->parent_of && s->parent_of(s->parent_ctx, pid, &st->parent) == 0 &&
-		    st->parent != pid)
-			s->stats[SYM_STAT_PROCESSES_INHERITED]++;
-		else
-			st->parent = 0;
+		st->unread = true;
+		pr_debug("PID %u: memory map not read: %s", sp->pid, strerror(-err));
 	}
+	if (!s->tracking || err)
+		remember_fresh(s, sp->pid, st->start_time);
+}
+
+/* A process cprof did not see begin: it is read from /proc, while it lives. */
+static struct space *read_process(struct symbolizer *s, uint32_t pid)
+{
+	struct space *sp;
+	char comm[64] = "swapper";
+
+	if (pid && procfs__comm(pid, comm, sizeof(comm)))
+		comm[0] = '\0';
+	sp = begin_space(s, pid, 0, comm, NULL);
+	if (!sp)
+		return NULL;
+	((struct space_state *)sp->priv)->from_proc = true;
+	if (pid)
+		read_from_proc(s, sp);
+	return sp;
+}
+
+static void reread_process(struct symbolizer *s, struct space *sp);
+
+/*
+ * Without the kernel's records a PID is one space, read at first sight; a
+ * recycled PID is found by its start time, at most once per interval.
+ */
+static void check_reuse(struct symbolizer *s, struct space *sp)
+{
+	struct space_state *st = sp->priv;
+	uint64_t start;
+
+	if (s->tracking || st->verified || !sp->pid)
+		return;
 	st->verified = true;
-	return st;
+	if (procfs__start_time(sp->pid, &start) || !st->start_time || start == st->start_time)
+		return;
+	/* Its samples until now were the old process's: they are resolved, so start over. */
+	st->exe_inode = 0;
+	reread_process(s, sp);
+	st->start_time = start;
 }
 
-static struct proc_state *process(struct symbolizer *s, uint32_t pid)
+/* The space a sample of pid stamped with space id sid was taken in, if known. */
+static struct space *find_space(struct symbolizer *s, uint32_t pid, uint64_t sid)
 {
-	struct proc_state *st;
-	uint64_t v, start, exe;
+	struct space *sp = NULL;
 
-	if (!u64map__get(s->procs, pid, &v))
-		return snapshot_process(s, pid);
-	st = (struct proc_state *)(uintptr_t)v;
-	if (st->verified || pid == 0)
-		return st;
-	st->verified = true;
-	/* A recycled PID or an exec is a different memory map: start over. */
-	if (procfs__start_time(pid, &start) == 0 &&
-	    ((st->start_time && start != st->start_time) ||
-	     (st->exe_inode && (exe = exe_inode(pid)) && exe != st->exe_inode))) {
-		u64map__delete(s->procs, pid);
-		proc_state__free(st);
-		return snapshot_process(s, pid);
-	}
-	return st;
+	if (s->tracking)
+		sp = address_spaces__at(s->spaces, pid, sid);
+	/* Id 0 (or no hooks in the kernel): before any fork or exec seen. */
+	return sp ? sp : address_spaces__latest(s->spaces, pid);
 }
 
-void symbolizer__set_lineage(struct symbolizer *s, symbolizer_parent_fn fn, void *ctx)
+/* The same, read from /proc when unknown. */
+static struct space *space_for(struct symbolizer *s, uint32_t pid, uint64_t sid)
 {
-	s->parent_of = fn;
-	s->parent_ctx = ctx;
-}
+	struct space *sp = find_space(s, pid, sid);
 
-/* The state whose memory map describes st: itself, or the nearest ancestor read. */
-static struct proc_state *map_owner(struct symbolizer *s, struct proc_state *st)
-{
-	struct proc_state *p = st;
-	int depth;
-
-	for (depth = 0; depth < 8 && !p->maps && p->parent; depth++) {
-		struct proc_state *up = process(s, p->parent);
-
-		if (!up || up == p)
-			break;
-		p = up;
-	}
-	return p->maps ? p : st;
+	if (!sp)
+		return read_process(s, pid);
+	check_reuse(s, sp);
+	return sp;
 }
 
 void symbolizer__note_process(struct symbolizer *s, uint32_t pid)
 {
-	process(s, pid);
+	struct space *sp = address_spaces__latest(s->spaces, pid);
+
+	if (!sp)
+		read_process(s, pid);
+	else
+		read_ns_pid(sp);
 }
 
-const char *symbolizer__process_name(struct symbolizer *s, uint32_t pid)
+const char *symbolizer__process_name(struct symbolizer *s, uint32_t pid, uint64_t sid)
+{
+	struct space *sp = find_space(s, pid, sid);
+
+	return sp && sp->comm[0] ? sp->comm : NULL;
+}
+
+uint32_t symbolizer__ns_pid(struct symbolizer *s, uint32_t pid, uint64_t sid)
+{
+	struct space *sp = find_space(s, pid, sid);
+
+	return sp ? ((struct space_state *)sp->priv)->ns_pid : 0;
+}
+
+void symbolizer__follow(struct symbolizer *s)
+{
+	s->tracking = true;
+}
+
+int symbolizer__set_scope(struct symbolizer *s, const uint32_t *pids, size_t n, bool children)
+{
+	size_t i;
+
+	if (!s->scope && !(s->scope = u64map__new()))
+		return -ENOMEM;
+	for (i = 0; i < n; i++)
+		if (u64map__set(s->scope, pids[i], 1))
+			return -ENOMEM;
+	s->scope_children = children;
+	return 0;
+}
+
+static bool in_scope(const struct symbolizer *s, uint32_t pid)
 {
 	uint64_t v;
 
-	if (!u64map__get(s->procs, pid, &v))
-		return NULL;
-	return ((struct proc_state *)(uintptr_t)v)->comm;
+	return !s->scope || u64map__get(s->scope, pid, &v);
 }
 
-uint32_t symbolizer__ns_pid(struct symbolizer *s, uint32_t pid)
+/* The newest space of a process in scope, read from /proc if cprof has none. */
+static struct space *current_space(struct symbolizer *s, uint32_t pid)
 {
-	uint64_t v;
+	struct space *sp = address_spaces__latest(s->spaces, pid);
 
-	if (!u64map__get(s->procs, pid, &v))
-		return 0;
-	return ((struct proc_state *)(uintptr_t)v)->ns_pid;
+	return sp ? sp : read_process(s, pid);
+}
+
+void symbolizer__fork(struct symbolizer *s, uint32_t ppid, uint32_t pid, uint64_t time)
+{
+	struct space *parent, *child;
+
+	if (!in_scope(s, ppid) && !in_scope(s, pid))
+		return;
+	if (!in_scope(s, pid) && (!s->scope_children || u64map__set(s->scope, pid, 1)))
+		return;
+	parent = current_space(s, ppid);
+	child = begin_space(s, pid, time, parent ? parent->comm : "", parent);
+	if (!child)
+		return;
+	s->stats[SYM_STAT_SPACES_FOLLOWED]++;
+	/* A child in another PID namespace than cprof's is in its parent's. */
+	if (parent && ((struct space_state *)parent->priv)->ns_pid)
+		read_ns_pid(child);
+}
+
+void symbolizer__exec(struct symbolizer *s, uint32_t pid, uint64_t time, const char *comm)
+{
+	struct space *sp;
+
+	if (!in_scope(s, pid))
+		return;
+	sp = begin_space(s, pid, time, comm, NULL);
+	if (!sp)
+		return;
+	s->stats[SYM_STAT_SPACES_FOLLOWED]++;
+	read_ns_pid(sp);
+}
+
+void symbolizer__rename(struct symbolizer *s, uint32_t pid, const char *comm)
+{
+	struct space *sp = address_spaces__latest(s->spaces, pid);
+
+	if (sp)
+		snprintf(sp->comm, sizeof(sp->comm), "%s", comm);
+}
+
+/* Empties a space's frame cache; without memory for a new one, it stays. */
+static void forget_frames(struct space_state *st)
+{
+	struct u64map *frames = u64map__new();
+
+	if (!frames)
+		return;
+	u64map__free(st->frames);
+	st->frames = frames;
+}
+
+void symbolizer__mmap(struct symbolizer *s, uint32_t pid, uint64_t time, const struct proc_map *m)
+{
+	struct space_state *st;
+	struct mapping *added;
+	struct space *sp;
+
+	if (!(m->perms & PROC_MAP_EXEC) || !in_scope(s, pid))
+		return;
+	sp = address_spaces__at(s->spaces, pid, time);
+	/* A process that began before cprof: /proc has this mapping already. */
+	if (!sp) {
+		read_process(s, pid);
+		return;
+	}
+	st = sp->priv;
+	added = mapping_table__insert(sp->maps, m);
+	if (!added)
+		return;
+	s->stats[SYM_STAT_MAPPINGS_FOLLOWED]++;
+	/* Addresses resolved before the record was read may be in it now. */
+	if (u64map__count(st->frames))
+		forget_frames(st);
+	/* Now, while the file can be opened through the process: it may exit, or the file go. */
+	open_mapping(s, pid, added);
+}
+
+void symbolizer__exit(struct symbolizer *s, uint32_t pid, uint64_t time)
+{
+	address_spaces__exit(s->spaces, pid, time);
 }
 
 /*
- * A process that has exited is forgotten one drain later: by then every sample
- * it left in the BPF maps has been resolved. Without this, a host that starts
- * a thousand short-lived processes a second would grow without bound.
+ * Without the kernel's records, a process that has exited is found by its
+ * /proc entry being gone, and forgotten a drain later (its last samples may
+ * still be in the active map set); with them, its exit record ends its space.
  */
-static int forget_gone(struct symbolizer *s)
+static void find_gone(struct symbolizer *s, uint64_t now)
 {
-	uint64_t key, val, *dead;
-	size_t pos = 0, ndead = 0, i;
+	size_t pos = 0, idx = 0;
+	struct space *sp;
 
-	dead = calloc(u64map__count(s->procs) + 1, sizeof(*dead));
-	if (!dead)
-		return -ENOMEM;
-	while (u64map__next(s->procs, &pos, &key, &val))
-		if (((struct proc_state *)(uintptr_t)val)->gone)
-			dead[ndead++] = key;
-	for (i = 0; i < ndead; i++) {
-		if (u64map__get(s->procs, dead[i], &val))
-			proc_state__free((struct proc_state *)(uintptr_t)val);
-		u64map__delete(s->procs, dead[i]);
-	}
-	s->stats[SYM_STAT_PROCESSES_FORGOTTEN] += ndead;
-	free(dead);
-	pos = 0;
-	while (u64map__next(s->procs, &pos, &key, &val)) {
-		struct proc_state *st = (struct proc_state *)(uintptr_t)val;
-
-		st->gone = st->pid && !procfs__pid_exists(st->pid);
-	}
-	return 0;
+	while ((sp = address_spaces__next(s->spaces, &pos, &idx)))
+		if (sp->end == UINT64_MAX && sp->pid && !procfs__pid_exists(sp->pid))
+			sp->end = now - 1;
 }
 
 /* Takes e out of the index chain of its inode. */
@@ -717,10 +853,11 @@ static void unindex_elf(struct symbolizer *s, struct elf_entry *e)
  */
 static int close_idle_elfs(struct symbolizer *s)
 {
-	uint64_t key, val, now = clock__mono_ns();
+	size_t pos = 0, idx = 0, i;
+	uint64_t val, now = clock__mono_ns();
 	struct elf_entry *e, **pp;
 	struct u64map *mapped;
-	size_t pos = 0, i;
+	struct space *sp;
 
 	/* A look walks every mapping of every process: a sixth of the idle time is often enough. */
 	if (now - s->elf_swept_ns < s->elf_idle_ns / 6)
@@ -729,15 +866,17 @@ static int close_idle_elfs(struct symbolizer *s)
 	if (!mapped)
 		return -ENOMEM;
 	s->elf_swept_ns = now;
-	while (u64map__next(s->procs, &pos, &key, &val)) {
-		const struct proc_state *st = (const struct proc_state *)(uintptr_t)val;
-		size_t n = st->maps ? proc_maps__count(st->maps) : 0;
+	while ((sp = address_spaces__next(s->spaces, &pos, &idx))) {
+		size_t n = mapping_table__count(sp->maps);
 
-		for (i = 0; i < n; i++)
-			if (st->elfs[i] && u64map__set(mapped, (uintptr_t)st->elfs[i], 1)) {
+		for (i = 0; i < n; i++) {
+			const struct mapping *m = mapping_table__get(sp->maps, i);
+
+			if (m->elf && u64map__set(mapped, (uintptr_t)m->elf, 1)) {
 				u64map__free(mapped);
 				return -ENOMEM;
 			}
+		}
 	}
 	for (pp = &s->elf_list; (e = *pp);) {
 		if (!e->elf || u64map__get(mapped, (uintptr_t)e->elf, &val)) {
@@ -765,16 +904,26 @@ void symbolizer__set_elf_idle(struct symbolizer *s, uint64_t ns)
 	s->elf_idle_ns = ns;
 }
 
+/* Without the kernel's records a drain looks for exited processes; with them, a rare one. */
+#define GONE_CHECK_EVERY 60
+
 void symbolizer__new_interval(struct symbolizer *s)
 {
-	uint64_t key, val;
-	size_t pos = 0;
+	uint64_t now = clock__mono_ns();
+	size_t pos = 0, idx = 0;
+	struct space *sp;
 
-	forget_gone(s);
+	/* Every sample taken before the last drain has been resolved. */
+	if (s->last_interval_ns)
+		s->stats[SYM_STAT_SPACES_FORGOTTEN] +=
+			address_spaces__forget(s->spaces, s->last_interval_ns);
+	s->last_interval_ns = now;
+	if (!s->tracking || ++s->intervals % GONE_CHECK_EVERY == 0)
+		find_gone(s, now);
 	/* Without memory for the check the files stay open until the next drain. */
 	close_idle_elfs(s);
-	while (u64map__next(s->procs, &pos, &key, &val)) {
-		struct proc_state *st = (struct proc_state *)(uintptr_t)val;
+	while ((sp = address_spaces__next(s->spaces, &pos, &idx))) {
+		struct space_state *st = sp->priv;
 
 		st->refreshed = false;
 		st->verified = false;
@@ -924,56 +1073,45 @@ static uint32_t add_frame(struct symbolizer *s, uint32_t module, uint64_t addr, 
 			     });
 }
 
-static uint32_t user_module(struct symbolizer *s, struct proc_state *st, size_t idx)
+static uint32_t user_module(struct symbolizer *s, struct mapping *m)
 {
-	const struct proc_map *m = proc_maps__get(st->maps, idx);
 	struct symbolizer_module mod = {
-		.start = m->start,
-		.limit = m->end,
-		.offset = m->offset,
+		.start = m->map.start,
+		.limit = m->map.end,
+		.offset = m->map.offset,
 	};
-	const char *bid = st->elfs[idx] ? elf_symtab__build_id(st->elfs[idx]) : NULL;
+	const char *bid = m->elf ? elf_symtab__build_id(m->elf) : NULL;
 
-	if (st->module_ids[idx])
-		return st->module_ids[idx];
-	mod.path = intern(s, m->path ? m->path : "");
+	if (m->module_id && m->module_gen == s->generation)
+		return m->module_id;
+	mod.path = intern(s, m->map.path ? m->map.path : "");
 	mod.build_id = intern(s, bid ? bid : "");
 	if (!mod.path || !mod.build_id)
 		return 0;
-	st->module_ids[idx] = module_id(s, &mod);
-	return st->module_ids[idx];
+	m->module_id = module_id(s, &mod);
+	m->module_gen = s->generation;
+	return m->module_id;
 }
 
-/* The executable mapping holding addr: an instruction pointer is nowhere else. */
-static const struct proc_map *find_code(struct proc_state *st, uint64_t addr, size_t *idx)
+/* A process read from /proc whose first read failed, read after all: it had not exited. */
+static void uncount_gone(struct symbolizer *s, struct space_state *st)
 {
-	const struct proc_map *m = st->maps ? proc_maps__find_index(st->maps, addr, idx) : NULL;
-
-	return m && (m->perms & PROC_MAP_EXEC) ? m : NULL;
+	s->stats[SYM_STAT_PROCESSES_GONE]--;
+	st->unread = false;
 }
 
 /*
- * Code the snapshot does not know: the process mapped more since (dlopen,
- * JIT), possibly where other data was, or it ran exec (a child of make seen
- * before it became gcc), which makes it another program with another name,
- * other addresses and no perf map yet.
+ * Reads a process read from /proc once more: its loader may have mapped
+ * more since, or (without the kernel's records) it may have run exec, which
+ * makes it another program with another name, other addresses and no perf
+ * map yet.
  */
-/* A process counted as gone whose memory map could be read after all. */
-static void uncount_gone(struct symbolizer *s, struct proc_state *st)
+static void reread_process(struct symbolizer *s, struct space *sp)
 {
-	s->stats[SYM_STAT_PROCESSES_GONE]--;
-	if (st->parent) {
-		s->stats[SYM_STAT_PROCESSES_INHERITED]--;
-		st->parent = 0;
-	}
-}
-
-/* Reads the memory map again; also the name and the frames when the program changed. */
-static void reread_process(struct symbolizer *s, struct proc_state *st)
-{
-	uint64_t exe = exe_inode(st->pid);
+	struct space_state *st = sp->priv;
+	uint64_t exe = exe_inode(sp->pid);
 	struct u64map *frames;
-	char comm[64], *copy;
+	char comm[64];
 
 	/* An unknown program (exe_inode 0) is taken as changed. */
 	if (exe && exe != st->exe_inode) {
@@ -983,55 +1121,37 @@ static void reread_process(struct symbolizer *s, struct proc_state *st)
 			st->frames = frames;
 		}
 		st->exe_inode = exe;
-		if (procfs__comm(st->pid, comm, sizeof(comm)) == 0 && (copy = strdup(comm))) {
-			free(st->comm);
-			st->comm = copy;
-		}
+		if (procfs__comm(sp->pid, comm, sizeof(comm)) == 0)
+			snprintf(sp->comm, sizeof(sp->comm), "%.15s", comm);
 		perf_map__free(st->perf_map);
 		st->perf_map = NULL;
 		st->perf_map_bad = 0;
 		st->perf_map_gen++;
 	}
-	snapshot_maps(s, st);
-}
-
-static void refresh_process(struct symbolizer *s, struct proc_state *st)
-{
-	st->refreshed = true;
-	reread_process(s, st);
+	if (read_maps(s, sp) == 0 && st->unread)
+		uncount_gone(s, st);
 }
 
 void symbolizer__recheck_new(struct symbolizer *s)
 {
-	uint64_t now = clock__mono_ns(), v;
+	uint64_t now = clock__mono_ns();
 	size_t i, kept = 0;
 
 	for (i = 0; i < s->nfresh; i++) {
 		const struct fresh *f = &s->fresh[i];
-		struct proc_state *st;
+		struct space *sp;
 
 		if (now - f->seen_ns < RECHECK_AFTER_NS) {
 			s->fresh[kept++] = *f;
 			continue;
 		}
-		/* Still the process first seen (a recycled PID is not), and alive. */
-		if (!u64map__get(s->procs, f->pid, &v))
+		/* Still the process read then (a recycled PID is not), and alive. */
+		sp = address_spaces__latest(s->spaces, f->pid);
+		if (!sp || !((struct space_state *)sp->priv)->from_proc || sp->end != UINT64_MAX ||
+		    ((struct space_state *)sp->priv)->start_time != f->start_time ||
+		    !procfs__pid_exists(f->pid))
 			continue;
-		st = (struct proc_state *)(uintptr_t)v;
-		if (st->start_time != f->start_time || !procfs__pid_exists(f->pid))
-			continue;
-		if (st->maps) {
-			reread_process(s, st);
-			continue;
-		}
-		/*
-		 * Its first read failed though it lives: /proc/PID/maps cannot be
-		 * read in the middle of an exec. It had not exited; read it all now.
-		 */
-		st->exe_inode = 0;
-		reread_process(s, st);
-		if (st->maps)
-			uncount_gone(s, st);
+		reread_process(s, sp);
 	}
 	s->nfresh = kept;
 }
@@ -1040,14 +1160,15 @@ void symbolizer__recheck_new(struct symbolizer *s)
  * A JIT frame's name from the perf map. A miss reads the map again, at most
  * once per interval: the runtime may have compiled that code since.
  */
-static const char *jit_name(struct symbolizer *s, struct proc_state *st, uint64_t addr)
+static const char *jit_name(struct symbolizer *s, struct space *sp, uint64_t addr)
 {
+	struct space_state *st = sp->priv;
 	const char *name = perf_map__lookup(st->perf_map, addr);
 
-	if (name || st->perf_map_read)
+	if (name || st->perf_map_read || sp->end != UINT64_MAX)
 		return name;
 	st->perf_map_read = true;
-	read_perf_map(s, st);
+	read_perf_map(s, sp);
 	return perf_map__lookup(st->perf_map, addr);
 }
 
@@ -1056,7 +1177,7 @@ static const char *jit_name(struct symbolizer *s, struct proc_state *st, uint64_
  * frame in code outside any ELF file also holds perf_map_gen + 1 above them:
  * it is looked up again once the perf map may have changed.
  */
-static bool cached_frame(struct proc_state *st, uint64_t key, uint32_t *frame, bool *retry)
+static bool cached_frame(struct space_state *st, uint64_t key, uint32_t *frame, bool *retry)
 {
 	uint64_t v;
 
@@ -1091,57 +1212,77 @@ static bool function_start(struct symbolizer *s, struct elf_symtab *elf, uint64_
 	return true;
 }
 
-static uint32_t resolve_user(struct symbolizer *s, struct proc_state *st, uint64_t addr, bool leaf)
+/* The code mapping holding addr; for a process read from /proc, read again once per interval. */
+static struct mapping *find_code(struct symbolizer *s, struct space *sp, uint64_t addr)
 {
-	uint64_t key = addr << 1 | leaf, lookup = leaf ? addr : addr - 1, file_off, vaddr, jit = 0;
-	uint64_t back;
-	const struct proc_map *m;
-	const char *name = NULL;
+	struct space_state *st = sp->priv;
+	struct mapping *m = mapping_table__find(sp->maps, addr);
+
+	/* Once per interval at most: a frame-pointer walk can also end in garbage. */
+	if (!m && st->from_proc && !st->refreshed && sp->pid && sp->end == UINT64_MAX) {
+		st->refreshed = true;
+		reread_process(s, sp);
+		m = mapping_table__find(sp->maps, addr);
+	}
+	return m && (m->map.perms & PROC_MAP_EXEC) ? m : NULL;
+}
+
+/* The honest answer for code no symbol names: its module and offset, never a neighbour's name. */
+static uint32_t unnamed_frame(struct symbolizer *s, struct mapping *m, uint32_t module,
+			      uint64_t addr, uint64_t lookup, bool retry)
+{
+	uint64_t file_off = lookup - m->map.start + m->map.offset, back;
 	char buf[512];
+
+	if (function_start(s, m->elf, file_off, &back) && !retry)
+		s->stats[SYM_STAT_VDSO_FUNCTION_STARTS]++;
+	if (m->map.kind == PROC_MAP_FILE)
+		snprintf(buf, sizeof(buf), "%s+0x%" PRIx64, base_name(m->map.path),
+			 file_off - back);
+	else if (m->map.kind == PROC_MAP_SPECIAL)
+		snprintf(buf, sizeof(buf), "%s+0x%" PRIx64, m->map.path,
+			 lookup - m->map.start - back);
+	else
+		snprintf(buf, sizeof(buf), "[anon]+0x%" PRIx64, lookup);
+	return add_frame(s, module, addr, buf, false, true);
+}
+
+static uint32_t resolve_user(struct symbolizer *s, struct space *sp, uint64_t addr, bool leaf)
+{
+	struct space_state *st = sp->priv;
+	uint64_t key = addr << 1 | leaf, lookup = leaf ? addr : addr - 1, vaddr, jit = 0;
+	const char *name = NULL;
 	uint32_t frame, module;
-	size_t idx = 0;
+	struct mapping *m;
 	bool retry;
 
 	if (cached_frame(st, key, &frame, &retry))
 		return frame;
-	m = find_code(st, lookup, &idx);
-	/* Once per interval at most: a frame-pointer walk can also end in garbage. */
-	if (!m && !st->refreshed && st->pid) {
-		refresh_process(s, st);
-		m = find_code(st, lookup, &idx);
-	}
+	m = find_code(s, sp, lookup);
 	if (!m) {
 		frame = add_frame(s, 0, addr, "[unknown]", false, true);
-		if (!retry)
+		if (!retry) {
 			s->stats[SYM_STAT_UNKNOWN_USER]++;
+			s->stats[SYM_STAT_USER_UNMAPPED]++;
+		}
 		goto out;
 	}
-	module = user_module(s, st, idx);
+	open_mapping(s, sp->pid, m);
+	module = user_module(s, m);
 	if (!module)
 		return 0;
-	file_off = lookup - m->start + m->offset;
-	if (st->elfs[idx] && elf_symtab__offset_to_vaddr(st->elfs[idx], file_off, &vaddr) == 0)
-		name = elf_symtab__lookup(st->elfs[idx], vaddr, NULL);
-	else if (jit_memory(m, st->elfs[idx]))
-		name = jit_name(s, st, lookup);
+	if (m->elf &&
+	    elf_symtab__offset_to_vaddr(m->elf, lookup - m->map.start + m->map.offset, &vaddr) == 0)
+		name = elf_symtab__lookup(m->elf, vaddr, NULL);
+	else if (jit_memory(&m->map, m->elf))
+		name = jit_name(s, sp, lookup);
 	if (name) {
 		frame = add_frame(s, module, addr, name, false, false);
 		if (retry)
 			s->stats[SYM_STAT_UNKNOWN_USER]--;
 	} else {
-		/* Never a neighbour's name: the module and offset are the honest answer. */
-		if (function_start(s, st->elfs[idx], file_off, &back) && !retry)
-			s->stats[SYM_STAT_VDSO_FUNCTION_STARTS]++;
-		if (m->kind == PROC_MAP_FILE)
-			snprintf(buf, sizeof(buf), "%s+0x%" PRIx64, base_name(m->path),
-				 file_off - back);
-		else if (m->kind == PROC_MAP_SPECIAL)
-			snprintf(buf, sizeof(buf), "%s+0x%" PRIx64, m->path,
-				 lookup - m->start - back);
-		else
-			snprintf(buf, sizeof(buf), "[anon]+0x%" PRIx64, lookup);
-		frame = add_frame(s, module, addr, buf, false, true);
-		if (jit_memory(m, st->elfs[idx]))
+		frame = unnamed_frame(s, m, module, addr, lookup, retry);
+		if (jit_memory(&m->map, m->elf))
 			jit = (uint64_t)st->perf_map_gen + 1;
 		if (!retry)
 			s->stats[SYM_STAT_UNKNOWN_USER]++;
@@ -1171,8 +1312,8 @@ static int begin_request(struct symbolizer *s)
 	return 0;
 }
 
-/* Empties the caches of st that hold ids of an earlier generation; the memory map stays. */
-static int current_ids(struct symbolizer *s, struct proc_state *st)
+/* Empties the frame cache of a space if it holds ids of an earlier generation. */
+static int current_ids(struct symbolizer *s, struct space_state *st)
 {
 	struct u64map *frames;
 
@@ -1183,31 +1324,28 @@ static int current_ids(struct symbolizer *s, struct proc_state *st)
 		return -ENOMEM;
 	u64map__free(st->frames);
 	st->frames = frames;
-	if (st->maps && st->module_ids)
-		memset(st->module_ids, 0, proc_maps__count(st->maps) * sizeof(*st->module_ids));
 	st->generation = s->generation;
 	return 0;
 }
 
-int symbolizer__user_frames(struct symbolizer *s, uint32_t pid, const uint64_t *ips, uint32_t n,
-			    uint32_t *ids_out)
+int symbolizer__user_frames(struct symbolizer *s, uint32_t pid, uint64_t sid, const uint64_t *ips,
+			    uint32_t n, uint32_t *ids_out)
 {
-	struct proc_state *st;
+	struct space *sp;
 	uint32_t i;
 	int err;
 
 	err = begin_request(s);
 	if (err)
 		return err;
-	st = process(s, pid);
-	if (!st)
+	sp = space_for(s, pid, sid);
+	if (!sp)
 		return -ENOMEM;
-	st = map_owner(s, st);
-	err = current_ids(s, st);
+	err = current_ids(s, sp->priv);
 	if (err)
 		return err;
 	for (i = 0; i < n; i++) {
-		ids_out[i] = resolve_user(s, st, ips[i], i == 0);
+		ids_out[i] = resolve_user(s, sp, ips[i], i == 0);
 		if (!ids_out[i])
 			return -ENOMEM;
 	}

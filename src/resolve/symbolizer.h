@@ -9,16 +9,21 @@
  * tells what it is (name, module, flags). It knows no profile; the profile
  * builder copies what it needs (build/profile.h).
  *
- * Processes are snapshotted when first seen (maps, name, and the mapped ELF
- * files opened), so samples of a process that exits before the profile is
- * written still resolve. ELF files are cached per file identity (device and
- * inode) and shared across processes.
+ * A process's memory map is followed as the kernel reports each fork, exec
+ * and mmap, and a sample is resolved in the address space it was taken in
+ * (address_spaces.h); a process that began before cprof is read from /proc
+ * when first seen. Mapped ELF files are opened when mapped, so samples of a
+ * process that exits before the profile is written still resolve. ELF files
+ * are cached per file identity (device and inode) and shared across
+ * processes.
  */
 #ifndef CPROF_SYMBOLIZER_H
 #define CPROF_SYMBOLIZER_H
 
 #include <stdbool.h>
 #include <stdint.h>
+
+#include "resolve/proc_maps.h"
 
 struct symbolizer;
 
@@ -35,15 +40,17 @@ enum symbolizer_stat {
 	SYM_STAT_KERNEL_FRAMES, /* distinct kernel frames resolved */
 	SYM_STAT_UNKNOWN_USER,	/* of which without a symbol */
 	SYM_STAT_UNKNOWN_KERNEL,
-	SYM_STAT_PROCESSES,	      /* processes snapshotted */
-	SYM_STAT_PROCESSES_GONE,      /* gone before their memory map could be read */
-	SYM_STAT_PROCESSES_FORGOTTEN, /* exited, released after their last drain */
-	SYM_STAT_PROCESSES_INHERITED, /* gone, resolved with their parent's memory map */
-	SYM_STAT_ELF_FILES,	      /* ELF files opened */
-	SYM_STAT_ELF_ERRORS,	      /* mapped files that could not be opened as ELF */
-	SYM_STAT_ELF_FILES_CLOSED,    /* closed after no known process mapped them a while */
-	SYM_STAT_DEBUG_FILES,	      /* separate debug files used for stripped ones */
-	SYM_STAT_PERF_MAP_BAD_LINES,  /* malformed lines in the perf maps read */
+	SYM_STAT_PROCESSES,	     /* processes read from /proc (not seen to begin) */
+	SYM_STAT_PROCESSES_GONE,     /* of which gone before their memory map could be read */
+	SYM_STAT_SPACES_FOLLOWED,    /* address spaces seen to begin: forks and execs */
+	SYM_STAT_MAPPINGS_FOLLOWED,  /* code mappings seen as they were made */
+	SYM_STAT_SPACES_FORGOTTEN,   /* ended (exit, exec), released after their last drain */
+	SYM_STAT_USER_UNMAPPED,	     /* of SYM_STAT_UNKNOWN_USER: in no known mapping ([unknown]) */
+	SYM_STAT_ELF_FILES,	     /* ELF files opened */
+	SYM_STAT_ELF_ERRORS,	     /* mapped files that could not be opened as ELF */
+	SYM_STAT_ELF_FILES_CLOSED,   /* closed after no known process mapped them a while */
+	SYM_STAT_DEBUG_FILES,	     /* separate debug files used for stripped ones */
+	SYM_STAT_PERF_MAP_BAD_LINES, /* malformed lines in the perf maps read */
 	/* Of SYM_STAT_UNKNOWN_USER: vDSO frames shown at their function's start (from its FDEs). */
 	SYM_STAT_VDSO_FUNCTION_STARTS,
 	SYM_STAT_KERNEL_THREADS, /* of SYM_STAT_PROCESSES: kernel threads, no user memory */
@@ -71,26 +78,42 @@ struct symbolizer_frame {
 	bool waiting;		 /* its name comes with symbolizer__finish; a stand-in until then */
 };
 
-/* Who forked pid (while pid still runs its parent's program); 0 or -ENOENT. */
-typedef int (*symbolizer_parent_fn)(void *ctx, uint32_t pid, uint32_t *parent);
-
 int symbolizer__new(struct symbolizer **out);
-/*
- * A forked child that exits before its memory map can be read is resolved
- * with its parent's map, which it shares until it execs.
- */
-void symbolizer__set_lineage(struct symbolizer *s, symbolizer_parent_fn fn, void *ctx);
 void symbolizer__free(struct symbolizer *s);
 /* Where separate debug files are looked for (see debug_file.h); "" for nowhere. */
 int symbolizer__set_debug_dir(struct symbolizer *s, const char *dir);
 
-/* Snapshots a process now, while it lives (no-op if already known and not reused). */
+/*
+ * The kernel's records of processes, in time order (CLOCK_MONOTONIC ns, the
+ * clock of the BPF program's space ids): each fork and exec begins an
+ * address space (see address_spaces.h), each mmap of code adds to one, and
+ * the mapped file is opened at once, while it can be. After
+ * symbolizer__follow the records are taken as complete: spaces are no
+ * longer read again from /proc, only read once for processes that began
+ * before cprof.
+ */
+void symbolizer__follow(struct symbolizer *s);
+/* Follows only these processes (and, with children, those they fork); all by default. */
+int symbolizer__set_scope(struct symbolizer *s, const uint32_t *pids, size_t n, bool children);
+void symbolizer__fork(struct symbolizer *s, uint32_t ppid, uint32_t pid, uint64_t time);
+void symbolizer__exec(struct symbolizer *s, uint32_t pid, uint64_t time, const char *comm);
+/* The process renamed itself (its main thread's name). */
+void symbolizer__rename(struct symbolizer *s, uint32_t pid, const char *comm);
+/* A mapping (its path copied); only code mappings are kept. */
+void symbolizer__mmap(struct symbolizer *s, uint32_t pid, uint64_t time, const struct proc_map *m);
+void symbolizer__exit(struct symbolizer *s, uint32_t pid, uint64_t time);
+
+/*
+ * A process seen by its first sample: one not followed from its beginning
+ * is read from /proc now, while it lives (no-op if already known).
+ */
 void symbolizer__note_process(struct symbolizer *s, uint32_t pid);
 /*
- * Reads once more the memory map of each process first seen at least 50 ms
- * ago and not looked at since, if it still lives: at first sight its loader
- * may not have mapped every library yet, or a fork not have run exec. For
- * the poll loop, so that short-lived processes are right before they exit.
+ * Without the kernel's records: reads once more the memory map of each
+ * process first read at least 50 ms ago, if it still lives: at first sight
+ * its loader may not have mapped every library yet, or a fork not have run
+ * exec. For the poll loop, so that short-lived processes are right before
+ * they exit. (Also for a process whose first read failed mid-exec.)
  */
 void symbolizer__recheck_new(struct symbolizer *s);
 
@@ -101,8 +124,8 @@ void symbolizer__recheck_new(struct symbolizer *s);
  * an id, also across processes: a forked worker pool maps its files at the
  * same places, and a profile then copies each frame once.
  */
-int symbolizer__user_frames(struct symbolizer *s, uint32_t pid, const uint64_t *ips, uint32_t n,
-			    uint32_t *ids_out);
+int symbolizer__user_frames(struct symbolizer *s, uint32_t pid, uint64_t space, const uint64_t *ips,
+			    uint32_t n, uint32_t *ids_out);
 int symbolizer__kernel_frames(struct symbolizer *s, const uint64_t *ips, uint32_t n,
 			      uint32_t *ids_out);
 /* A frame that stands for something lost (e.g. "[user stack lost: ...]"); 0 if out of memory. */
@@ -140,17 +163,17 @@ int symbolizer__finish(struct symbolizer *s, bool last);
  */
 int symbolizer__set_kallsyms(struct symbolizer *s, const char *path);
 
-/* Process name seen at snapshot time, or NULL if the process was never read. */
-const char *symbolizer__process_name(struct symbolizer *s, uint32_t pid);
+/* The process's name in the address space `space` (a sample's id), or NULL if unknown. */
+const char *symbolizer__process_name(struct symbolizer *s, uint32_t pid, uint64_t space);
 /* The process's PID in its own PID namespace, or 0 when it is the host PID (or unknown). */
-uint32_t symbolizer__ns_pid(struct symbolizer *s, uint32_t pid);
+uint32_t symbolizer__ns_pid(struct symbolizer *s, uint32_t pid, uint64_t space);
 
 /* The counters, indexed by enum symbolizer_stat (a live view). */
 const uint64_t *symbolizer__stats(const struct symbolizer *s);
 /*
  * Called once per drain: allows one fresh read of each process's maps again,
- * forgets processes that exited before the last drain, and closes the ELF
- * files no known process has mapped for a minute.
+ * forgets address spaces that ended before the last drain, and closes the
+ * ELF files no known process has mapped for a minute.
  */
 void symbolizer__new_interval(struct symbolizer *s);
 /* How long an ELF file nobody maps stays open (default: a minute); for tests. */

@@ -43,6 +43,11 @@
 #define NOTIFY_PAGES	  8 /* per-CPU perf buffer for first-sight notifications */
 #define IN_FLIGHT_WAIT_US 1000000
 
+/* The tracepoints that follow processes: see `spaces` in the BPF program. */
+enum hook { HOOK_FORK, HOOK_EXEC, HOOK_EXIT, HOOK_MAX };
+static const char *const hook_names[HOOK_MAX] = {"sched_process_fork", "sched_process_exec",
+						 "sched_process_exit"};
+
 struct sampler {
 	/* The loaded instance: the first (one map set) until complete, then the second. */
 	struct sampler_bpf *skel;
@@ -51,13 +56,12 @@ struct sampler {
 	const char *tracefs; /* where tracepoints are, or NULL */
 	struct perf_attach *pa;
 	struct perf_attach *next_pa; /* the second instance's events, until handed over */
-	struct bpf_link *fork_link;
-	struct bpf_link *exec_link;
-	/* Tracepoint events opened before the load, until a link owns them; or -1. */
-	int fork_fd;
-	int exec_fd;
+	/* The fork, exec and exit hooks (enum hook): links, and events until a link owns them (or
+	 * -1). */
+	struct bpf_link *hook_links[HOOK_MAX];
+	int hook_fds[HOOK_MAX];
 	int tracepoint_err;   /* why they could not be opened */
-	bool lineage;	      /* `parents` is maintained (fork and exec hooks attached) */
+	bool spaces;	      /* `spaces` is maintained: every hook attached */
 	uint32_t command_pid; /* the process that will exec the command, or 0 */
 	struct perf_buffer *pb;
 	int events_fd; /* the map pb sends through */
@@ -262,17 +266,30 @@ static int update_config(struct sampler *s)
 	return err;
 }
 
-/* The fork and exec tracepoints as perf events, for the programs to be attached later. */
+static void close_hook_fds(struct sampler *s)
+{
+	int i;
+
+	for (i = 0; i < HOOK_MAX; i++) {
+		if (s->hook_fds[i] >= 0)
+			close(s->hook_fds[i]);
+		s->hook_fds[i] = -1;
+	}
+}
+
+/* The hooks' tracepoints as perf events, for the programs to be attached later: all or none. */
 static void open_tracepoints(struct sampler *s, const char *tracefs)
 {
-	s->fork_fd = perf_attach__tracepoint(tracefs, "sched", "sched_process_fork");
-	if (s->fork_fd >= 0)
-		s->exec_fd = perf_attach__tracepoint(tracefs, "sched", "sched_process_exec");
-	if (s->fork_fd < 0 || s->exec_fd < 0) {
-		s->tracepoint_err = s->fork_fd < 0 ? s->fork_fd : s->exec_fd;
-		if (s->fork_fd >= 0)
-			close(s->fork_fd);
-		s->fork_fd = s->exec_fd = -1;
+	int i, fd;
+
+	for (i = 0; i < HOOK_MAX; i++) {
+		fd = perf_attach__tracepoint(tracefs, "sched", hook_names[i]);
+		if (fd < 0) {
+			s->tracepoint_err = fd;
+			close_hook_fds(s);
+			return;
+		}
+		s->hook_fds[i] = fd;
 	}
 }
 
@@ -355,6 +372,7 @@ static void configure(struct sampler *s, struct sampler_bpf *k, bool lineage)
 	bpf_program__set_autoload(k->progs.cprof_fork_dynamic_comm,
 				  fork && s->cfg.fork_layout == CPROF_FORK_DYNAMIC_COMM);
 	bpf_program__set_autoload(k->progs.cprof_exec, fork);
+	bpf_program__set_autoload(k->progs.cprof_exit, fork);
 }
 
 /* Hands src's map to dst's instance; both then name the same kernel map. */
@@ -455,7 +473,10 @@ int sampler__new(const struct sampler_opts *opts, struct sampler **out)
 	s = calloc(1, sizeof(*s));
 	if (!s)
 		return -ENOMEM;
-	s->fork_fd = s->exec_fd = s->events_fd = -1;
+	s->events_fd = -1;
+	for (n = 0; n < HOOK_MAX; n++)
+		s->hook_fds[n] = -1;
+	n = 0;
 	s->opts = *opts;
 	if (!s->opts.stack_entries)
 		s->opts.stack_entries = CPROF_DEFAULT_STACK_ENTRIES;
@@ -470,7 +491,7 @@ int sampler__new(const struct sampler_opts *opts, struct sampler **out)
 
 	s->cfg.filter_pids = opts->filter_pids;
 	s->cfg.include_idle = opts->include_idle;
-	/* Forks are watched in every mode: see `parents` in the BPF program. */
+	/* Forks are watched in every mode: see `spaces` in the BPF program. */
 	s->cfg.follow_children = opts->filter_pids && opts->follow_children;
 	s->tracefs = tracefs_dir();
 	s->cfg.fork_layout = s->tracefs ? fork_layout(s->tracefs) : CPROF_FORK_NONE;
@@ -479,8 +500,10 @@ int sampler__new(const struct sampler_opts *opts, struct sampler **out)
 			pr_warn("children started during the profile are not followed: cannot read "
 				"the sched_process_fork tracepoint (is tracefs available?)");
 		else
-			pr_debug("sched_process_fork unavailable: processes that exit at once "
-				 "cannot borrow their parent's memory map");
+			pr_warn("cannot read the sched_process_fork tracepoint (is tracefs "
+				"available?): a sample taken before its process's exec may be "
+				"named "
+				"after the program it ran next");
 	}
 	k = s->skel = sampler_bpf__open();
 	if (!k) {
@@ -496,9 +519,7 @@ int sampler__new(const struct sampler_opts *opts, struct sampler **out)
 	if (s->opts.filter_pids)
 		big[n++] = k->maps.targets;
 	if (s->cfg.fork_layout != CPROF_FORK_NONE)
-		big[n++] = k->maps.parents;
-	else
-		bpf_map__set_autocreate(k->maps.parents, false);
+		big[n++] = k->maps.spaces;
 	err = create_maps_while(big, n, prepare_first, s, &explained);
 	if (explained)
 		goto cleanup;
@@ -552,18 +573,6 @@ int sampler__add_command(struct sampler *s, uint32_t pid)
 	return set_target(s, pid, CPROF_TARGET_ON);
 }
 
-int sampler__parent_of(struct sampler *s, uint32_t pid, uint32_t *parent)
-{
-	__u32 key = pid, val;
-
-	if (!s->lineage)
-		return -ENOENT;
-	if (bpf_map_lookup_elem(bpf_map__fd(s->skel->maps.parents), &key, &val))
-		return -errno;
-	*parent = val;
-	return 0;
-}
-
 int sampler__prune_targets(struct sampler *s)
 {
 	int fd = bpf_map__fd(s->skel->maps.targets), n = 0;
@@ -606,42 +615,46 @@ static struct bpf_link *attach_tracepoint(struct bpf_program *prog, int *fd)
 	return link;
 }
 
-/* Attaches the fork and exec hooks of instance k to the tracepoint events. */
-static void attach_lineage(struct sampler *s, struct sampler_bpf *k)
+/* Attaches the fork, exec and exit hooks of instance k to the tracepoint events. */
+static void attach_hooks(struct sampler *s, struct sampler_bpf *k)
 {
-	int err;
+	struct bpf_program *progs[HOOK_MAX] = {
+		s->cfg.fork_layout == CPROF_FORK_STATIC_COMM ? k->progs.cprof_fork_static_comm
+							     : k->progs.cprof_fork_dynamic_comm,
+		k->progs.cprof_exec,
+		k->progs.cprof_exit,
+	};
+	int i, err;
 
 	if (s->cfg.fork_layout == CPROF_FORK_NONE)
 		return;
 	err = s->tracepoint_err;
-	if (!err) {
-		s->fork_link = attach_tracepoint(s->cfg.fork_layout == CPROF_FORK_STATIC_COMM
-							 ? k->progs.cprof_fork_static_comm
-							 : k->progs.cprof_fork_dynamic_comm,
-						 &s->fork_fd);
-		err = s->fork_link ? 0 : -errno;
+	for (i = 0; i < HOOK_MAX && !err; i++) {
+		s->hook_links[i] = attach_tracepoint(progs[i], &s->hook_fds[i]);
+		if (!s->hook_links[i])
+			err = -errno;
 	}
-	if (err && s->cfg.follow_children)
-		pr_warn("children started during the profile are not followed: cannot "
-			"attach to sched_process_fork: %s",
-			strerror(-err));
-	if (s->fork_link)
-		s->exec_link = attach_tracepoint(k->progs.cprof_exec, &s->exec_fd);
-	/* Without the exec hook a parent's map could be lent to a new program. */
-	s->lineage = s->exec_link != NULL;
+	if (err)
+		pr_warn("cannot attach to %s: %s: %s", i ? hook_names[i - 1] : hook_names[0],
+			strerror(-err),
+			s->cfg.follow_children
+				? "children started during the profile are not followed"
+				: "a sample taken before its process's exec may be named after "
+				  "the program it ran next");
+	s->spaces = !err;
 }
 
 int sampler__start(struct sampler *s)
 {
 	int err;
 
-	attach_lineage(s, s->skel);
+	attach_hooks(s, s->skel);
 	/*
 	 * The command's process waits to be released before it execs; until its
 	 * exec (which the hook sees) it runs cprof's code, which is not sampled.
 	 * Without the hook its samples from before the exec are taken as before.
 	 */
-	if (s->command_pid && s->exec_link) {
+	if (s->command_pid && s->hook_links[HOOK_EXEC]) {
 		err = set_target(s, s->command_pid, CPROF_TARGET_BEFORE_EXEC);
 		if (err)
 			return err;
@@ -653,19 +666,18 @@ int sampler__start(struct sampler *s)
 	return 0;
 }
 
-/* The second instance takes every map of the first but set 1, and `parents` if it exists. */
-static int share_maps(struct sampler_bpf *k, struct sampler_bpf *first, bool parents)
+/* The second instance takes every map of the first but set 1. */
+static int share_maps(struct sampler_bpf *k, struct sampler_bpf *first)
 {
-	/* parents last: it is left out when there is no lineage. */
 	struct bpf_map *mine[] = {k->maps.config,  k->maps.targets, k->maps.stacks0,
 				  k->maps.counts0, k->maps.stats,   k->maps.in_flight,
 				  k->maps.seen,	   k->maps.events,  k->maps.spill,
-				  k->maps.parents};
+				  k->maps.spaces};
 	struct bpf_map *theirs[] = {first->maps.config,	 first->maps.targets, first->maps.stacks0,
 				    first->maps.counts0, first->maps.stats,   first->maps.in_flight,
 				    first->maps.seen,	 first->maps.events,  first->maps.spill,
-				    first->maps.parents};
-	int i, n = sizeof(mine) / sizeof(mine[0]) - !parents, err = 0;
+				    first->maps.spaces};
+	int i, n = sizeof(mine) / sizeof(mine[0]), err = 0;
 
 	for (i = 0; i < n && !err; i++)
 		err = share(mine[i], theirs[i]);
@@ -688,7 +700,7 @@ static int complete(struct sampler *s)
 {
 	struct sampler_bpf *first = s->skel, *k;
 	struct bpf_map *big[2];
-	bool explained = false, lineage = s->cfg.fork_layout != CPROF_FORK_NONE;
+	bool explained = false;
 	int err;
 
 	k = sampler_bpf__open();
@@ -699,11 +711,9 @@ static int complete(struct sampler *s)
 	}
 	/* The hooks stay attached where they are, in the first instance. */
 	configure(s, k, false);
-	err = share_maps(k, first, lineage);
+	err = share_maps(k, first);
 	if (err)
 		goto cleanup;
-	if (!lineage)
-		bpf_map__set_autocreate(k->maps.parents, false);
 	big[0] = k->maps.stacks1;
 	big[1] = k->maps.counts1;
 	err = create_maps_while(big, 2, open_events_disabled, s, &explained);
@@ -735,10 +745,10 @@ void sampler__stop(struct sampler *s)
 	s->pa = NULL;
 	perf_attach__free(s->next_pa);
 	s->next_pa = NULL;
-	bpf_link__destroy(s->fork_link);
-	s->fork_link = NULL;
-	bpf_link__destroy(s->exec_link);
-	s->exec_link = NULL;
+	for (int i = 0; i < HOOK_MAX; i++) {
+		bpf_link__destroy(s->hook_links[i]);
+		s->hook_links[i] = NULL;
+	}
 	s->stopped = true;
 }
 
@@ -747,26 +757,26 @@ int sampler__cpu_count(const struct sampler *s)
 	return perf_attach__cpu_count(s->pa);
 }
 
-int sampler__poll(struct sampler *s, int timeout_ms, sampler_process_fn fn, void *ctx)
+int sampler__fd(const struct sampler *s)
+{
+	return s->pb ? perf_buffer__epoll_fd(s->pb) : -1;
+}
+
+int sampler__consume(struct sampler *s, sampler_process_fn fn, void *ctx)
 {
 	int err;
 
-	if (!s->pb) {
-		if (timeout_ms > 0)
-			usleep((useconds_t)timeout_ms * 1000);
+	if (!s->pb)
 		return 0;
-	}
 	s->poll_fn = fn;
 	s->poll_ctx = ctx;
 	s->polled = 0;
 	for (size_t i = 0; i < s->nearly; i++, s->polled++)
 		fn(ctx, s->early_pids[i]);
 	s->nearly = 0;
-	err = perf_buffer__poll(s->pb, timeout_ms);
+	err = perf_buffer__consume(s->pb);
 	s->poll_fn = NULL;
-	if (err < 0 && err != -EINTR)
-		return err;
-	return s->polled;
+	return err < 0 ? err : s->polled;
 }
 
 int sampler__read_stats(struct sampler *s, uint64_t *stats)
@@ -928,6 +938,7 @@ static int drain_set(struct sampler *s, __u32 set, sampler_entry_fn fn, void *ct
 			continue;
 		memset(&e, 0, sizeof(e));
 		e.pid = keys[i].pid;
+		e.space = keys[i].space;
 		e.tid = keys[i].tid;
 		memcpy(e.comm, keys[i].comm, CPROF_COMM_LEN);
 		e.count = count;
@@ -971,6 +982,7 @@ static void drain_spills(struct sampler *s, __u32 set, bool all, sampler_entry_f
 		const struct cprof_spill *sp = &s->spills[i];
 		struct sampler_entry e = {
 			.pid = sp->pid,
+			.space = sp->space,
 			.tid = sp->tid,
 			.count = 1,
 			.user_ips = (const uint64_t *)sp->user,
@@ -1041,10 +1053,7 @@ void sampler__free(struct sampler *s)
 	perf_buffer__free(s->pb);
 	if (s->events_fd >= 0)
 		close(s->events_fd);
-	if (s->fork_fd >= 0)
-		close(s->fork_fd);
-	if (s->exec_fd >= 0)
-		close(s->exec_fd);
+	close_hook_fds(s);
 	sampler_bpf__destroy(s->skel);
 	free(s->stack_cache);
 	free(s->stack_cache_ids);

@@ -27,6 +27,7 @@ struct sampler_opts {
 struct sampler_entry {
 	uint32_t pid;
 	uint32_t tid;
+	uint64_t space; /* its address space's id (see `spaces` in the BPF program); 0: none */
 	char comm[CPROF_COMM_LEN + 1];
 	uint64_t count;
 	const uint64_t *user_ips; /* leaf first */
@@ -60,11 +61,6 @@ int sampler__add_command(struct sampler *s, uint32_t pid);
  * fill the map. Returns how many were removed.
  */
 int sampler__prune_targets(struct sampler *s);
-/*
- * The process that forked pid, if pid has not exec'd since (so it still runs
- * its parent's memory map). -ENOENT if unknown.
- */
-int sampler__parent_of(struct sampler *s, uint32_t pid, uint32_t *parent);
 /* Attaches the per-CPU sampling events: sampling begins. */
 int sampler__start(struct sampler *s);
 
@@ -72,12 +68,13 @@ int sampler__start(struct sampler *s);
 void sampler__stop(struct sampler *s);
 int sampler__cpu_count(const struct sampler *s);
 
+/* A descriptor that polls readable when notifications wait; -1 if there are none. */
+int sampler__fd(const struct sampler *s);
 /*
- * Waits up to timeout_ms for first-sight notifications of processes and calls
- * fn for each. Returns the number handled, or a negative errno (-EINTR is not
- * an error: a signal arrived).
+ * Calls fn for each process whose first-sight notification waits. Returns
+ * the number handled, or a negative errno.
  */
-int sampler__poll(struct sampler *s, int timeout_ms, sampler_process_fn fn, void *ctx);
+int sampler__consume(struct sampler *s, sampler_process_fn fn, void *ctx);
 
 /* True when the active set is filling up and should be drained soon. */
 bool sampler__should_drain(struct sampler *s);

@@ -56,7 +56,7 @@ TEST(parallel_maps_are_adopted_by_libbpf)
 {
 	struct sampler_bpf *k = open_small();
 	struct bpf_map *maps[] = {k->maps.stacks0, k->maps.counts0, k->maps.seen,
-				  k->maps.stacks1, k->maps.counts1, k->maps.parents};
+				  k->maps.stacks1, k->maps.counts1, k->maps.spaces};
 	__u32 ids[6];
 	struct bpf_map_info info;
 	struct parallel_maps *pm;

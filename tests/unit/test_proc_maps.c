@@ -358,3 +358,31 @@ TEST(proc_maps_read_gone_and_zombie)
 	CHECK_INT(waitpid(pid, NULL, 0), ==, pid);
 	CHECK_INT(proc_maps__read(pid, &m), ==, -ESRCH);
 }
+
+TEST(proc_map_named_as_the_kernel_names_it)
+{
+	struct proc_map m;
+	char file[] = "/usr/lib/libc.so.6", gone[] = "/tmp/prog (deleted)", anon[] = "//anon",
+	     none[] = "", vdso[] = "[vdso]", memfd[] = "/memfd:jit (deleted)";
+
+	proc_map__set_name(&m, file);
+	CHECK_INT(m.kind, ==, PROC_MAP_FILE);
+	CHECK_STR(m.path, "/usr/lib/libc.so.6");
+	CHECK(!m.deleted);
+	proc_map__set_name(&m, gone);
+	CHECK_INT(m.kind, ==, PROC_MAP_FILE);
+	CHECK_STR(m.path, "/tmp/prog");
+	CHECK(m.deleted);
+	proc_map__set_name(&m, anon);
+	CHECK_INT(m.kind, ==, PROC_MAP_ANON);
+	CHECK(!m.path && !m.deleted);
+	proc_map__set_name(&m, none);
+	CHECK_INT(m.kind, ==, PROC_MAP_ANON);
+	proc_map__set_name(&m, vdso);
+	CHECK_INT(m.kind, ==, PROC_MAP_SPECIAL);
+	CHECK_STR(m.path, "[vdso]");
+	proc_map__set_name(&m, memfd);
+	CHECK_INT(m.kind, ==, PROC_MAP_FILE);
+	CHECK_STR(m.path, "/memfd:jit");
+	CHECK(m.deleted);
+}
