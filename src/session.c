@@ -95,7 +95,7 @@ struct run {
 	/* Continuous mode */
 	uint64_t interval_start;
 	struct summary_info prev; /* counters at the last boundary (they are cumulative) */
-	uint64_t intervals, empty_intervals, unbatched, samples, unnamed_samples;
+	uint64_t intervals, empty_intervals, unbatched, samples, unnamed_samples, unmapped_samples;
 };
 
 static void on_process(void *ctx, uint32_t pid)
@@ -301,6 +301,9 @@ static int end_interval(struct run *r, uint64_t now, bool last)
 	delta.duration_ns = now - r->interval_start;
 	delta.unnamed_samples = summary__unnamed_samples(r->prof);
 	r->unnamed_samples += delta.unnamed_samples;
+	delta.unmapped_samples =
+		summary__unmapped_samples(r->prof, delta.unmapped_who, sizeof(delta.unmapped_who));
+	r->unmapped_samples += delta.unmapped_samples;
 	r->prev = cur;
 	profile__set_duration(r->prof, delta.duration_ns);
 	summary__add_comments(r->prof, &delta);
@@ -630,6 +633,8 @@ static int finish_oneshot(struct run *r, uint64_t now)
 	read_info(r, &info);
 	info.duration_ns = now - r->start;
 	info.unnamed_samples = summary__unnamed_samples(r->prof);
+	info.unmapped_samples =
+		summary__unmapped_samples(r->prof, info.unmapped_who, sizeof(info.unmapped_who));
 	/* Symbol tables are done with: encoding the profile does not stack on them. */
 	symbolizer__free(r->sym);
 	r->sym = NULL;
@@ -651,6 +656,8 @@ static int finish_intervals(struct run *r, uint64_t now)
 	info = r->prev;
 	info.duration_ns = now - r->start;
 	info.unnamed_samples = r->unnamed_samples;
+	info.unmapped_samples = r->unmapped_samples;
+	info.unmapped_who[0] = '\0';
 	return finish_continuous(r, &info);
 }
 

@@ -140,6 +140,73 @@ uint64_t summary__unnamed_samples(const struct profile *p)
 	return n;
 }
 
+/* A user frame in no known mapping; placeholders for lost stacks have no address. */
+static bool unmapped(const struct profile_frame *f)
+{
+	return f->unknown && !f->kernel && !f->mapping && f->address;
+}
+
+static int cmp_count_desc(const void *a, const void *b)
+{
+	const uint64_t *x = a, *y = b;
+
+	return x[1] < y[1] ? 1 : x[1] > y[1] ? -1 : 0;
+}
+
+/* "name count, ..." of the (name, count) pairs in by, most first, as long as they fit. */
+static void list_who(struct u64map *by, char *who, size_t size)
+{
+	size_t n = u64map__count(by), pos = 0, i = 0, off = 0;
+	uint64_t *pairs = calloc(2 * n + 2, sizeof(*pairs));
+	int w;
+
+	who[0] = '\0';
+	if (!pairs)
+		return;
+	while (u64map__next(by, &pos, &pairs[2 * i], &pairs[2 * i + 1]))
+		i++;
+	qsort(pairs, n, 2 * sizeof(*pairs), cmp_count_desc);
+	for (i = 0; i < n; i++) {
+		w = snprintf(who + off, size - off, "%s%s %" PRIu64, i ? ", " : "",
+			     (const char *)(uintptr_t)pairs[2 * i], pairs[2 * i + 1]);
+		if (w < 0 || (size_t)w >= size - off) {
+			who[off] = '\0';
+			break;
+		}
+		off += (size_t)w;
+	}
+	free(pairs);
+}
+
+uint64_t summary__unmapped_samples(const struct profile *p, char *who, size_t size)
+{
+	struct u64map *by = u64map__new(); /* interned comm -> samples */
+	uint64_t n = 0, v;
+	size_t i;
+
+	for (i = 0; i < profile__sample_count(p); i++) {
+		const struct profile_sample *smp = profile__sample(p, i);
+		const char *comm = smp->labels.comm ? smp->labels.comm : "?";
+
+		for (uint32_t j = 0; j < smp->nframes; j++) {
+			if (!unmapped(profile__frame(p, smp->frames[j])))
+				continue;
+			n += smp->count;
+			if (by && !u64map__get(by, (uintptr_t)comm, &v))
+				v = 0;
+			if (by)
+				u64map__set(by, (uintptr_t)comm, v + smp->count);
+			break;
+		}
+	}
+	if (by)
+		list_who(by, who, size);
+	else
+		who[0] = '\0';
+	u64map__free(by);
+	return n;
+}
+
 static uint64_t lost_samples(const struct summary_info *in)
 {
 	return in->stats[CPROF_STAT_COUNTS_FULL] + in->lost_spills;
@@ -194,6 +261,14 @@ int summary__add_comments(struct profile *p, const struct summary_info *in)
 		 in->sym[SYM_STAT_PROCESSES_GONE], in->sym[SYM_STAT_SPACES_FOLLOWED],
 		 in->sym[SYM_STAT_MAPPINGS_FOLLOWED], in->sym[SYM_STAT_SPACES_FORGOTTEN],
 		 in->stats[CPROF_STAT_NOTIFY_LOST], in->lost_notifications);
+	err = profile__add_comment(p, buf);
+	if (err)
+		return err;
+	snprintf(buf, sizeof(buf),
+		 "cprof: samples with a user address in no mapping known to its process %" PRIu64
+		 "%s%s%s",
+		 in->unmapped_samples, in->unmapped_who[0] ? " (" : "", in->unmapped_who,
+		 in->unmapped_who[0] ? ")" : "");
 	err = profile__add_comment(p, buf);
 	if (err)
 		return err;
@@ -253,6 +328,13 @@ static void print_unnamed(FILE *f, uint64_t total, const struct summary_info *in
 			pct(in->unnamed_samples, total), in->unnamed_samples == 1 ? "has" : "have",
 			in->sym[SYM_STAT_UNKNOWN_USER], in->sym[SYM_STAT_USER_FRAMES],
 			in->sym[SYM_STAT_UNKNOWN_KERNEL], in->sym[SYM_STAT_KERNEL_FRAMES]);
+	n = in->unmapped_samples;
+	if (n)
+		fprintf(f,
+			"cprof: %" PRIu64 " %s a user address in no mapping known to %s process, "
+			"shown as [unknown]%s%s\n",
+			n, plural(n, "sample has", "samples have"), plural(n, "its", "their"),
+			in->unmapped_who[0] ? ": " : "", in->unmapped_who);
 	n = in->sym[SYM_STAT_VDSO_FUNCTION_STARTS];
 	if (n)
 		fprintf(f,

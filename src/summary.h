@@ -28,11 +28,21 @@ struct summary_info {
 	int include_idle;
 	bool targeted;		  /* -p or a command: other processes and idle CPUs are not ours */
 	uint64_t unnamed_samples; /* samples with a user frame no symbol names */
+	/* Of those, samples with a user address in no known mapping, and whose they were. */
+	uint64_t unmapped_samples;
+	char unmapped_who[160];	  /* "make 12, sh 3" (the processes with the most), or "" */
 	uint64_t kernel_max_rate; /* kernel.perf_event_max_sample_rate at the end; 0: unknown */
 };
 
 /* Samples of p that have at least one user frame without a symbol. */
 uint64_t summary__unnamed_samples(const struct profile *p);
+
+/*
+ * Samples of p with a user address in no mapping known to its process
+ * ("[unknown]" frames); who gets the names of the processes that had most
+ * of them, with their counts.
+ */
+uint64_t summary__unmapped_samples(const struct profile *p, char *who, size_t size);
 
 /* Adds the loss accounting to the profile as comments. */
 int summary__add_comments(struct profile *p, const struct summary_info *info);

@@ -120,3 +120,41 @@ TEST(summary_says_when_the_kernel_throttled)
 		     "Hz asked, so fewer samples were taken (1000 ticks in 1.00 s on 2 CPUs)\n"));
 	free(text);
 }
+
+/* Addresses in no known mapping are counted per sample and named by the processes that had them. */
+TEST(summary_unmapped_samples_by_process)
+{
+	struct profile *p = profile__new(NULL);
+	struct profile_frame unmapped = {.address = 0x1234, .name = "[unknown]", .unknown = true},
+			     lost = {.name = "[user stack lost: error]", .unknown = true},
+			     named = {.address = 0x5678, .name = "main"};
+	struct profile_labels sh = {.pid = 1, .comm = "sh"}, mk = {.pid = 2, .comm = "make"};
+	struct summary_info in = {.hz = 99, .ncpus = 1};
+	uint32_t f[3];
+	char who[64], *text;
+
+	CHECK(p);
+	unmapped.system_name = unmapped.name;
+	lost.system_name = lost.name;
+	named.system_name = named.name;
+	f[0] = profile__add_frame(p, &unmapped);
+	f[1] = profile__add_frame(p, &lost);
+	f[2] = profile__add_frame(p, &named);
+	CHECK(f[0] && f[1] && f[2]);
+	CHECK_INT(profile__add_sample(p, (uint32_t[]){f[2], f[0]}, 2, &sh, 3), ==, 0);
+	CHECK_INT(profile__add_sample(p, (uint32_t[]){f[0], f[0]}, 2, &mk, 12), ==, 0);
+	CHECK_INT(profile__add_sample(p, &f[1], 1, &mk, 5), ==, 0);
+	CHECK_INT(profile__add_sample(p, &f[2], 1, &sh, 7), ==, 0);
+	in.unmapped_samples =
+		summary__unmapped_samples(p, in.unmapped_who, sizeof(in.unmapped_who));
+	CHECK_U64(in.unmapped_samples, ==, 15);
+	CHECK_STR(in.unmapped_who, "make 12, sh 3");
+	text = losses(&in, 27);
+	CHECK(strstr(text, "cprof: 15 samples have a user address in no mapping known to their "
+			   "process, shown as [unknown]: make 12, sh 3\n"));
+	free(text);
+	/* Too little room: whole entries only. */
+	CHECK_U64(summary__unmapped_samples(p, who, 10), ==, 15);
+	CHECK_STR(who, "make 12");
+	profile__free(p);
+}
