@@ -142,6 +142,7 @@ struct symbolizer {
 	bool scope_children;	   /* and their children */
 	uint64_t last_interval_ns; /* when symbolizer__new_interval last ran */
 	uint64_t intervals;
+	uint64_t follow_since_ticks; /* CLOCK_BOOTTIME when symbolizer__follow ran */
 	struct u64map *elf_index; /* inode -> struct elf_entry * chain */
 	struct elf_entry *elf_list;
 	uint64_t elf_idle_ns;
@@ -673,14 +674,27 @@ static struct space *space_for(struct symbolizer *s, uint32_t pid, uint64_t sid)
 	return sp;
 }
 
+/*
+ * Whether pid began after cprof began following: its fork record is on its
+ * way, often behind its first sample. Start times are in ticks (10 ms): one
+ * more tick leaves no doubt.
+ */
+static bool followed_from_start(const struct symbolizer *s, uint32_t pid)
+{
+	uint64_t start;
+
+	return s->tracking && procfs__start_time(pid, &start) == 0 &&
+	       start > s->follow_since_ticks + 1;
+}
+
 void symbolizer__note_process(struct symbolizer *s, uint32_t pid)
 {
 	struct space *sp = address_spaces__latest(s->spaces, pid);
 
-	if (!sp)
-		read_process(s, pid);
-	else
+	if (sp)
 		read_ns_pid(sp);
+	else if (!followed_from_start(s, pid))
+		read_process(s, pid);
 }
 
 const char *symbolizer__process_name(struct symbolizer *s, uint32_t pid, uint64_t sid)
@@ -700,6 +714,7 @@ uint32_t symbolizer__ns_pid(struct symbolizer *s, uint32_t pid, uint64_t sid)
 void symbolizer__follow(struct symbolizer *s)
 {
 	s->tracking = true;
+	s->follow_since_ticks = clock__boot_ticks();
 }
 
 int symbolizer__set_scope(struct symbolizer *s, const uint32_t *pids, size_t n, bool children)
