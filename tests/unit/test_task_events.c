@@ -158,6 +158,65 @@ TEST(task_events_hold_newer_events)
 	task_events__free(te);
 }
 
+struct tally {
+	uint64_t lost, lost_events, exits_seen;
+	pid_t pid;
+};
+
+static void tally(void *ctx, const struct task_event *ev)
+{
+	struct tally *t = ctx;
+
+	if (ev->type == TASK_EVENT_LOST) {
+		t->lost += ev->lost;
+		t->lost_events++;
+	}
+	t->exits_seen += ev->type == TASK_EVENT_EXIT && ev->tid == (uint32_t)t->pid;
+}
+
+/* A ring of one page: the kernel drops records once it is full, and says so. */
+TEST(task_events_small_ring_loses_and_wraps)
+{
+	struct task_events *te = NULL;
+	struct task_events_stats st;
+	struct tally t = {0};
+	int i, err;
+
+	if (geteuid() != 0)
+		SKIP("needs root (CAP_PERFMON) for perf events");
+	err = task_events__open_wakeup(1, 1024, &te);
+	if (err)
+		SKIP("perf_event_open refused: %s", strerror(-err));
+	/* About 700 bytes of records each, unread: more than a 4 KiB ring holds. */
+	for (i = 0; i < 30; i++)
+		run_true();
+	/*
+	 * The kernel says how many it dropped with the next record it has room
+	 * for on that CPU: more execs until one runs where records were dropped.
+	 */
+	for (i = 0; i < 200 && !t.lost_events; i++) {
+		CHECK_INT(task_events__read(te, UINT64_MAX, tally, &t), >=, 0);
+		run_true();
+	}
+	task_events__stats(te, &st);
+	CHECK_U64(t.lost_events, >=, 1);
+	CHECK_U64(t.lost, ==, st.lost);
+	CHECK_U64(st.lost, >, 0);
+	CHECK_U64(st.malformed, ==, 0);
+	task_events__free(te);
+	/* Read after each exec: a 16 KiB ring wraps over and over, and nothing is lost. */
+	CHECK_INT(task_events__open_wakeup(4, 1024, &te), ==, 0);
+	t.exits_seen = 0;
+	for (i = 0; i < 60; i++) {
+		t.pid = run_true();
+		CHECK_INT(task_events__read(te, UINT64_MAX, tally, &t), >, 0);
+		CHECK_U64(t.exits_seen, ==, i + 1);
+	}
+	task_events__stats(te, &st);
+	CHECK_U64(st.malformed, ==, 0);
+	task_events__free(te);
+}
+
 TEST(task_events_pages_must_be_a_power_of_two)
 {
 	struct task_events *te = (struct task_events *)&te;
