@@ -9,8 +9,8 @@
  *   events_cost [-p PAGES] [-w BYTES | -e | -n] [-v] -- COMMAND [ARG...]
  *
  *   -p PAGES  ring size in pages (default 16)
- *   -w BYTES  wake the reader when BYTES of a ring are unread (1: every record;
- *             default: a quarter of the ring, as task_events__open)
+ *   -w BYTES  wake the reader each time BYTES more are written to a ring (1:
+ *             every record; default: a quarter of the ring, as task_events__open)
  *   -e        attr.wakeup_events = 1 instead of a watermark
  *   -n        no events at all: the command's own cost, for comparison
  *   -v        print every event handed out

@@ -19,17 +19,18 @@ struct task_events;
 /*
  * Opens one event per online CPU, each with a ring of `pages` data pages (a
  * power of two; 16 = 64 KiB with 4 KiB pages is a good default), enabled at
- * once. A ring wakes the reader once a quarter of it is unread (see
- * task_events__open_wakeup): the caller must also read on a timer. On failure
+ * once. A ring wakes the reader each time a quarter of it more has been
+ * written (see task_events__open_wakeup), so the caller must also read on a
+ * timer, or the last records of a quiet moment wait for the next. On failure
  * returns a negative errno and has logged one line saying why (permissions,
  * which attribute this kernel lacks, the locked-memory limit).
  */
 int task_events__open(unsigned int pages, struct task_events **out);
 /*
- * The same, choosing when a ring wakes the reader: once wakeup_bytes of it
- * are unread (1: on every record; more than the ring: never), or with 0, as
- * attr.wakeup_events = 1 asks, which the kernel applies to samples only: its
- * side-band records then wake the reader at half the ring.
+ * The same, choosing when a ring wakes the reader: each time wakeup_bytes
+ * more have been written to it (1: on every record; at most the ring's size),
+ * or with 0, as attr.wakeup_events = 1 asks, which the kernel applies to
+ * samples only: side-band records then wake the reader every half ring.
  */
 int task_events__open_wakeup(unsigned int pages, unsigned int wakeup_bytes,
 			     struct task_events **out);
