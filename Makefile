@@ -229,11 +229,16 @@ arm64:
 
 # bench: the symbolization benchmark driver of bench/run, built like cprof
 # and linked against its objects, so it times the code the profiler runs;
-# and the startup timer (figure 5), which needs only libbpf's syscall wrappers.
+# the startup timer (figure 5), which needs only libbpf's syscall wrappers;
+# and the cost of following every task (events_cost, src/sample/task_events.c).
 .PHONY: bench
-bench: $(OUT)/symbench $(OUT)/startup
+bench: $(OUT)/symbench $(OUT)/startup $(OUT)/events_cost
 
 $(OUT)/symbench: bench/symbench.c $(LIB_OBJS) $(DEPS)/.stamp
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $< $(LIB_OBJS) $(LDLIBS) -o $@
+
+$(OUT)/events_cost: bench/events_cost.c $(LIB_OBJS) $(DEPS)/.stamp
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $< $(LIB_OBJS) $(LDLIBS) -o $@
 

@@ -118,9 +118,46 @@ static void explain_open_error(int err)
 	}
 }
 
+int perf_attach__online_cpus(int **cpus)
+{
+	unsigned char *online = NULL;
+	char buf[4096];
+	int cpu, err, n = 0;
+
+	*cpus = NULL;
+	err = read_small_file("/sys/devices/system/cpu/online", buf, sizeof(buf));
+	if (err) {
+		pr_err("cannot read /sys/devices/system/cpu/online: %s", strerror(-err));
+		return err;
+	}
+	/* On the heap: callers may open events on several threads at once. */
+	online = malloc(MAX_CPUS);
+	if (!online)
+		return -ENOMEM;
+	err = perf_attach__parse_cpulist(buf, online, MAX_CPUS);
+	if (err) {
+		pr_err("cannot parse the online CPU list '%.40s'", buf);
+		goto cleanup;
+	}
+	for (cpu = 0; cpu < MAX_CPUS; cpu++)
+		n += online[cpu];
+	*cpus = calloc(n ? n : 1, sizeof(**cpus));
+	if (!*cpus) {
+		err = -ENOMEM;
+		goto cleanup;
+	}
+	n = 0;
+	for (cpu = 0; cpu < MAX_CPUS; cpu++)
+		if (online[cpu])
+			(*cpus)[n++] = cpu;
+	err = n;
+cleanup:
+	free(online);
+	return err;
+}
+
 int perf_attach__open(unsigned int hz, bool enabled, struct perf_attach **out)
 {
-	static unsigned char online[MAX_CPUS];
 	struct perf_event_attr attr = {
 		.type = PERF_TYPE_SOFTWARE,
 		.config = PERF_COUNT_SW_CPU_CLOCK,
@@ -130,38 +167,29 @@ int perf_attach__open(unsigned int hz, bool enabled, struct perf_attach **out)
 		.disabled = !enabled,
 	};
 	struct perf_attach *pa = NULL;
-	char buf[4096];
-	int cpu, fd, err, n = 0;
+	int *online = NULL;
+	int i, fd, err, n, nonline;
 
 	*out = NULL;
-	err = read_small_file("/sys/devices/system/cpu/online", buf, sizeof(buf));
-	if (err) {
-		pr_err("cannot read /sys/devices/system/cpu/online: %s", strerror(-err));
-		return err;
-	}
-	err = perf_attach__parse_cpulist(buf, online, MAX_CPUS);
-	if (err) {
-		pr_err("cannot parse the online CPU list '%.40s'", buf);
-		return err;
-	}
-	for (cpu = 0; cpu < MAX_CPUS; cpu++)
-		n += online[cpu];
+	nonline = perf_attach__online_cpus(&online);
+	if (nonline < 0)
+		return nonline;
 	pa = calloc(1, sizeof(*pa));
-	if (!pa)
-		return -ENOMEM;
+	if (!pa) {
+		err = -ENOMEM;
+		goto cleanup;
+	}
 	pa->hz = hz;
-	pa->fds = calloc(n ? n : 1, sizeof(*pa->fds));
-	pa->cpus = calloc(n ? n : 1, sizeof(*pa->cpus));
-	pa->links = calloc(n ? n : 1, sizeof(*pa->links));
+	pa->fds = calloc(nonline ? nonline : 1, sizeof(*pa->fds));
+	pa->cpus = calloc(nonline ? nonline : 1, sizeof(*pa->cpus));
+	pa->links = calloc(nonline ? nonline : 1, sizeof(*pa->links));
 	if (!pa->fds || !pa->cpus || !pa->links) {
 		err = -ENOMEM;
 		goto cleanup;
 	}
 	n = 0;
-	for (cpu = 0; cpu < MAX_CPUS; cpu++) {
-		if (!online[cpu])
-			continue;
-		fd = syscall(__NR_perf_event_open, &attr, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+	for (i = 0; i < nonline; i++) {
+		fd = syscall(__NR_perf_event_open, &attr, -1, online[i], -1, PERF_FLAG_FD_CLOEXEC);
 		if (fd < 0) {
 			err = -errno;
 			/* A CPU that went offline since we read the list is not an error. */
@@ -171,7 +199,7 @@ int perf_attach__open(unsigned int hz, bool enabled, struct perf_attach **out)
 			goto cleanup;
 		}
 		pa->fds[n] = fd;
-		pa->cpus[n] = cpu;
+		pa->cpus[n] = online[i];
 		n++;
 		pa->ncpus = n;
 	}
@@ -180,9 +208,11 @@ int perf_attach__open(unsigned int hz, bool enabled, struct perf_attach **out)
 		err = -ENODEV;
 		goto cleanup;
 	}
+	free(online);
 	*out = pa;
 	return 0;
 cleanup:
+	free(online);
 	perf_attach__free(pa);
 	return err;
 }

@@ -41,6 +41,11 @@ int perf_attach__tracepoint(const char *tracefs, const char *category, const cha
 int perf_attach__cpu_count(const struct perf_attach *pa);
 void perf_attach__free(struct perf_attach *pa);
 
+/*
+ * The online CPUs, from /sys/devices/system/cpu/online, in a malloc'd array
+ * the caller frees. Returns their number or a negative errno (logged).
+ */
+int perf_attach__online_cpus(int **cpus);
 /* Parses a CPU list such as "0-3,5,7-8" into a bitmap of nr bytes (1 per CPU). */
 int perf_attach__parse_cpulist(const char *s, unsigned char *mask, int nr);
 
