@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -35,8 +36,10 @@
 #include "lib/procfs.h"
 #include "lib/words.h"
 #include "resolve/symbolizer.h"
+#include "resolve/task_feed.h"
 #include "sample/sampler.h"
 #include "sample/target.h"
+#include "sample/task_events.h"
 #include "session.h"
 #include "signals.h"
 #include "summary.h"
@@ -44,7 +47,16 @@
 #define LOG_MODULE NULL
 #include "lib/log.h"
 
-#define POLL_MS		  100
+#define POLL_MS 100
+/*
+ * A process record is in its ring this long after the time it carries, at
+ * most: records are read up to now less this, so that those of every CPU
+ * come in time order. (Taken with its time, a record is written without
+ * sleeping.)
+ */
+#define RECORD_DELAY_MS 2
+/* Per CPU, for the kernel's process records: some 90 exec'ing processes' worth. */
+#define RECORD_PAGES	  16
 #define DRAIN_INTERVAL_MS 1000
 #define MAX_FRAMES	  (2 * CPROF_MAX_STACK_DEPTH + 2)
 /* One-shot: about 3.5 s of backoff in all. Continuous: the spool takes over sooner. */
@@ -85,9 +97,12 @@ struct run {
 	struct batcher *batcher;
 	struct spool *spool;
 	struct delivery *delivery;
-	struct output *out; /* one-shot: the file or stdout */
-	struct target *cmd; /* the command cprof started, or NULL */
-	bool cmd_done;	    /* it exited during the profile, with cmd_status */
+	struct output *out;	    /* one-shot: the file or stdout */
+	struct target *cmd;	    /* the command cprof started, or NULL */
+	struct task_events *events; /* the kernel's process records; NULL: not followed */
+	bool caught_up;		    /* this drain's records were read before its first entry */
+	bool events_failed;	    /* reading them failed once: said so */
+	bool cmd_done;		    /* it exited during the profile, with cmd_status */
 	int cmd_status;
 	/* Clocks, CLOCK_MONOTONIC ns: UINT64_MAX for a deadline that does not apply. */
 	uint64_t start, deadline, next_drain, next_boundary;
@@ -97,6 +112,44 @@ struct run {
 	struct summary_info prev; /* counters at the last boundary (they are cumulative) */
 	uint64_t intervals, empty_intervals, unbatched, samples, unnamed_samples, unmapped_samples;
 };
+
+static void on_task_event(void *ctx, const struct task_event *ev)
+{
+	struct run *r = ctx;
+
+	task_feed__apply(r->sym, ev);
+}
+
+/* The kernel's process records timed up to `until` (CLOCK_MONOTONIC ns), in time order. */
+static void follow(struct run *r, uint64_t until)
+{
+	int err;
+
+	if (!r->events)
+		return;
+	err = task_events__read(r->events, until, on_task_event, r);
+	if (err < 0 && !r->events_failed) {
+		pr_warn("reading the kernel's process records failed: %s", strerror(-err));
+		r->events_failed = true;
+	}
+}
+
+/*
+ * Before a drain resolves its first entry: the map sets have been flipped,
+ * so every sample to resolve was taken before now, and every record timed
+ * before now is in its ring RECORD_DELAY_MS later.
+ */
+static void catch_up(struct run *r)
+{
+	struct timespec delay = {0, RECORD_DELAY_MS * 1000000L};
+	uint64_t now = clock__mono_ns();
+
+	if (r->caught_up || !r->events)
+		return;
+	r->caught_up = true;
+	nanosleep(&delay, NULL);
+	follow(r, now);
+}
 
 static void on_process(void *ctx, uint32_t pid)
 {
@@ -126,6 +179,7 @@ static void on_entry(void *ctx, const struct sampler_entry *e)
 	struct profile_labels labels = {.pid = e->pid};
 	const char *pname;
 
+	catch_up(r);
 	/* Leaf first: the kernel part (if any) sits on top of the user part. */
 	if (e->kern_n) {
 		if (symbolizer__kernel_frames(r->sym, e->kern_ips, e->kern_n, frames + n))
@@ -164,6 +218,7 @@ static int drain(struct run *r)
 {
 	int err;
 
+	r->caught_up = false;
 	err = sampler__drain(r->sampler, on_entry, r);
 	symbolizer__new_interval(r->sym);
 	sampler__prune_targets(r->sampler);
@@ -263,6 +318,16 @@ static void read_info(struct run *r, struct summary_info *in)
 	in->missing_stacks = sampler__missing_stacks(r->sampler);
 	in->lost_spills = sampler__lost_spills(r->sampler);
 	memcpy(in->sym, symbolizer__stats(r->sym), sizeof(in->sym));
+	if (r->events) {
+		struct task_events_stats st;
+
+		task_events__stats(r->events, &st);
+		in->followed = true;
+		in->records = st.records;
+		in->records_lost = st.lost;
+		in->records_broken = st.malformed;
+		in->records_late = st.late;
+	}
 }
 
 /* The counters are cumulative; an interval's profile reports its own share. */
@@ -279,6 +344,10 @@ static struct summary_info since(const struct summary_info *cur, const struct su
 	d.lost_notifications -= prev->lost_notifications;
 	d.missing_stacks -= prev->missing_stacks;
 	d.lost_spills -= prev->lost_spills;
+	d.records -= prev->records;
+	d.records_lost -= prev->records_lost;
+	d.records_broken -= prev->records_broken;
+	d.records_late -= prev->records_late;
 	return d;
 }
 
@@ -467,6 +536,34 @@ static int open_destinations(struct run *r)
 	return o->upload ? setup_upload(r) : 0;
 }
 
+/*
+ * The kernel's process records, opened before the BPF hooks are attached
+ * (so every fork and exec they stamp has its record) and after the command
+ * was forked (its exec is what matters; cprof's fork of itself is not).
+ */
+static int open_task_events(struct run *r)
+{
+	const struct session_opts *o = r->o;
+	uint32_t cmd;
+	int err;
+
+	if (task_events__open(RECORD_PAGES, &r->events)) {
+		pr_warn("processes are not followed as they start: each is read from /proc when "
+			"first sampled, so exec'd and short-lived ones may show [unknown] frames");
+		return 0;
+	}
+	symbolizer__follow(r->sym);
+	if (r->npids)
+		err = symbolizer__set_scope(r->sym, r->pids, r->npids, o->follow_children);
+	else if (r->cmd && (cmd = (uint32_t)target__pid(r->cmd)))
+		err = symbolizer__set_scope(r->sym, &cmd, 1, o->follow_children);
+	else
+		err = 0;
+	if (err)
+		pr_err("out of memory");
+	return err;
+}
+
 /* The profile, the symbolizer and the loaded BPF program with its targets. */
 static int prepare(struct run *r)
 {
@@ -499,10 +596,14 @@ static int prepare(struct run *r)
 			return err;
 		symbolizer__note_process(r->sym, r->pids[i]);
 	}
-	if (!o->command)
-		return 0;
-	err = target__spawn(o->command, &r->cmd);
-	return err ? err : sampler__add_command(r->sampler, (uint32_t)target__pid(r->cmd));
+	if (o->command) {
+		err = target__spawn(o->command, &r->cmd);
+		if (!err)
+			err = sampler__add_command(r->sampler, (uint32_t)target__pid(r->cmd));
+		if (err)
+			return err;
+	}
+	return open_task_events(r);
 }
 
 /* Sampling begins, then the command is let go. Returns an exit code: 0 to go on. */
@@ -563,14 +664,24 @@ static int drain_when_due(struct run *r, uint64_t now)
 	return 0;
 }
 
-/* Waits up to timeout_ms for new processes, and reads them. */
+/*
+ * Waits up to timeout_ms for new processes, and reads them: the kernel's
+ * records first, so that a process's first sample finds it known. Records
+ * wait RECORD_DELAY_MS to be in order: while some wait, the wait is short.
+ */
 static void wait_news(struct run *r, int timeout_ms)
 {
-	struct pollfd fd = {.fd = sampler__fd(r->sampler), .events = POLLIN};
+	struct pollfd fds[2] = {
+		{.fd = sampler__fd(r->sampler), .events = POLLIN},
+		{.fd = r->events ? task_events__fd(r->events) : -1, .events = POLLIN},
+	};
 	int err;
 
-	if (poll(&fd, 1, timeout_ms) < 0 && errno != EINTR)
+	if (r->events && task_events__queued(r->events) && timeout_ms > RECORD_DELAY_MS + 1)
+		timeout_ms = RECORD_DELAY_MS + 1;
+	if (poll(fds, 2, timeout_ms) < 0 && errno != EINTR)
 		pr_warn("polling for new processes failed: %s", strerror(errno));
+	follow(r, clock__mono_ns() - RECORD_DELAY_MS * 1000000ull);
 	err = sampler__consume(r->sampler, on_process, r);
 	if (err < 0)
 		pr_warn("reading new processes failed: %s", strerror(-err));
@@ -678,6 +789,7 @@ static void teardown(struct run *r)
 	upload__free(r->upload);
 	cancel__free(r->cancel);
 	target__free(r->cmd);
+	task_events__free(r->events);
 	sampler__free(r->sampler);
 	symbolizer__free(r->sym);
 	profile__free(r->prof);

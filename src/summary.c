@@ -272,6 +272,19 @@ int summary__add_comments(struct profile *p, const struct summary_info *in)
 	err = profile__add_comment(p, buf);
 	if (err)
 		return err;
+	if (in->followed)
+		snprintf(buf, sizeof(buf),
+			 "cprof: the kernel's records of forks, execs and mmaps: read %" PRIu64
+			 ", lost by the kernel (ring full) %" PRIu64 ", malformed %" PRIu64
+			 ", out of time order %" PRIu64,
+			 in->records, in->records_lost, in->records_broken, in->records_late);
+	else
+		snprintf(buf, sizeof(buf),
+			 "cprof: processes not followed as they began (no kernel records): "
+			 "each was read from /proc when first sampled");
+	err = profile__add_comment(p, buf);
+	if (err)
+		return err;
 	snprintf(buf, sizeof(buf),
 		 "cprof: symbols: separate debug files used %" PRIu64
 		 "; malformed perf map lines skipped %" PRIu64 "; ELF files read %" PRIu64
@@ -350,6 +363,16 @@ static void print_unnamed(FILE *f, uint64_t total, const struct summary_info *in
 static void print_processes(FILE *f, const struct summary_info *in)
 {
 	uint64_t gone = in->sym[SYM_STAT_PROCESSES_GONE], n = in->stats[CPROF_STAT_NOTIFY_LOST];
+
+	if (in->records_lost)
+		fprintf(f,
+			"cprof: the kernel lost %" PRIu64 " %s of forks, execs and mmaps (its ring "
+			"was full): processes that began or mapped code then may show [unknown] "
+			"frames\n",
+			in->records_lost, plural(in->records_lost, "record", "records"));
+	if (in->records_broken)
+		fprintf(f, "cprof: %" PRIu64 " malformed process %s skipped\n", in->records_broken,
+			plural(in->records_broken, "record", "records"));
 
 	if (gone)
 		fprintf(f, "cprof: %" PRIu64 " %s before %s memory map could be read\n", gone,

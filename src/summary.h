@@ -32,6 +32,12 @@ struct summary_info {
 	uint64_t unmapped_samples;
 	char unmapped_who[160];	  /* "make 12, sh 3" (the processes with the most), or "" */
 	uint64_t kernel_max_rate; /* kernel.perf_event_max_sample_rate at the end; 0: unknown */
+	/* The kernel's records of forks, execs and mmaps (sample/task_events.h). */
+	bool followed;		 /* read: processes were followed as they began */
+	uint64_t records;	 /* read */
+	uint64_t records_lost;	 /* dropped by the kernel: its ring was full */
+	uint64_t records_broken; /* malformed */
+	uint64_t records_late;	 /* came out of time order */
 };
 
 /* Samples of p that have at least one user frame without a symbol. */

@@ -6,7 +6,9 @@
  * that is mapped, even if it was deleted or replaced on disk, and it works
  * across mount namespaces. /proc/PID/root/PATH is the fallback, accepted only
  * when its device and inode match the mapping, so a different file that now
- * sits at the same path is never used. A file without .symtab gets its
+ * sits at the same path is never used; once the process has exited, PATH
+ * itself, with the same check. Files are opened when their mapping is
+ * recorded, while the process most likely lives. A file without .symtab gets its
  * symbols from its separate debug file (debug_file.h) when there is one.
  *
  * Code that is not in an ELF file: the vDSO is named from cprof's own copy
@@ -143,7 +145,7 @@ struct symbolizer {
 	uint64_t last_interval_ns; /* when symbolizer__new_interval last ran */
 	uint64_t intervals;
 	uint64_t follow_since_ticks; /* CLOCK_BOOTTIME when symbolizer__follow ran */
-	struct u64map *elf_index; /* inode -> struct elf_entry * chain */
+	struct u64map *elf_index;    /* inode -> struct elf_entry * chain */
 	struct elf_entry *elf_list;
 	uint64_t elf_idle_ns;
 	uint64_t elf_swept_ns; /* when close_idle_elfs last looked */
@@ -272,11 +274,31 @@ int symbolizer__set_debug_dir(struct symbolizer *s, const char *dir)
 	return 0;
 }
 
-/* Opens the file behind an executable mapping; see the top comment for the order. */
+/* Opens path if it is the file mapped by m (device and inode), else a negative errno. */
+static int open_if_mapped(const char *path, const struct proc_map *m)
+{
+	struct stat st;
+	int fd;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) || st.st_ino != m->inode || major(st.st_dev) != m->dev_major ||
+	    minor(st.st_dev) != m->dev_minor) {
+		close(fd);
+		return -ESTALE;
+	}
+	return fd;
+}
+
+/*
+ * Opens the file behind an executable mapping; see the top comment for the
+ * order. Last, for a process that has exited (no /proc/PID/root to go
+ * through), the path as cprof sees it, if it is still the same file.
+ */
 static int open_mapped_file(uint32_t pid, const struct proc_map *m)
 {
 	char path[4096 + 64];
-	struct stat st;
 	int fd;
 
 	snprintf(path, sizeof(path), "/proc/%u/map_files/%" PRIx64 "-%" PRIx64, pid, m->start,
@@ -287,15 +309,11 @@ static int open_mapped_file(uint32_t pid, const struct proc_map *m)
 	if (m->deleted)
 		return -ENOENT;
 	snprintf(path, sizeof(path), "/proc/%u/root%s", pid, m->path);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	if (fstat(fd, &st) || st.st_ino != m->inode || major(st.st_dev) != m->dev_major ||
-	    minor(st.st_dev) != m->dev_minor) {
+	fd = open_if_mapped(path, m);
+	if (fd == -ENOENT && !procfs__pid_exists(pid))
+		fd = open_if_mapped(m->path, m);
+	if (fd == -ESTALE)
 		pr_debug("%s: not the file mapped by PID %u (identity differs)", m->path, pid);
-		close(fd);
-		return -ESTALE;
-	}
 	return fd;
 }
 

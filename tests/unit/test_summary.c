@@ -158,3 +158,23 @@ TEST(summary_unmapped_samples_by_process)
 	CHECK_STR(who, "make 12");
 	profile__free(p);
 }
+
+/* Records of processes the kernel could not write are a loss of their own, with its consequence. */
+TEST(summary_lost_process_records)
+{
+	struct summary_info in = {.hz = 99, .ncpus = 1, .followed = true};
+	char *text;
+
+	text = losses(&in, 10);
+	CHECK(!strstr(text, "records"));
+	free(text);
+	in.records_lost = 1;
+	in.records_broken = 2;
+	text = losses(&in, 10);
+	CHECK(strstr(text,
+		     "cprof: the kernel lost 1 record of forks, execs and mmaps (its ring was "
+		     "full): processes that began or mapped code then may show [unknown] "
+		     "frames\n"));
+	CHECK(strstr(text, "cprof: 2 malformed process records skipped\n"));
+	free(text);
+}
