@@ -96,12 +96,12 @@ static struct space *new_space(uint32_t pid, uint64_t start, const char *comm,
 			       const struct space *from)
 {
 	struct space *sp = calloc(1, sizeof(*sp));
-	int err;
 
 	if (!sp)
 		return NULL;
-	err = from ? mapping_table__clone(from->maps, &sp->maps) : mapping_table__new(&sp->maps);
-	if (err) {
+	if (from)
+		sp->maps = mapping_table__share(from->maps);
+	else if (mapping_table__new(&sp->maps)) {
 		free(sp);
 		return NULL;
 	}

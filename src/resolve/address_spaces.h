@@ -38,8 +38,8 @@ void address_spaces__free(struct address_spaces *as);
 
 /*
  * A space of pid beginning at start, named comm, with the mappings of from
- * (a fork) or none (an exec). The space current at start ends there. NULL
- * when out of memory.
+ * (a fork: the table is shared, see mapping_table__own) or none (an exec).
+ * The space current at start ends there. NULL when out of memory.
  */
 struct space *address_spaces__begin(struct address_spaces *as, uint32_t pid, uint64_t start,
 				    const char *comm, const struct space *from);

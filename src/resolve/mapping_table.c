@@ -12,19 +12,23 @@
 struct mapping_table {
 	struct mapping *arr;
 	size_t n, cap;
+	unsigned int refs;
 };
 
 int mapping_table__new(struct mapping_table **out)
 {
 	*out = calloc(1, sizeof(**out));
-	return *out ? 0 : -ENOMEM;
+	if (!*out)
+		return -ENOMEM;
+	(*out)->refs = 1;
+	return 0;
 }
 
 void mapping_table__free(struct mapping_table *t)
 {
 	size_t i;
 
-	if (!t)
+	if (!t || --t->refs)
 		return;
 	for (i = 0; i < t->n; i++)
 		free((char *)t->arr[i].map.path);
@@ -50,6 +54,7 @@ int mapping_table__clone(const struct mapping_table *t, struct mapping_table **o
 	c = calloc(1, sizeof(*c));
 	if (!c)
 		return -ENOMEM;
+	c->refs = 1;
 	c->arr = calloc(t->n ? t->n : 1, sizeof(*c->arr));
 	if (!c->arr) {
 		free(c);
@@ -65,6 +70,27 @@ int mapping_table__clone(const struct mapping_table *t, struct mapping_table **o
 		c->n++;
 	}
 	*out = c;
+	return 0;
+}
+
+struct mapping_table *mapping_table__share(struct mapping_table *t)
+{
+	t->refs++;
+	return t;
+}
+
+int mapping_table__own(struct mapping_table **t)
+{
+	struct mapping_table *c;
+	int err;
+
+	if ((*t)->refs == 1)
+		return 0;
+	err = mapping_table__clone(*t, &c);
+	if (err)
+		return err;
+	mapping_table__free(*t);
+	*t = c;
 	return 0;
 }
 

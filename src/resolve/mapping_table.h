@@ -32,9 +32,17 @@ struct mapping {
 };
 
 int mapping_table__new(struct mapping_table **out);
+/* Drops a reference; the last frees the table. */
 void mapping_table__free(struct mapping_table *t);
 /* A copy, as a forked child starts with its parent's memory; 0 or -ENOMEM. */
 int mapping_table__clone(const struct mapping_table *t, struct mapping_table **out);
+/*
+ * Another reference to t: a forked child shares its parent's table until
+ * either maps something, as most children exec or exit first.
+ */
+struct mapping_table *mapping_table__share(struct mapping_table *t);
+/* Makes *t a table of its own, copied if shared, before an insert; 0 or -ENOMEM. */
+int mapping_table__own(struct mapping_table **t);
 
 /*
  * Adds m (its path is copied), cutting back or dropping the mappings it

@@ -828,7 +828,7 @@ void symbolizer__mmap(struct symbolizer *s, uint32_t pid, uint64_t time, const s
 		return;
 	}
 	st = sp->priv;
-	added = mapping_table__insert(sp->maps, m);
+	added = mapping_table__own(&sp->maps) ? NULL : mapping_table__insert(sp->maps, m);
 	if (!added)
 		return;
 	s->stats[SYM_STAT_MAPPINGS_FOLLOWED]++;

@@ -31,6 +31,7 @@ static void add_code(struct space *sp, uint64_t start, const char *path)
 		.path = path,
 	};
 
+	CHECK_INT(mapping_table__own(&sp->maps), ==, 0);
 	CHECK(mapping_table__insert(sp->maps, &m));
 }
 

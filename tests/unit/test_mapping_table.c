@@ -168,3 +168,22 @@ TEST(mapping_table_random_inserts_match_a_page_map)
 		CHECK(mapping_table__get(t, p - 1)->map.end <= mapping_table__get(t, p)->map.start);
 	mapping_table__free(t);
 }
+
+TEST(mapping_table_shared_until_owned)
+{
+	struct mapping_table *t = table_of(), *child = mapping_table__share(t), *before = child;
+	struct proc_map d = code(0x20000, 0x21000, 0, "/plugin");
+
+	/* The parent owns a share too: it is copied as well when it maps more. */
+	CHECK_INT(mapping_table__own(&child), ==, 0);
+	CHECK(child != before);
+	CHECK(mapping_table__insert(child, &d));
+	CHECK_STR(layout(t), "1000-3000:0:/a 5000-9000:100:/b");
+	CHECK_STR(layout(child), "1000-3000:0:/a 5000-9000:100:/b 20000-21000:0:/plugin");
+	/* Alone now, the parent needs no copy. */
+	before = t;
+	CHECK_INT(mapping_table__own(&t), ==, 0);
+	CHECK(t == before);
+	mapping_table__free(child);
+	mapping_table__free(t);
+}
