@@ -211,7 +211,14 @@ SYMBOLIZE_FIXTURES := .output/fixtures/known_tree_stripped .output/fixtures/know
 	$(Q)$(CLANG) -x c++ -std=c++17 -fno-exceptions -fno-rtti $(FIXTURE_CFLAGS) -o $@ $<
 # end of fixtures for symbolization tests
 
-fixtures: $(FIXTURES) $(SYMBOLIZE_FIXTURES)
+# The library dlopen_call loads (tests/e2e/mappings.sh). Its source is in
+# fixtures/src/lib/, out of the wildcard of the fixture programs.
+LIB_FIXTURES := .output/fixtures/libplugin.so
+.output/fixtures/lib%.so: fixtures/src/lib/%.c | .output/fixtures
+	$(call msg,FIXTURE,$@)
+	$(Q)$(CLANG) $(FIXTURE_CFLAGS) -shared -fPIC -o $@ $<
+
+fixtures: $(FIXTURES) $(SYMBOLIZE_FIXTURES) $(LIB_FIXTURES)
 
 # Static copies for the QEMU guests of qemu/run, which have no C library: the
 # flavor's clang musl toolchain (third_party/build.sh), the same flags.
@@ -278,7 +285,7 @@ distclean:
 
 # The one list of files under house style; tests/gates/style.sh checks the same list.
 FORMAT_FILES := $(sort $(wildcard src/*.[ch] src/*/*.[ch] bpf/*.[ch] tests/unit/*.[ch] \
-	tests/fuzz/*.c fixtures/src/*.c bench/*.c))
+	tests/fuzz/*.c fixtures/src/*.c fixtures/src/lib/*.c fixtures/make_project/*.[ch] bench/*.c))
 
 format:
 	clang-format -i $(FORMAT_FILES)

@@ -37,6 +37,7 @@ TEST_PACKAGES=(
 	cpio                              # the matrix guests' initramfs
 	libc6-dbg                         # glibc's separate debug files (symbolize_debug.sh)
 	protobuf-compiler                 # protoc compiles the upload test server's .proto files
+	linux-perf                        # perf record: the reference of mappings.sh's build profile
 )
 
 # wants_tests MAKE-ARGS...: true when the arguments build or run tests: the
