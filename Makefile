@@ -213,6 +213,10 @@ SYMBOLIZE_FIXTURES := .output/fixtures/known_tree_stripped .output/fixtures/know
 
 # The library dlopen_call loads (tests/e2e/mappings.sh). Its source is in
 # fixtures/src/lib/, out of the wildcard of the fixture programs.
+# brief calls libc through the GOT, not PLT stubs: a lazy-binding stub has no
+# symbol (perf names them func@plt, cprof does not yet), and the mapping tests
+# check that every frame in brief itself is named.
+.output/fixtures/brief: FIXTURE_CFLAGS += -fno-plt
 LIB_FIXTURES := .output/fixtures/libplugin.so
 .output/fixtures/lib%.so: fixtures/src/lib/%.c | .output/fixtures
 	$(call msg,FIXTURE,$@)

@@ -374,14 +374,21 @@ int cprof_exec(void *ctx)
 	return 0;
 }
 
-/* Every task's exit: a thread's entry in `spaces` was never a process's. */
+/*
+ * A thread's exit: its entry in `spaces` was never a process's. A process's
+ * own entry stays: it is still sampled while it exits (this tracepoint runs
+ * before its memory goes), and a new process that reuses its PID gets an
+ * entry of its own at fork.
+ */
 SEC("tracepoint/sched/sched_process_exit")
 int cprof_exit(void *ctx)
 {
-	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 tid = (__u32)id;
 
 	(void)ctx;
-	bpf_map_delete_elem(&spaces, &tid);
+	if (tid != id >> 32)
+		bpf_map_delete_elem(&spaces, &tid);
 	return 0;
 }
 

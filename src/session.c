@@ -176,6 +176,7 @@ static void on_entry(void *ctx, const struct sampler_entry *e)
 {
 	struct run *r = ctx;
 	uint32_t frames[MAX_FRAMES], n = 0; /* symbolizer frame ids, then the profile's */
+	struct symbolizer_task task = {.pid = e->pid, .space = e->space, .comm = e->comm};
 	struct profile_labels labels = {.pid = e->pid};
 	const char *pname;
 
@@ -189,8 +190,7 @@ static void on_entry(void *ctx, const struct sampler_entry *e)
 		frames[n++] = lost_stack_frame(r, e->kern_err, 1);
 	}
 	if (e->user_n) {
-		if (symbolizer__user_frames(r->sym, e->pid, e->space, e->user_ips, e->user_n,
-					    frames + n))
+		if (symbolizer__user_frames(r->sym, &task, e->user_ips, e->user_n, frames + n))
 			goto fail;
 		n += e->user_n;
 	} else if (e->user_err) {
@@ -199,10 +199,10 @@ static void on_entry(void *ctx, const struct sampler_entry *e)
 	if (n == 0)
 		frames[n++] = symbolizer__placeholder(r->sym, "[no stack]", 0);
 
-	pname = symbolizer__process_name(r->sym, e->pid, e->space);
+	pname = symbolizer__process_name(r->sym, &task);
 	labels.comm = pname ? pname : e->comm;
 	labels.thread_name = e->comm;
-	labels.ns_pid = symbolizer__ns_pid(r->sym, e->pid, e->space);
+	labels.ns_pid = symbolizer__ns_pid(r->sym, &task);
 	if (r->o->per_thread)
 		labels.tid = e->tid;
 	/* A frame id 0 (no memory for a placeholder) is refused there. */

@@ -1,6 +1,5 @@
 // SPDX-License-Identifier: MIT
 #include <time.h>
-#include <unistd.h>
 
 #include "lib/clock.h"
 
@@ -16,13 +15,6 @@ static uint64_t read_ns(clockid_t clk)
 uint64_t clock__mono_ns(void)
 {
 	return read_ns(CLOCK_MONOTONIC);
-}
-
-uint64_t clock__boot_ticks(void)
-{
-	long hz = sysconf(_SC_CLK_TCK);
-
-	return read_ns(CLOCK_BOOTTIME) / (1000000000ull / (uint64_t)(hz > 0 ? hz : 100));
 }
 
 int64_t clock__mono_ms(void)

@@ -13,11 +13,6 @@
 uint64_t clock__mono_ns(void);
 /* The same in milliseconds, signed: deadlines are compared through differences. */
 int64_t clock__mono_ms(void);
-/*
- * CLOCK_BOOTTIME in clock ticks (USER_HZ), the unit and clock of a process's
- * start time in /proc/PID/stat.
- */
-uint64_t clock__boot_ticks(void);
 /* CLOCK_REALTIME in nanoseconds since the epoch. */
 uint64_t clock__real_ns(void);
 

@@ -14,6 +14,7 @@
 #ifndef CPROF_ADDRESS_SPACES_H
 #define CPROF_ADDRESS_SPACES_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -26,6 +27,7 @@ struct space {
 	uint64_t start; /* CLOCK_MONOTONIC ns of the fork or exec that began it; 0: before cprof */
 	uint64_t end;	/* when the next began or the process exited; UINT64_MAX while current */
 	char comm[SPACE_COMM_LEN]; /* the process's name in this space */
+	bool exec;		   /* begun by an exec (set by the owner) */
 	struct mapping_table *maps;
 	void *priv; /* the owner's, freed with the space */
 };
@@ -45,6 +47,8 @@ struct space *address_spaces__begin(struct address_spaces *as, uint32_t pid, uin
 				    const char *comm, const struct space *from);
 /* The space of pid at time t: the last to begin at or before t; NULL if none. */
 struct space *address_spaces__at(struct address_spaces *as, uint32_t pid, uint64_t t);
+/* The space of the same process that began next after sp, NULL if none. */
+struct space *address_spaces__after(struct address_spaces *as, const struct space *sp);
 /* The newest space of pid, NULL if none. */
 struct space *address_spaces__latest(struct address_spaces *as, uint32_t pid);
 /* The process exited at t: its newest space ends there. */

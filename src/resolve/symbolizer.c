@@ -100,6 +100,12 @@ struct kframe_wait {
 
 #define NO_SYM UINT32_MAX
 
+/*
+ * Long enough for the records of a process's fork to be read (2 ms after
+ * their time, see session.c) after its first sample.
+ */
+#define NOTE_DELAY_NS (5 * 1000000ull)
+
 /* Long enough for a dynamic loader to map the libraries, or a fork to exec. */
 #define RECHECK_AFTER_NS (50 * 1000000ull)
 
@@ -144,8 +150,9 @@ struct symbolizer {
 	bool scope_children;	   /* and their children */
 	uint64_t last_interval_ns; /* when symbolizer__new_interval last ran */
 	uint64_t intervals;
-	uint64_t follow_since_ticks; /* CLOCK_BOOTTIME when symbolizer__follow ran */
-	struct u64map *elf_index;    /* inode -> struct elf_entry * chain */
+	struct fresh *notes; /* processes first seen, not known yet (symbolizer__note_process) */
+	size_t nnotes, notes_cap;
+	struct u64map *elf_index; /* inode -> struct elf_entry * chain */
 	struct elf_entry *elf_list;
 	uint64_t elf_idle_ns;
 	uint64_t elf_swept_ns; /* when close_idle_elfs last looked */
@@ -252,6 +259,7 @@ void symbolizer__free(struct symbolizer *s)
 	}
 	u64map__free(s->elf_index);
 	free(s->fresh);
+	free(s->notes);
 	free(s->debug_dir);
 	elf_symtab__free(s->vdso);
 	free(s->vdso_image);
@@ -670,61 +678,100 @@ static void check_reuse(struct symbolizer *s, struct space *sp)
 	st->start_time = start;
 }
 
-/* The space a sample of pid stamped with space id sid was taken in, if known. */
-static struct space *find_space(struct symbolizer *s, uint32_t pid, uint64_t sid)
+/*
+ * The space a sample was taken in, if known. An exec names the process (its
+ * record) before the BPF hook stamps the new space, a little later, at the
+ * end of execve: a sample in between, already under the new name, is the
+ * new program's, as perf files it too.
+ */
+static struct space *find_space(struct symbolizer *s, const struct symbolizer_task *t)
 {
-	struct space *sp = NULL;
+	struct space *sp = NULL, *next;
 
 	if (s->tracking)
-		sp = address_spaces__at(s->spaces, pid, sid);
+		sp = address_spaces__at(s->spaces, t->pid, t->space);
 	/* Id 0 (or no hooks in the kernel): before any fork or exec seen. */
-	return sp ? sp : address_spaces__latest(s->spaces, pid);
+	if (!sp)
+		return address_spaces__latest(s->spaces, t->pid);
+	next = address_spaces__after(s->spaces, sp);
+	if (next && next->exec && t->comm && !strncmp(t->comm, next->comm, sizeof(next->comm)) &&
+	    strncmp(t->comm, sp->comm, sizeof(sp->comm)))
+		return next;
+	return sp;
 }
 
 /* The same, read from /proc when unknown. */
-static struct space *space_for(struct symbolizer *s, uint32_t pid, uint64_t sid)
+static struct space *space_for(struct symbolizer *s, const struct symbolizer_task *t)
 {
-	struct space *sp = find_space(s, pid, sid);
+	struct space *sp = find_space(s, t);
 
 	if (!sp)
-		return read_process(s, pid);
+		return read_process(s, t->pid);
 	check_reuse(s, sp);
 	return sp;
 }
 
-/*
- * Whether pid began after cprof began following: its fork record is on its
- * way, often behind its first sample. Start times are in ticks (10 ms): one
- * more tick leaves no doubt.
- */
-static bool followed_from_start(const struct symbolizer *s, uint32_t pid)
+/* Notes a process first seen now, to be read later unless its records come first. */
+static void remember_note(struct symbolizer *s, uint32_t pid)
 {
-	uint64_t start;
+	struct fresh *f;
 
-	return s->tracking && procfs__start_time(pid, &start) == 0 &&
-	       start > s->follow_since_ticks + 1;
+	if (s->nnotes == s->notes_cap) {
+		size_t cap = s->notes_cap ? 2 * s->notes_cap : 64;
+
+		f = realloc(s->notes, cap * sizeof(*f));
+		if (!f) {
+			read_process(s, pid);
+			return;
+		}
+		s->notes = f;
+		s->notes_cap = cap;
+	}
+	s->notes[s->nnotes++] = (struct fresh){.pid = pid, .seen_ns = clock__mono_ns()};
 }
 
+/*
+ * A process seen by its first sample. Followed, it may well have begun
+ * after cprof, and its fork record be on its way behind the sample: it is
+ * read from /proc only if no record has made it known a moment later
+ * (symbolizer__recheck_new).
+ */
 void symbolizer__note_process(struct symbolizer *s, uint32_t pid)
 {
 	struct space *sp = address_spaces__latest(s->spaces, pid);
 
 	if (sp)
 		read_ns_pid(sp);
-	else if (!followed_from_start(s, pid))
+	else if (s->tracking)
+		remember_note(s, pid);
+	else
 		read_process(s, pid);
 }
 
-const char *symbolizer__process_name(struct symbolizer *s, uint32_t pid, uint64_t sid)
+/* The processes noted NOTE_DELAY_NS ago or more that no record has made known. */
+static void read_noted(struct symbolizer *s, uint64_t now)
 {
-	struct space *sp = find_space(s, pid, sid);
+	size_t i, kept = 0;
+
+	for (i = 0; i < s->nnotes; i++) {
+		if (now - s->notes[i].seen_ns < NOTE_DELAY_NS)
+			s->notes[kept++] = s->notes[i];
+		else if (!address_spaces__latest(s->spaces, s->notes[i].pid))
+			read_process(s, s->notes[i].pid);
+	}
+	s->nnotes = kept;
+}
+
+const char *symbolizer__process_name(struct symbolizer *s, const struct symbolizer_task *task)
+{
+	struct space *sp = find_space(s, task);
 
 	return sp && sp->comm[0] ? sp->comm : NULL;
 }
 
-uint32_t symbolizer__ns_pid(struct symbolizer *s, uint32_t pid, uint64_t sid)
+uint32_t symbolizer__ns_pid(struct symbolizer *s, const struct symbolizer_task *task)
 {
-	struct space *sp = find_space(s, pid, sid);
+	struct space *sp = find_space(s, task);
 
 	return sp ? ((struct space_state *)sp->priv)->ns_pid : 0;
 }
@@ -732,7 +779,6 @@ uint32_t symbolizer__ns_pid(struct symbolizer *s, uint32_t pid, uint64_t sid)
 void symbolizer__follow(struct symbolizer *s)
 {
 	s->tracking = true;
-	s->follow_since_ticks = clock__boot_ticks();
 }
 
 int symbolizer__set_scope(struct symbolizer *s, const uint32_t *pids, size_t n, bool children)
@@ -790,6 +836,7 @@ void symbolizer__exec(struct symbolizer *s, uint32_t pid, uint64_t time, const c
 	sp = begin_space(s, pid, time, comm, NULL);
 	if (!sp)
 		return;
+	sp->exec = true;
 	s->stats[SYM_STAT_SPACES_FOLLOWED]++;
 	read_ns_pid(sp);
 }
@@ -1170,6 +1217,7 @@ void symbolizer__recheck_new(struct symbolizer *s)
 	uint64_t now = clock__mono_ns();
 	size_t i, kept = 0;
 
+	read_noted(s, now);
 	for (i = 0; i < s->nfresh; i++) {
 		const struct fresh *f = &s->fresh[i];
 		struct space *sp;
@@ -1361,8 +1409,8 @@ static int current_ids(struct symbolizer *s, struct space_state *st)
 	return 0;
 }
 
-int symbolizer__user_frames(struct symbolizer *s, uint32_t pid, uint64_t sid, const uint64_t *ips,
-			    uint32_t n, uint32_t *ids_out)
+int symbolizer__user_frames(struct symbolizer *s, const struct symbolizer_task *task,
+			    const uint64_t *ips, uint32_t n, uint32_t *ids_out)
 {
 	struct space *sp;
 	uint32_t i;
@@ -1371,7 +1419,7 @@ int symbolizer__user_frames(struct symbolizer *s, uint32_t pid, uint64_t sid, co
 	err = begin_request(s);
 	if (err)
 		return err;
-	sp = space_for(s, pid, sid);
+	sp = space_for(s, task);
 	if (!sp)
 		return -ENOMEM;
 	err = current_ids(s, sp->priv);

@@ -104,16 +104,20 @@ void symbolizer__mmap(struct symbolizer *s, uint32_t pid, uint64_t time, const s
 void symbolizer__exit(struct symbolizer *s, uint32_t pid, uint64_t time);
 
 /*
- * A process seen by its first sample: one not followed from its beginning
- * is read from /proc now, while it lives (no-op if already known).
+ * A process seen by its first sample: one not known yet is read from /proc,
+ * while it lives; when following, a few milliseconds later (from
+ * symbolizer__recheck_new), unless its records made it known meanwhile (it
+ * began after cprof, and its fork record was on its way behind the sample).
  */
 void symbolizer__note_process(struct symbolizer *s, uint32_t pid);
 /*
- * Without the kernel's records: reads once more the memory map of each
- * process first read at least 50 ms ago, if it still lives: at first sight
- * its loader may not have mapped every library yet, or a fork not have run
- * exec. For the poll loop, so that short-lived processes are right before
- * they exit. (Also for a process whose first read failed mid-exec.)
+ * For the poll loop, at every wake: reads the processes noted a few
+ * milliseconds ago that no record made known; and without the kernel's
+ * records, reads once more the memory map of each process first read at
+ * least 50 ms ago, if it still lives: at first sight its loader may not have
+ * mapped every library yet, or a fork not have run exec. So short-lived
+ * processes are right before they exit. (Also for a process whose first
+ * read failed mid-exec.)
  */
 void symbolizer__recheck_new(struct symbolizer *s);
 
@@ -124,8 +128,15 @@ void symbolizer__recheck_new(struct symbolizer *s);
  * an id, also across processes: a forked worker pool maps its files at the
  * same places, and a profile then copies each frame once.
  */
-int symbolizer__user_frames(struct symbolizer *s, uint32_t pid, uint64_t space, const uint64_t *ips,
-			    uint32_t n, uint32_t *ids_out);
+/* Whose stack: a sample's process, address space id and thread name. */
+struct symbolizer_task {
+	uint32_t pid;
+	uint64_t space;	  /* the BPF program's id of the space (0: none) */
+	const char *comm; /* the sampled thread's name then; NULL if unknown */
+};
+
+int symbolizer__user_frames(struct symbolizer *s, const struct symbolizer_task *task,
+			    const uint64_t *ips, uint32_t n, uint32_t *ids_out);
 int symbolizer__kernel_frames(struct symbolizer *s, const uint64_t *ips, uint32_t n,
 			      uint32_t *ids_out);
 /* A frame that stands for something lost (e.g. "[user stack lost: ...]"); 0 if out of memory. */
@@ -163,10 +174,10 @@ int symbolizer__finish(struct symbolizer *s, bool last);
  */
 int symbolizer__set_kallsyms(struct symbolizer *s, const char *path);
 
-/* The process's name in the address space `space` (a sample's id), or NULL if unknown. */
-const char *symbolizer__process_name(struct symbolizer *s, uint32_t pid, uint64_t space);
+/* The process's name in the address space the sample was taken in, or NULL if unknown. */
+const char *symbolizer__process_name(struct symbolizer *s, const struct symbolizer_task *task);
 /* The process's PID in its own PID namespace, or 0 when it is the host PID (or unknown). */
-uint32_t symbolizer__ns_pid(struct symbolizer *s, uint32_t pid, uint64_t space);
+uint32_t symbolizer__ns_pid(struct symbolizer *s, const struct symbolizer_task *task);
 
 /* The counters, indexed by enum symbolizer_stat (a live view). */
 const uint64_t *symbolizer__stats(const struct symbolizer *s);

@@ -91,6 +91,14 @@ pct() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", b ? 100 * a / b : 0 }'; 
 lines() {
 	grep -E "^$2;" "$1" | grep -E -- "$3" | grep -v sys_execve | heaviest
 }
+# unnamed_leaves FOLDED PROCESS MODULE_REGEX: the lines of PROCESS (outside
+# execve) whose leaf user frame is unnamed or in MODULE+0x, heaviest first.
+unnamed_leaves() {
+	awk -v p="$2" -v m="$3" '{ line = $0; sub(/ [0-9]+$/, "", line); k = split(line, f, ";")
+		if (f[1] != p || line ~ /sys_execve/) next
+		leaf = ""; for (i = 2; i <= k && f[i] !~ /_\[k\]$/; i++) leaf = f[i]
+		if (leaf == "[unknown]" || (m != "" && leaf ~ "^(" m ")[+]0x")) print }' "$1" | heaviest
+}
 # heaviest: folded lines on stdin, the heaviest first, cut short, on one line.
 heaviest() {
 	sort -t' ' -k2 -rn |
@@ -172,7 +180,7 @@ check_named() {
 	else
 		fail "$1_frames_named" "of $total samples under $3 (outside execve), $leaf have an" \
 			"unnamed leaf, $unnamed an unnamed frame, $mod lines a frame $4+0x:" \
-			"$(lines "$2" "$3" "\[unknown\]|;($4)\+0x")"
+			"$(unnamed_leaves "$2" "$3" "$4")
 	fi
 }
 # check_rooted CASE FOLDED PROCESS ROOT WORK_REGEX: after stats, every sample

@@ -55,7 +55,9 @@ static const struct profile_frame *frame_of(struct fixture *f, uint32_t pid, uin
 {
 	uint32_t frame = 0;
 
-	CHECK_INT(symbolizer__user_frames(f->sym, pid, 0, &addr, 1, &frame), ==, 0);
+	CHECK_INT(symbolizer__user_frames(f->sym, &(struct symbolizer_task){.pid = pid, .space = 0},
+					  &addr, 1, &frame),
+		  ==, 0);
 	CHECK(frame);
 	CHECK_INT(profile__add_symbolized(f->prof, f->sym, &frame, 1, &frame), ==, 0);
 	return profile__frame(f->prof, frame);
@@ -100,7 +102,10 @@ TEST(symbolizer_answers_without_a_profile)
 
 	CHECK_INT(mangled_fn(2), ==, 7);
 	CHECK_INT(symbolizer__new(&s), ==, 0);
-	CHECK_INT(symbolizer__user_frames(s, (uint32_t)getpid(), 0, ips, 2, ids), ==, 0);
+	CHECK_INT(symbolizer__user_frames(
+			  s, &(struct symbolizer_task){.pid = (uint32_t)getpid(), .space = 0}, ips,
+			  2, ids),
+		  ==, 0);
 	CHECK(ids[0] && ids[0] == ids[1]);
 	fr = symbolizer__frame(s, ids[0]);
 	CHECK(fr);
@@ -223,8 +228,11 @@ TEST(symbolizer_vdso_local_code_at_function_start)
 		end = fde.pc_begin + fde.pc_range;
 		ips[0] = base + fde.pc_begin + 1;
 		ips[1] = base + end;
-		CHECK_INT(symbolizer__user_frames(f.sym, (uint32_t)getpid(), 0, ips, 2, frames), ==,
-			  0);
+		CHECK_INT(symbolizer__user_frames(
+				  f.sym,
+				  &(struct symbolizer_task){.pid = (uint32_t)getpid(), .space = 0},
+				  ips, 2, frames),
+			  ==, 0);
 		CHECK_INT(profile__add_symbolized(f.prof, f.sym, frames, 2, frames), ==, 0);
 		CHECK_STR(profile__frame(f.prof, frames[0])->name, want);
 		CHECK_STR(profile__frame(f.prof, frames[1])->name, want);
@@ -328,9 +336,12 @@ TEST(symbolizer_fallbacks_never_borrow_a_name)
 			ns = (uint32_t)strtoul(last ? last + 1 : line + 6, NULL, 10);
 		}
 	fclose(st);
-	CHECK_INT(symbolizer__ns_pid(f.sym, (uint32_t)getpid(), 0), ==,
-		  ns && ns != (uint32_t)getpid() ? ns : 0);
-	CHECK_INT(symbolizer__ns_pid(f.sym, 0x7fffffff, 0), ==, 0);
+	CHECK_INT(symbolizer__ns_pid(
+			  f.sym, &(struct symbolizer_task){.pid = (uint32_t)getpid(), .space = 0}),
+		  ==, ns && ns != (uint32_t)getpid() ? ns : 0);
+	CHECK_INT(
+		symbolizer__ns_pid(f.sym, &(struct symbolizer_task){.pid = 0x7fffffff, .space = 0}),
+		==, 0);
 	teardown(&f);
 }
 
@@ -373,7 +384,8 @@ TEST(symbolizer_ns_pid_of_namespaced_process)
 	}
 	setup(&f);
 	symbolizer__note_process(f.sym, (uint32_t)msg.child);
-	ns = symbolizer__ns_pid(f.sym, (uint32_t)msg.child, 0);
+	ns = symbolizer__ns_pid(f.sym,
+				&(struct symbolizer_task){.pid = (uint32_t)msg.child, .space = 0});
 	teardown(&f);
 	/* The namespace's init goes before any check can end the test. */
 	kill(msg.child, SIGKILL);
@@ -450,8 +462,11 @@ TEST(symbolizer_recheck_sees_exec_before_exit)
 	close(go[0]);
 	setup(&f);
 	symbolizer__note_process(f.sym, (uint32_t)child);
-	CHECK(symbolizer__process_name(f.sym, (uint32_t)child, 0));
-	CHECK(strcmp(symbolizer__process_name(f.sym, (uint32_t)child, 0), "known_tree"));
+	CHECK(symbolizer__process_name(
+		f.sym, &(struct symbolizer_task){.pid = (uint32_t)child, .space = 0}));
+	CHECK(strcmp(symbolizer__process_name(
+			     f.sym, &(struct symbolizer_task){.pid = (uint32_t)child, .space = 0}),
+		     "known_tree"));
 	CHECK_INT(write(go[1], "x", 1), ==, 1);
 	snprintf(exe, sizeof(exe), "/proc/%d/exe", (int)child);
 	for (i = 0; i < 200 && !base; i++) {
@@ -464,7 +479,9 @@ TEST(symbolizer_recheck_sees_exec_before_exit)
 	kill(child, SIGKILL);
 	waitpid(child, NULL, 0);
 	CHECK(base);
-	CHECK_STR(symbolizer__process_name(f.sym, (uint32_t)child, 0), "known_tree");
+	CHECK_STR(symbolizer__process_name(
+			  f.sym, &(struct symbolizer_task){.pid = (uint32_t)child, .space = 0}),
+		  "known_tree");
 	CHECK_STR(frame_of(&f, (uint32_t)child, base + hot_a + 4)->name, "hot_a");
 	teardown(&f);
 }

@@ -35,7 +35,9 @@ static const char *name_in(struct symbolizer *s, struct profile *p, uint32_t pid
 {
 	uint32_t frame = 0;
 
-	CHECK_INT(symbolizer__user_frames(s, pid, sid, &addr, 1, &frame), ==, 0);
+	CHECK_INT(symbolizer__user_frames(s, &(struct symbolizer_task){.pid = pid, .space = sid},
+					  &addr, 1, &frame),
+		  ==, 0);
 	CHECK_INT(profile__add_symbolized(p, s, &frame, 1, &frame), ==, 0);
 	return profile__frame(p, frame)->name;
 }
@@ -77,10 +79,14 @@ TEST(symbolizer_follow_names_each_sample_in_its_space)
 	symbolizer__exec(f.s, f.pid, 2000, "after");
 	/* The sample's id is the exec hook's time, a little after the exec record's. */
 	CHECK_STR(name_in(f.s, f.p, f.pid, 1050, f.addr), "follow_target");
-	CHECK_STR(symbolizer__process_name(f.s, f.pid, 1050), "before");
+	CHECK_STR(symbolizer__process_name(f.s,
+					   &(struct symbolizer_task){.pid = f.pid, .space = 1050}),
+		  "before");
 	/* After the exec nothing is mapped yet: no guess from /proc, whose map is another's. */
 	CHECK_STR(name_in(f.s, f.p, f.pid, 2050, f.addr), "[unknown]");
-	CHECK_STR(symbolizer__process_name(f.s, f.pid, 2050), "after");
+	CHECK_STR(symbolizer__process_name(f.s,
+					   &(struct symbolizer_task){.pid = f.pid, .space = 2050}),
+		  "after");
 	CHECK_U64(symbolizer__stats(f.s)[SYM_STAT_USER_UNMAPPED], ==, 1);
 	CHECK_U64(symbolizer__stats(f.s)[SYM_STAT_SPACES_FOLLOWED], ==, 2);
 	CHECK_U64(symbolizer__stats(f.s)[SYM_STAT_MAPPINGS_FOLLOWED], ==, 1);
@@ -113,10 +119,16 @@ TEST(symbolizer_follow_fork_inherits_the_parents_map)
 	/* The child exits at once: its samples are named from what it inherited. */
 	symbolizer__exit(f.s, child, 1300);
 	CHECK_STR(name_in(f.s, f.p, child, 1250, f.addr), "follow_target");
-	CHECK_STR(symbolizer__process_name(f.s, child, 1250), "parent");
+	CHECK_STR(symbolizer__process_name(f.s,
+					   &(struct symbolizer_task){.pid = child, .space = 1250}),
+		  "parent");
 	symbolizer__rename(f.s, f.pid, "renamed");
-	CHECK_STR(symbolizer__process_name(f.s, f.pid, 1500), "renamed");
-	CHECK_STR(symbolizer__process_name(f.s, child, 1250), "parent");
+	CHECK_STR(symbolizer__process_name(f.s,
+					   &(struct symbolizer_task){.pid = f.pid, .space = 1500}),
+		  "renamed");
+	CHECK_STR(symbolizer__process_name(f.s,
+					   &(struct symbolizer_task){.pid = child, .space = 1250}),
+		  "parent");
 	teardown(&f);
 }
 
@@ -132,8 +144,11 @@ TEST(symbolizer_follow_scope_keeps_out_other_processes)
 	symbolizer__exec(f.s, other, 1150, "other");
 	symbolizer__fork(f.s, f.pid, child, 1200);
 	symbolizer__exec(f.s, child, 1300, "grandchild");
-	CHECK_STR(symbolizer__process_name(f.s, child, 1350), "grandchild");
-	CHECK(!symbolizer__process_name(f.s, other, 1200));
+	CHECK_STR(symbolizer__process_name(f.s,
+					   &(struct symbolizer_task){.pid = child, .space = 1350}),
+		  "grandchild");
+	CHECK(!symbolizer__process_name(f.s,
+					&(struct symbolizer_task){.pid = other, .space = 1200}));
 	CHECK_U64(symbolizer__stats(f.s)[SYM_STAT_SPACES_FOLLOWED], ==, 3);
 	teardown(&f);
 }
@@ -147,13 +162,39 @@ TEST(symbolizer_follow_forgets_spaces_a_drain_after_they_end)
 	symbolizer__exec(f.s, f.pid, 1000, "parent");
 	symbolizer__fork(f.s, f.pid, child, 1200);
 	symbolizer__exit(f.s, child, 1300);
-	CHECK_STR(symbolizer__process_name(f.s, child, 1250), "parent");
+	CHECK_STR(symbolizer__process_name(f.s,
+					   &(struct symbolizer_task){.pid = child, .space = 1250}),
+		  "parent");
 	/* Ended before this drain's samples were resolved: released at the next drain. */
 	symbolizer__new_interval(f.s);
-	CHECK(symbolizer__process_name(f.s, child, 1250));
+	CHECK(symbolizer__process_name(f.s,
+				       &(struct symbolizer_task){.pid = child, .space = 1250}));
 	symbolizer__new_interval(f.s);
-	CHECK(!symbolizer__process_name(f.s, child, 1250));
-	CHECK(symbolizer__process_name(f.s, f.pid, 1250));
+	CHECK(!symbolizer__process_name(f.s,
+					&(struct symbolizer_task){.pid = child, .space = 1250}));
+	CHECK(symbolizer__process_name(f.s,
+				       &(struct symbolizer_task){.pid = f.pid, .space = 1250}));
 	CHECK_U64(symbolizer__stats(f.s)[SYM_STAT_SPACES_FORGOTTEN], ==, 1);
+	teardown(&f);
+}
+
+TEST(symbolizer_follow_sample_named_by_exec_before_its_stamp_is_the_new_programs)
+{
+	struct symbolizer_task old = {.space = 1050, .comm = "before"}, renamed = old;
+	struct fixture f;
+
+	setup(&f);
+	symbolizer__exec(f.s, f.pid, 1000, "before");
+	symbolizer__exec(f.s, f.pid, 2000, "after");
+	old.pid = renamed.pid = f.pid;
+	renamed.comm = "after";
+	/* Stamped with the old space's id, but taken after the exec renamed the thread. */
+	CHECK_STR(symbolizer__process_name(f.s, &old), "before");
+	CHECK_STR(symbolizer__process_name(f.s, &renamed), "after");
+	/* A fork's child keeps its parent's name: only an exec moves a sample on. */
+	symbolizer__fork(f.s, f.pid, 999999995, 2500);
+	renamed.pid = 999999995;
+	renamed.space = 2600;
+	CHECK_STR(symbolizer__process_name(f.s, &renamed), "after");
 	teardown(&f);
 }

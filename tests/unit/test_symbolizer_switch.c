@@ -26,7 +26,10 @@ static uint32_t resolve(struct symbolizer *s, struct profile *p, uint64_t addr)
 {
 	uint32_t frame = 0;
 
-	CHECK_INT(symbolizer__user_frames(s, (uint32_t)getpid(), 0, &addr, 1, &frame), ==, 0);
+	CHECK_INT(symbolizer__user_frames(
+			  s, &(struct symbolizer_task){.pid = (uint32_t)getpid(), .space = 0},
+			  &addr, 1, &frame),
+		  ==, 0);
 	CHECK(frame);
 	CHECK_INT(profile__add_symbolized(p, s, &frame, 1, &frame), ==, 0);
 	return frame;
@@ -60,7 +63,8 @@ TEST(symbolizer_each_profile_copies_afresh)
 	CHECK_INT(profile__finish_frames(a, s, false), ==, 0);
 	profile__free(a);
 	/* The names are the symbolizer's: reading them after the old profile is gone is safe. */
-	CHECK(strlen(symbolizer__process_name(s, (uint32_t)getpid(), 0)) > 0);
+	CHECK(strlen(symbolizer__process_name(
+		      s, &(struct symbolizer_task){.pid = (uint32_t)getpid(), .space = 0})) > 0);
 	frame = resolve_kernel(s, b, kaddr);
 	CHECK(profile__frame(b, frame)->kernel);
 	CHECK_INT(profile__mapping_count(b), ==, 1); /* the kernel's, made again */
@@ -90,7 +94,8 @@ TEST(symbolizer_forgets_exited_processes_one_drain_later)
 		_exit(0);
 	}
 	symbolizer__note_process(s, (uint32_t)child);
-	CHECK(symbolizer__process_name(s, (uint32_t)child, 0));
+	CHECK(symbolizer__process_name(
+		s, &(struct symbolizer_task){.pid = (uint32_t)child, .space = 0}));
 	kill(child, SIGKILL);
 	waitpid(child, NULL, 0);
 	/*
@@ -98,11 +103,14 @@ TEST(symbolizer_forgets_exited_processes_one_drain_later)
 	 * were drained in between), also across the end of a profile.
 	 */
 	symbolizer__new_interval(s);
-	CHECK(symbolizer__process_name(s, (uint32_t)child, 0));
+	CHECK(symbolizer__process_name(
+		s, &(struct symbolizer_task){.pid = (uint32_t)child, .space = 0}));
 	CHECK_INT(profile__finish_frames(p[0], s, false), ==, 0);
-	CHECK(symbolizer__process_name(s, (uint32_t)child, 0));
+	CHECK(symbolizer__process_name(
+		s, &(struct symbolizer_task){.pid = (uint32_t)child, .space = 0}));
 	symbolizer__new_interval(s);
-	CHECK(!symbolizer__process_name(s, (uint32_t)child, 0));
+	CHECK(!symbolizer__process_name(
+		s, &(struct symbolizer_task){.pid = (uint32_t)child, .space = 0}));
 	CHECK_INT(profile__finish_frames(p[1], s, false), ==, 0);
 	CHECK_U64(symbolizer__stats(s)[SYM_STAT_SPACES_FORGOTTEN], ==, 1);
 	symbolizer__free(s);

@@ -24,7 +24,9 @@ static const char *name_at(struct symbolizer *s, struct profile *p, uint32_t pid
 {
 	uint32_t frame = 0;
 
-	CHECK_INT(symbolizer__user_frames(s, pid, sid, &addr, 1, &frame), ==, 0);
+	CHECK_INT(symbolizer__user_frames(s, &(struct symbolizer_task){.pid = pid, .space = sid},
+					  &addr, 1, &frame),
+		  ==, 0);
 	CHECK_INT(profile__add_symbolized(p, s, &frame, 1, &frame), ==, 0);
 	return profile__frame(p, frame)->name;
 }
@@ -103,11 +105,12 @@ TEST(task_feed_builds_spaces_from_records)
 	CHECK_STR(name_at(s, p, pid, 1050, (uintptr_t)feed_target + 1), "feed_target");
 	CHECK_STR(name_at(s, p, child, 1210, (uintptr_t)feed_target + 1), "feed_target");
 	/* The thread's name and exit are its own, not the process's. */
-	CHECK_STR(symbolizer__process_name(s, pid, 1300), "prog");
+	CHECK_STR(symbolizer__process_name(s, &(struct symbolizer_task){.pid = pid, .space = 1300}),
+		  "prog");
 	CHECK_U64(symbolizer__stats(s)[SYM_STAT_SPACES_FOLLOWED], ==, 2);
 	symbolizer__new_interval(s);
 	symbolizer__new_interval(s);
-	CHECK(symbolizer__process_name(s, pid, 1300));
+	CHECK(symbolizer__process_name(s, &(struct symbolizer_task){.pid = pid, .space = 1300}));
 	symbolizer__free(s);
 	profile__free(p);
 	proc_maps__free(maps);
