@@ -318,6 +318,7 @@ static void read_info(struct run *r, struct summary_info *in)
 	in->missing_stacks = sampler__missing_stacks(r->sampler);
 	in->lost_spills = sampler__lost_spills(r->sampler);
 	memcpy(in->sym, symbolizer__stats(r->sym), sizeof(in->sym));
+	symbolizer__unopened_who(r->sym, in->unopened_who, sizeof(in->unopened_who));
 	if (r->events) {
 		struct task_events_stats st;
 

@@ -266,9 +266,11 @@ int summary__add_comments(struct profile *p, const struct summary_info *in)
 		return err;
 	snprintf(buf, sizeof(buf),
 		 "cprof: samples with a user address in no mapping known to its process %" PRIu64
+		 "%s%s%s; mapped files that could not be opened (gone, or replaced) %" PRIu64
 		 "%s%s%s",
 		 in->unmapped_samples, in->unmapped_who[0] ? " (" : "", in->unmapped_who,
-		 in->unmapped_who[0] ? ")" : "");
+		 in->unmapped_who[0] ? ")" : "", in->sym[SYM_STAT_FILES_UNOPENED],
+		 in->unopened_who[0] ? " (" : "", in->unopened_who, in->unopened_who[0] ? ")" : "");
 	err = profile__add_comment(p, buf);
 	if (err)
 		return err;
@@ -348,6 +350,13 @@ static void print_unnamed(FILE *f, uint64_t total, const struct summary_info *in
 			"shown as [unknown]%s%s\n",
 			n, plural(n, "sample has", "samples have"), plural(n, "its", "their"),
 			in->unmapped_who[0] ? ": " : "", in->unmapped_who);
+	n = in->sym[SYM_STAT_FILES_UNOPENED];
+	if (n)
+		fprintf(f,
+			"cprof: %" PRIu64 " mapped %s not be opened (deleted and gone, or replaced "
+			"by another file): %s frames are shown as file+offset%s%s\n",
+			n, plural(n, "file could", "files could"), plural(n, "its", "their"),
+			in->unopened_who[0] ? "; in " : "", in->unopened_who);
 	n = in->sym[SYM_STAT_VDSO_FUNCTION_STARTS];
 	if (n)
 		fprintf(f,

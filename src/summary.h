@@ -31,6 +31,7 @@ struct summary_info {
 	/* Of those, samples with a user address in no known mapping, and whose they were. */
 	uint64_t unmapped_samples;
 	char unmapped_who[160];	  /* "make 12, sh 3" (the processes with the most), or "" */
+	char unopened_who[160];	  /* whose mapped files could not be opened (symbolizer) */
 	uint64_t kernel_max_rate; /* kernel.perf_event_max_sample_rate at the end; 0: unknown */
 	/* The kernel's records of forks, execs and mmaps (sample/task_events.h). */
 	bool followed;		 /* read: processes were followed as they began */

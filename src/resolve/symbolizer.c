@@ -106,6 +106,9 @@ struct kframe_wait {
  */
 #define NOTE_DELAY_NS (5 * 1000000ull)
 
+/* Processes named by the count of mapped files that could not be opened. */
+#define UNOPENED_WHO 8
+
 /* Long enough for a dynamic loader to map the libraries, or a fork to exec. */
 #define RECHECK_AFTER_NS (50 * 1000000ull)
 
@@ -150,6 +153,11 @@ struct symbolizer {
 	bool scope_children;	   /* and their children */
 	uint64_t last_interval_ns; /* when symbolizer__new_interval last ran */
 	uint64_t intervals;
+	/* The first processes whose mapped files could not be opened, and how many each. */
+	struct {
+		char comm[SPACE_COMM_LEN];
+		uint64_t n;
+	} unopened[UNOPENED_WHO];
 	struct fresh *notes; /* processes first seen, not known yet (symbolizer__note_process) */
 	size_t nnotes, notes_cap;
 	struct u64map *elf_index; /* inode -> struct elf_entry * chain */
@@ -423,6 +431,40 @@ static struct elf_symtab *vdso_for_map(struct symbolizer *s, uint32_t pid, const
 	return found;
 }
 
+/* A mapped file that could not be opened, counted under its process's name. */
+static void note_unopened(struct symbolizer *s, uint32_t pid)
+{
+	struct space *sp = address_spaces__latest(s->spaces, pid);
+	const char *comm = sp && sp->comm[0] ? sp->comm : "?";
+	size_t i;
+
+	s->stats[SYM_STAT_FILES_UNOPENED]++;
+	for (i = 0; i < UNOPENED_WHO && s->unopened[i].n; i++)
+		if (!strcmp(s->unopened[i].comm, comm))
+			break;
+	if (i == UNOPENED_WHO)
+		return;
+	snprintf(s->unopened[i].comm, sizeof(s->unopened[i].comm), "%s", comm);
+	s->unopened[i].n++;
+}
+
+void symbolizer__unopened_who(const struct symbolizer *s, char *buf, size_t size)
+{
+	size_t i, off = 0;
+	int w;
+
+	buf[0] = '\0';
+	for (i = 0; i < UNOPENED_WHO && s->unopened[i].n; i++) {
+		w = snprintf(buf + off, size - off, "%s%s %" PRIu64, i ? ", " : "",
+			     s->unopened[i].comm, s->unopened[i].n);
+		if (w < 0 || (size_t)w >= size - off) {
+			buf[off] = '\0';
+			return;
+		}
+		off += (size_t)w;
+	}
+}
+
 static struct elf_symtab *elf_for_map(struct symbolizer *s, uint32_t pid, const struct proc_map *m)
 {
 	struct elf_entry *e, *head = NULL;
@@ -453,6 +495,7 @@ static struct elf_symtab *elf_for_map(struct symbolizer *s, uint32_t pid, const 
 	} else {
 		err = fd;
 		pr_debug("%s (PID %u): cannot open: %s", m->path, pid, strerror(-err));
+		note_unopened(s, pid);
 	}
 	if (e->elf)
 		s->stats[SYM_STAT_ELF_FILES]++;

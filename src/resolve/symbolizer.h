@@ -48,6 +48,7 @@ enum symbolizer_stat {
 	SYM_STAT_USER_UNMAPPED,	     /* of SYM_STAT_UNKNOWN_USER: in no known mapping ([unknown]) */
 	SYM_STAT_ELF_FILES,	     /* ELF files opened */
 	SYM_STAT_ELF_ERRORS,	     /* mapped files that could not be opened as ELF */
+	SYM_STAT_FILES_UNOPENED,     /* of which not opened at all (gone, or replaced) */
 	SYM_STAT_ELF_FILES_CLOSED,   /* closed after no known process mapped them a while */
 	SYM_STAT_DEBUG_FILES,	     /* separate debug files used for stripped ones */
 	SYM_STAT_PERF_MAP_BAD_LINES, /* malformed lines in the perf maps read */
@@ -179,6 +180,11 @@ const char *symbolizer__process_name(struct symbolizer *s, const struct symboliz
 /* The process's PID in its own PID namespace, or 0 when it is the host PID (or unknown). */
 uint32_t symbolizer__ns_pid(struct symbolizer *s, const struct symbolizer_task *task);
 
+/*
+ * "make 2, sh 1": the processes whose mapped files could not be opened
+ * (SYM_STAT_FILES_UNOPENED), the first few, with how many each.
+ */
+void symbolizer__unopened_who(const struct symbolizer *s, char *buf, size_t size);
 /* The counters, indexed by enum symbolizer_stat (a live view). */
 const uint64_t *symbolizer__stats(const struct symbolizer *s);
 /*

@@ -104,7 +104,7 @@ wait "$storm"
 children=$(cat "$TMP/storm.count")
 check fork_storm_exit_zero [ "$rc" -eq 0 ]
 check fork_storm_profile_valid go tool pprof -raw "$TMP/storm.pb.gz"
-released=$(comment_field "$TMP/storm.pb.gz" "exited processes released")
+released=$(comment_field "$TMP/storm.pb.gz" "ended spaces released")
 # RSS stays bounded: state for dead processes is released as they go.
 # (sanitized.sh raises the limit: ASan's quarantine and shadow memory.)
 rss_limit=${CPROF_RSS_LIMIT_KB:-131072}
@@ -112,6 +112,14 @@ if [ "$max_rss" -gt 0 ] && [ "$max_rss" -lt "$rss_limit" ] && [ "${released:-0}"
 	ok fork_storm_state_released
 else
 	not_ok fork_storm_state_released "peak RSS ${max_rss} KiB (limit $rss_limit), released ${released:-?} of $children children"
+fi
+# The kernel's records of the storm: none lost, or the summary says how many.
+records_lost=$(comment_field "$TMP/storm.pb.gz" "lost by the kernel (ring full)")
+if [ "${records_lost:-x}" = 0 ] ||
+	grep -q "^cprof: the kernel lost $records_lost records\? of forks, execs and mmaps" "$TMP/storm.err"; then
+	ok fork_storm_records_accounted
+else
+	not_ok fork_storm_records_accounted "records lost: ${records_lost:-no comment}; summary: $(grep -c 'kernel lost' "$TMP/storm.err") lines"
 fi
 # Their samples are accounted for: child_work is named, not lost as [unknown].
 go tool pprof -traces -tagfocus=comm=fork_storm "$TMP/storm.pb.gz" 2>/dev/null >"$TMP/storm.traces"

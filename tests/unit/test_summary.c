@@ -178,3 +178,18 @@ TEST(summary_lost_process_records)
 	CHECK(strstr(text, "cprof: 2 malformed process records skipped\n"));
 	free(text);
 }
+
+/* Mapped files that could not be opened: counted, with whose. */
+TEST(summary_unopened_files_by_process)
+{
+	struct summary_info in = {.hz = 99, .ncpus = 1};
+	char *text;
+
+	in.sym[SYM_STAT_FILES_UNOPENED] = 2;
+	snprintf(in.unopened_who, sizeof(in.unopened_who), "make 2");
+	text = losses(&in, 10);
+	CHECK(strstr(text, "cprof: 2 mapped files could not be opened (deleted and gone, or "
+			   "replaced by another file): their frames are shown as file+offset; in "
+			   "make 2\n"));
+	free(text);
+}

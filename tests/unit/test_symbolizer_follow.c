@@ -198,3 +198,30 @@ TEST(symbolizer_follow_sample_named_by_exec_before_its_stamp_is_the_new_programs
 	CHECK_STR(symbolizer__process_name(f.s, &renamed), "after");
 	teardown(&f);
 }
+
+TEST(symbolizer_follow_unopened_files_counted_by_process)
+{
+	struct proc_map gone = {
+		.start = 0x10000,
+		.end = 0x11000,
+		.inode = 12345,
+		.perms = PROC_MAP_READ | PROC_MAP_EXEC,
+		.kind = PROC_MAP_FILE,
+		.path = "/nonexistent/cprof-test/libgone.so",
+	};
+	struct fixture f;
+	char who[64];
+
+	setup(&f);
+	symbolizer__exec(f.s, f.pid, 1000, "prog");
+	symbolizer__mmap(f.s, f.pid, 1100, &gone);
+	/* The same file again is the same failure, not another. */
+	gone.start = 0x20000;
+	gone.end = 0x21000;
+	symbolizer__mmap(f.s, f.pid, 1200, &gone);
+	CHECK_U64(symbolizer__stats(f.s)[SYM_STAT_FILES_UNOPENED], ==, 1);
+	symbolizer__unopened_who(f.s, who, sizeof(who));
+	CHECK_STR(who, "prog 1");
+	CHECK_STR(name_in(f.s, f.p, f.pid, 1300, 0x10010), "libgone.so+0x10");
+	teardown(&f);
+}
