@@ -171,6 +171,17 @@ struct space *address_spaces__at(struct address_spaces *as, uint32_t pid, uint64
 	return NULL;
 }
 
+struct space *address_spaces__before(struct address_spaces *as, const struct space *sp)
+{
+	struct history *h = history_of(as, sp->pid);
+	size_t i;
+
+	for (i = 1; h && i < h->n; i++)
+		if (h->v[i] == sp)
+			return h->v[i - 1];
+	return NULL;
+}
+
 struct space *address_spaces__after(struct address_spaces *as, const struct space *sp)
 {
 	struct history *h = history_of(as, sp->pid);

@@ -47,7 +47,9 @@ struct space *address_spaces__begin(struct address_spaces *as, uint32_t pid, uin
 				    const char *comm, const struct space *from);
 /* The space of pid at time t: the last to begin at or before t; NULL if none. */
 struct space *address_spaces__at(struct address_spaces *as, uint32_t pid, uint64_t t);
-/* The space of the same process that began next after sp, NULL if none. */
+/* The space of the same PID that began just before sp, NULL if none. */
+struct space *address_spaces__before(struct address_spaces *as, const struct space *sp);
+/* The space of the same PID that began next after sp, NULL if none. */
 struct space *address_spaces__after(struct address_spaces *as, const struct space *sp);
 /* The newest space of pid, NULL if none. */
 struct space *address_spaces__latest(struct address_spaces *as, uint32_t pid);

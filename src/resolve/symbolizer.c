@@ -646,15 +646,34 @@ static struct space *begin_space(struct symbolizer *s, uint32_t pid, uint64_t st
 }
 
 /* The process's PID in its own namespace, read while it lives. */
-static void read_ns_pid(struct space *sp)
+static void set_ns_pid(struct space *sp, uint32_t ns_pid)
 {
 	struct space_state *st = sp->priv;
 
+	st->ns_pid = ns_pid;
+	st->ns_read = true;
+}
+
+/*
+ * The process's PID in its own namespace, read while it lives. It is the
+ * process's, not one program's: every space since its fork (or since it was
+ * read from /proc), through its execs, gets it.
+ */
+static void read_ns_pid(struct symbolizer *s, struct space *sp)
+{
+	struct space_state *st = sp->priv;
+	struct space *q;
+	uint32_t ns = 0;
+
 	if (st->ns_read || !sp->pid)
 		return;
-	st->ns_read = true;
-	if (procfs__ns_pid(sp->pid, &st->ns_pid) || st->ns_pid == sp->pid)
-		st->ns_pid = 0;
+	if (procfs__ns_pid(sp->pid, &ns) || ns == sp->pid)
+		ns = 0;
+	set_ns_pid(sp, ns);
+	for (q = sp; q->exec && (q = address_spaces__before(s->spaces, q));)
+		set_ns_pid(q, ns);
+	for (q = sp; (q = address_spaces__after(s->spaces, q)) && q->exec;)
+		set_ns_pid(q, ns);
 }
 
 /* Reads name, memory map and files of a process not followed from its beginning. */
@@ -666,7 +685,7 @@ static void read_from_proc(struct symbolizer *s, struct space *sp)
 	s->stats[SYM_STAT_PROCESSES]++;
 	procfs__start_time(sp->pid, &st->start_time);
 	st->exe_inode = exe_inode(sp->pid);
-	read_ns_pid(sp);
+	read_ns_pid(s, sp);
 	err = read_maps(s, sp);
 	/* Its memory map is empty because it has none: a kernel thread has not exited. */
 	if (err && procfs__is_kernel_thread(sp->pid)) {
@@ -784,7 +803,7 @@ void symbolizer__note_process(struct symbolizer *s, uint32_t pid)
 	struct space *sp = address_spaces__latest(s->spaces, pid);
 
 	if (sp)
-		read_ns_pid(sp);
+		read_ns_pid(s, sp);
 	else if (s->tracking)
 		remember_note(s, pid);
 	else
@@ -797,9 +816,13 @@ static void read_noted(struct symbolizer *s, uint64_t now)
 	size_t i, kept = 0;
 
 	for (i = 0; i < s->nnotes; i++) {
+		struct space *sp = address_spaces__latest(s->spaces, s->notes[i].pid);
+
 		if (now - s->notes[i].seen_ns < NOTE_DELAY_NS)
 			s->notes[kept++] = s->notes[i];
-		else if (!address_spaces__latest(s->spaces, s->notes[i].pid))
+		else if (sp)
+			read_ns_pid(s, sp);
+		else
 			read_process(s, s->notes[i].pid);
 	}
 	s->nnotes = kept;
@@ -816,6 +839,9 @@ uint32_t symbolizer__ns_pid(struct symbolizer *s, const struct symbolizer_task *
 {
 	struct space *sp = find_space(s, task);
 
+	/* Not read at its first sight (its records came later): now, if it still runs. */
+	if (sp && sp->end == UINT64_MAX)
+		read_ns_pid(s, sp);
 	return sp ? ((struct space_state *)sp->priv)->ns_pid : 0;
 }
 
@@ -865,14 +891,19 @@ void symbolizer__fork(struct symbolizer *s, uint32_t ppid, uint32_t pid, uint64_
 	if (!child)
 		return;
 	s->stats[SYM_STAT_SPACES_FOLLOWED]++;
-	/* A child in another PID namespace than cprof's is in its parent's. */
+	/*
+	 * A child of a namespaced process is namespaced too: read now, before it
+	 * may exit. Others are read at their first sample (a clone may still
+	 * have begun a namespace).
+	 */
 	if (parent && ((struct space_state *)parent->priv)->ns_pid)
-		read_ns_pid(child);
+		read_ns_pid(s, child);
 }
 
 void symbolizer__exec(struct symbolizer *s, uint32_t pid, uint64_t time, const char *comm)
 {
-	struct space *sp;
+	struct space *sp, *before;
+	struct space_state *old;
 
 	if (!in_scope(s, pid))
 		return;
@@ -881,7 +912,13 @@ void symbolizer__exec(struct symbolizer *s, uint32_t pid, uint64_t time, const c
 		return;
 	sp->exec = true;
 	s->stats[SYM_STAT_SPACES_FOLLOWED]++;
-	read_ns_pid(sp);
+	/* An exec keeps the PID namespace: its PID there is known if it was before. */
+	before = address_spaces__at(s->spaces, pid, time - 1);
+	old = before ? before->priv : NULL;
+	if (old && old->ns_read) {
+		((struct space_state *)sp->priv)->ns_pid = old->ns_pid;
+		((struct space_state *)sp->priv)->ns_read = true;
+	}
 }
 
 void symbolizer__rename(struct symbolizer *s, uint32_t pid, const char *comm)

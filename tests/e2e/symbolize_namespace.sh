@@ -30,11 +30,28 @@ go tool pprof -symbolize=none -traces -tagfocus=comm=nsbin "$TMP/ns.pb.gz" >"$TM
 check ns_names_hot_a bash -c "grep -A3 -E '^ +[0-9.]+m?s +hot_a\$' '$TMP/ns.traces' | grep -q ' work\$'"
 check ns_names_main bash -c "grep -A2 -E ' work\$' '$TMP/ns.traces' | grep -q ' main\$'"
 check ns_mapping_path_as_the_process_sees_it grep -qE "^[0-9]+: 0x[0-9a-f/x]+ $ns/nsbin [0-9a-f]{40} \[FN\]" "$TMP/ns.raw"
+# "pid ns_pid comm" of every sample (ns_pid 0: no label).
+sample_labels() {
+	awk 'function out() { if (p) print p, n + 0, c }
+		/^ +[0-9]+ +[0-9]+: / { out(); p = ""; n = 0; c = "" }
+		{ if (match($0, /(^|[^_])pid:\[[0-9]+\]/)) { v = substr($0, RSTART, RLENGTH); sub(/.*\[/, "", v); p = v + 0 }
+		  if (match($0, /ns_pid:\[[0-9]+\]/)) { v = substr($0, RSTART, RLENGTH); sub(/.*\[/, "", v); n = v + 0 }
+		  if (match($0, /comm:\[[^]]*\]/)) { c = substr($0, RSTART + 6, RLENGTH - 7) } }
+		END { out() }' "$1"
+}
+sample_labels "$TMP/ns.raw" >"$TMP/ns.labels"
 # Labels: the sample's pid is a host PID (it exists here), ns_pid is 1.
-pid=$(grep -A2 'comm:\[nsbin\]' "$TMP/ns.raw" | grep -oE 'pid:\[[0-9]+\]' | grep -v ns_ | head -1 | tr -dc 0-9)
-check ns_pid_label_is_1 bash -c "grep -A2 'comm:\[nsbin\]' '$TMP/ns.raw' | grep -q 'ns_pid:\[1\]'"
+pid=$(awk '$3 == "nsbin" { print $1; exit }' "$TMP/ns.labels")
+check ns_pid_label_is_1 bash -c "awk '\$3 == \"nsbin\"' '$TMP/ns.labels' | grep -q ' 1 nsbin\$'"
 check ns_pid_label_host_pid [ -n "$pid" ] && [ "$pid" -gt 1 ]
-check no_ns_pid_label_for_host_processes bash -c "! grep -A2 'comm:\[unshare\]' '$TMP/ns.raw' | grep -q ns_pid"
+# The host process (unshare itself) has no ns_pid; the inner process has 1
+# under every name it had (unshare's code before its exec, sh, nsbin): a
+# namespace is the process's, not one program's. (Its children, mount and
+# cp, are namespaced too.)
+check no_ns_pid_label_for_host_processes bash -c \
+	"! awk -v inner='$pid' '\$3 == \"unshare\" && \$1 != inner && \$2 != 0' '$TMP/ns.labels' | grep -q ."
+check ns_pid_label_for_every_name_of_the_inner_process bash -c \
+	"! awk -v inner='$pid' '\$1 == inner && \$2 != 1' '$TMP/ns.labels' | grep -q ."
 
 # The same without CAP_SYS_ADMIN (and CAP_CHECKPOINT_RESTORE): map_files is
 # refused, /proc/PID/root/PATH is used, and it is the file the process maps.
