@@ -226,11 +226,22 @@ fixtures: $(FIXTURES) $(SYMBOLIZE_FIXTURES) $(LIB_FIXTURES)
 
 # Static copies for the QEMU guests of qemu/run, which have no C library: the
 # flavor's clang musl toolchain (third_party/build.sh), the same flags.
-GUEST_FIXTURES := $(addprefix $(OUT)/fixtures/,known_tree syscall_heavy drop_cap)
+GUEST_FIXTURES := $(addprefix $(OUT)/fixtures/,known_tree syscall_heavy drop_cap brief)
 $(OUT)/fixtures/%: fixtures/src/%.c $(DEPS)/.stamp | $(OUT)/fixtures
 	$(call msg,FIXTURE,$@)
 	$(Q)$(CURDIR)/.output/$(FLAVOR)/toolchain/cc $(FIXTURE_CFLAGS) -idirafter $(DEPS)/uapi \
 		-o $@ $< -lpthread
+
+# musl's dlopen works only in a dynamically linked program: dlopen_call and
+# the library it loads are linked against musl's libc.so (toolchain/cc-dynamic),
+# which the guest also gets as its dynamic loader (qemu/initramfs.sh).
+GUEST_FIXTURES += $(OUT)/fixtures/dlopen_call $(OUT)/fixtures/libplugin.so
+$(OUT)/fixtures/dlopen_call: fixtures/src/dlopen_call.c $(DEPS)/.stamp | $(OUT)/fixtures
+	$(call msg,FIXTURE,$@)
+	$(Q)$(CURDIR)/.output/$(FLAVOR)/toolchain/cc-dynamic $(FIXTURE_CFLAGS) -o $@ $<
+$(OUT)/fixtures/lib%.so: fixtures/src/lib/%.c $(DEPS)/.stamp | $(OUT)/fixtures
+	$(call msg,FIXTURE,$@)
+	$(Q)$(CURDIR)/.output/$(FLAVOR)/toolchain/cc-dynamic $(FIXTURE_CFLAGS) -shared -o $@ $<
 
 guest-fixtures: $(GUEST_FIXTURES)
 

@@ -7,13 +7,15 @@
 #   qemu/check.sh CONSOLE_LOG MODE DIR
 #
 # MODE is the guest's (btf, no-btf or memlock); the decoded files go to DIR.
-# Prints what passed ("N samples") and exits 0, or prints the reason of the
-# failure and exits 1. A guest passes when everything arrived intact, the
-# kernel logged no WARN/BUG/oops, cprof exited 0, the profile holds the
-# fixtures' known stacks (main;work;hot_a and main;work;hot_b) and kernel
-# frames named from kallsyms (vfs_read under syscall_heavy's read(2)), and,
-# in no-btf mode, the kernel's BTF really was out of reach. In memlock mode
-# cprof must instead fail with the one-line message that names the limit.
+# Prints what passed ("N samples; exec: ...; dlopen: ...") and exits 0, or
+# prints the reason of the failure and exits 1. A guest passes when everything
+# arrived intact, the kernel logged no WARN/BUG/oops, cprof exited 0, the
+# profile holds the fixtures' known stacks (main;work;hot_a and
+# main;work;hot_b) and kernel frames named from kallsyms (vfs_read under
+# syscall_heavy's read(2)), in no-btf mode the kernel's BTF really was out of
+# reach, and the exec and dlopen profiles pass (check_exec, check_dlopen). In
+# memlock mode cprof must instead fail with the one-line message that names
+# the limit.
 set -euo pipefail
 
 # Kernel log lines that mean something went wrong in the kernel, whatever
@@ -46,18 +48,100 @@ last_words() {
 	grep -E "$SPLATS" "$LOG" | tail -n1 | sed 's/^\[[ 0-9.]*\] //' | cut -c1-100
 }
 
-# folded: the profile's stacks as "root;...;leaf COUNT" lines, from Go's pprof.
+# folded PROFILE: its stacks as "comm;root;...;leaf COUNT" lines, from Go's
+# pprof: the process (the comm label) first, as in cprof's folded output.
 folded() {
-	go tool pprof -traces -sample_index=samples "$DIR/profile" 2>"$DIR/pprof.err" | awk '
+	go tool pprof -traces -sample_index=samples "$1" 2>"$1.pprof.err" | awk '
 		function flush(  s, i) {
-			if (n) { s = f[n]; for (i = n - 1; i >= 1; i--) s = s ";" f[i]; print s, count }
-			n = 0; intrace = 1
+			if (n) { s = comm; for (i = n; i >= 1; i--) s = s ";" f[i]; print s, count }
+			n = 0; intrace = 1; comm = "?"
 		}
 		/^-+\+-+$/ { flush(); next }
 		!intrace { next }
+		n == 0 && $1 == "comm:" { comm = $2; next }
 		n == 0 && /^ *[0-9]+ +[^ ]/ { count = $1; sub(/^ *[0-9]+ +/, ""); f[++n] = $0; next }
 		n > 0 { sub(/^ +/, ""); f[++n] = $0 }
-		END { flush() }'
+		END { flush() }' >"$1.folded"
+	[[ -s $1.folded ]] || fail "go tool pprof cannot read $(basename "$1"): $(head -n1 "$1.pprof.err")"
+}
+
+# heaviest FOLDED REGEX: the two heaviest lines matching REGEX, cut short, for
+# the reason of a failure.
+heaviest() {
+	grep -E -- "$2" "$1" | sort -t' ' -k2 -rn | head -n2 |
+		awk '{ n = $NF; sub(/ [0-9]+$/, ""); printf "[%s %d] ", substr($0, 1, 160), n }'
+}
+
+# case_ran NAME: the guest ran the case NAME (exec, dlopen), cprof exited 0,
+# and its profile arrived; then folds it into DIR/NAME.folded.
+case_ran() {
+	local rc
+	rc=$(info "rc-$1")
+	[[ -n $rc ]] || fail "$1: the guest did not run it (no rc-$1)"
+	[[ $rc == 0 ]] ||
+		fail "$1: cprof exited $rc: $(grep -m1 '^cprof: ' "$DIR/$1-log" 2>/dev/null | cut -c1-120)"
+	[[ -f $DIR/$1 ]] || fail "$1: no profile arrived"
+	folded "$DIR/$1"
+}
+
+# The exec case: brief, 40 ms of CPU at a time, run 6 times from the shell
+# and 6 times through env. Every sample with brief's frames (work, brief_a,
+# brief_b) must be filed under the process brief, none under sh or env (where
+# a map read before the exec, or not followed through it, files them), both
+# known stacks must be whole, and brief's code must hold at least half of the
+# profile's samples (70-80% when it passes), so that samples filed elsewhere
+# without brief's frames ([unknown]) fail too. A share, not a count: under TCG
+# a loaded host makes the guest's timer ticks late, and fewer.
+check_exec() {
+	local total under elsewhere whole_a whole_b where
+	case_ran exec
+	read -r total under elsewhere whole_a whole_b <<<"$(awk '
+		{ n = $NF; total += n; line = $0; sub(/ [0-9]+$/, "", line); split(line, f, ";") }
+		line !~ /;(work|brief_a|brief_b)(;|$)/ { next }
+		f[1] != "brief" { other += n; next }
+		{ brief += n }
+		line ~ /;main;work;brief_a(;|$)/ { a += n }
+		line ~ /;main;work;brief_b(;|$)/ { b += n }
+		END { print total + 0, brief + 0, other + 0, a + 0, b + 0 }' "$DIR/exec.folded")"
+	if [[ $elsewhere -ne 0 ]]; then
+		where=$(awk '$0 ~ /;(work|brief_a|brief_b)(;| )/ && $0 !~ /^brief;/ { split($1, f, ";")
+			c[f[1]] += $NF } END { for (p in c) printf "%s %d ", p, c[p] }' "$DIR/exec.folded")
+		fail "exec: $elsewhere samples with brief's frames not under brief (${where% })"
+	fi
+	[[ $whole_a -gt 0 && $whole_b -gt 0 ]] ||
+		fail "exec: no whole stack main;work;brief_a ($whole_a) or main;work;brief_b ($whole_b)" \
+			"under brief: $(heaviest "$DIR/exec.folded" '^brief;.*brief_[ab]( |;)')"
+	[[ $((under * 2)) -ge $total ]] ||
+		fail "exec: $under of the $total samples in brief's code, want half; by process:" \
+			"$(awk '{ split($1, f, ";"); c[f[1]] += $NF } END { for (p in c) printf "%s %d ", p, c[p] }' \
+				"$DIR/exec.folded")"
+	EXEC_RESULT="brief $under of $total under brief, 0 elsewhere"
+}
+
+# The dlopen case: dlopen_call loads /lib/libplugin.so and calls it at once,
+# 5 times 40 ms. The samples in the library's code are those whose frame
+# under run_plugin is plugin_work, unnamed ([unknown]) or libplugin.so+0x...,
+# or with any libplugin.so+0x frame: 95% of them must name plugin_work (a
+# library whose mapping was not followed has none named), with the whole
+# stack main;run_plugin;plugin_work;plugin_spin. musl's own frames (the
+# loader, dlopen) are not counted: Debian's libc.so has no frame pointers.
+check_dlopen() {
+	local in_lib named
+	case_ran dlopen
+	read -r in_lib named <<<"$(awk '
+		{ n = $NF; line = $0; sub(/ [0-9]+$/, "", line); k = split(line, f, ";") }
+		f[1] != "dlopen_call" { next }
+		{ for (j = 2; j < k && f[j] != "run_plugin"; j++) ; c = j < k ? f[j + 1] : "" }
+		c == "plugin_work" { in_lib += n; named += n; next }
+		c == "[unknown]" || c ~ /^libplugin\.so\+0x/ || line ~ /;libplugin\.so\+0x/ { in_lib += n }
+		END { print in_lib + 0, named + 0 }' "$DIR/dlopen.folded")"
+	[[ $in_lib -gt 0 && $((named * 100)) -ge $((in_lib * 95)) ]] ||
+		fail "dlopen: $named of $in_lib samples in libplugin.so name plugin_work (want 95%):" \
+			"$(heaviest "$DIR/dlopen.folded" ';run_plugin;(\[unknown\]|libplugin)|;libplugin\.so\+0x')"
+	grep -qE '^dlopen_call;(.*;)?main;run_plugin;plugin_work;plugin_spin( |;)' "$DIR/dlopen.folded" ||
+		fail "dlopen: no stack main;run_plugin;plugin_work;plugin_spin under dlopen_call:" \
+			"$(heaviest "$DIR/dlopen.folded" '^dlopen_call;.*plugin_spin( |;)')"
+	DLOPEN_RESULT="$named of $in_lib named"
 }
 
 main() {
@@ -88,14 +172,17 @@ main() {
 		fail "kernel BTF still readable ($btf bytes) in no-btf mode"
 	fi
 
-	folded >"$DIR/folded" || fail "go tool pprof cannot read the profile: $(head -n1 "$DIR/pprof.err")"
-	grep -qE '(^|;)main;work;hot_a( |;)' "$DIR/folded" || fail "no main;work;hot_a stack in the profile"
-	grep -qE '(^|;)main;work;hot_b( |;)' "$DIR/folded" || fail "no main;work;hot_b stack in the profile"
-	grep -qE ';(vfs_read|ksys_read);' "$DIR/folded" ||
+	[[ -f $DIR/profile ]] || fail "no profile arrived"
+	folded "$DIR/profile"
+	grep -qE ';main;work;hot_a( |;)' "$DIR/profile.folded" || fail "no main;work;hot_a stack in the profile"
+	grep -qE ';main;work;hot_b( |;)' "$DIR/profile.folded" || fail "no main;work;hot_b stack in the profile"
+	grep -qE ';(vfs_read|ksys_read);' "$DIR/profile.folded" ||
 		fail "no kernel frame vfs_read or ksys_read under syscall_heavy's reads"
-	! grep -qE '(^|;)\[kernel\](;| )' "$DIR/folded" || fail "kernel frames without a name ([kernel])"
-	samples=$(awk '{ n += $NF } END { print n + 0 }' "$DIR/folded")
-	echo "$samples samples"
+	! grep -qE ';\[kernel\](;| )' "$DIR/profile.folded" || fail "kernel frames without a name ([kernel])"
+	samples=$(awk '{ n += $NF } END { print n + 0 }' "$DIR/profile.folded")
+	check_exec
+	check_dlopen
+	echo "$samples samples; exec: $EXEC_RESULT; dlopen: $DLOPEN_RESULT"
 }
 
 main "$@"

@@ -3,17 +3,20 @@
 # SPDX-License-Identifier: MIT
 #
 # /init of the QEMU guests of qemu/run (packed by qemu/initramfs.sh with
-# busybox, cprof and static fixtures). It profiles the fixtures with cprof,
-# sends what the host checks (qemu/check.sh) over the serial console, and
-# powers off. Console protocol, one item per line:
+# busybox, cprof, static fixtures and the dynamic dlopen fixture with musl's
+# loader). It profiles the fixtures with cprof, sends what the host checks
+# (qemu/check.sh) over the serial console, and powers off. Console protocol,
+# one item per line:
 #
-#   @@cprof info KEY VALUE...       kernel, btf (size of /sys/kernel/btf/vmlinux), rc
+#   @@cprof info KEY VALUE...       kernel, btf (size of /sys/kernel/btf/vmlinux),
+#                                   rc, rc-exec, rc-dlopen (cprof's exit statuses)
 #   @@cprof begin NAME SHA256       a file, base64 encoded, up to
-#   @@cprof end NAME                ... (profile, log, verbose, dmesg)
+#   @@cprof end NAME                ... (profile, log, verbose, exec, exec-log,
+#                                   dlopen, dlopen-log, dmesg)
 #   @@cprof done                    last line: nothing was cut off
 #
 # Kernel command line: cprof.seconds=N (length of the workload), cprof.mode=
-#   btf       profile the fixtures
+#   btf       profile the fixtures, then the exec and dlopen cases
 #   no-btf    the same with /sys/kernel/btf/vmlinux hidden
 #   memlock   run cprof without CAP_SYS_RESOURCE under a 64 KiB RLIMIT_MEMLOCK
 #             (it must refuse with a message naming the limit before 5.11)
@@ -77,10 +80,31 @@ else
 	cprof -F 499 -o /tmp/profile.pb.gz -- \
 		sh -c "known_tree ${seconds:-3} & syscall_heavy ${seconds:-3} >/dev/null; wait" >/tmp/log 2>&1
 	rc=$?
+	# Processes that live 40 ms and come through exec, from the shell and
+	# through a wrapper (busybox's env, itself exec'd by the shell's child,
+	# execs brief): cprof must follow each exec to file brief's samples under
+	# brief, with brief's own frames.
+	# shellcheck disable=SC2016 # expanded by the profiled shell
+	cprof -F 999 -o /tmp/exec.pb.gz -- \
+		sh -c 'i=0; while [ $i -lt 6 ]; do env brief 40; brief 40; i=$((i + 1)); done' \
+		>/tmp/exec-log 2>&1
+	rc_exec=$?
+	# A library loaded with dlopen and called at once (musl's dlopen: a
+	# dynamic program under /lib/ld-musl-*.so.1): cprof must follow the new
+	# mapping to name the library's frames.
+	# shellcheck disable=SC2016 # expanded by the profiled shell
+	cprof -F 999 -o /tmp/dlopen.pb.gz -- \
+		sh -c 'i=0; while [ $i -lt 5 ]; do dlopen_call /lib/libplugin.so 40; i=$((i + 1)); done' \
+		>/tmp/dlopen-log 2>&1
+	rc_dlopen=$?
 fi
 # From here on the console carries only our lines; dmesg has all the kernel's.
 dmesg -n 1
 info rc "$rc"
+if [ "$mode" != memlock ]; then
+	info rc-exec "$rc_exec"
+	info rc-dlopen "$rc_dlopen"
+fi
 if [ "$rc" -ne 0 ] && [ "$mode" != memlock ]; then
 	# libbpf's and the verifier's log, for the report.
 	cprof -v -a -d 1 -o /tmp/verbose.pb.gz >/tmp/verbose 2>&1
@@ -88,6 +112,10 @@ if [ "$rc" -ne 0 ] && [ "$mode" != memlock ]; then
 fi
 emit log /tmp/log
 [ -f /tmp/profile.pb.gz ] && emit profile /tmp/profile.pb.gz
+for f in exec dlopen; do
+	[ -f "/tmp/$f-log" ] && emit "$f-log" "/tmp/$f-log"
+	[ -f "/tmp/$f.pb.gz" ] && emit "$f" "/tmp/$f.pb.gz"
+done
 dmesg >/tmp/dmesg
 emit dmesg /tmp/dmesg
 echo "@@cprof done"
