@@ -216,11 +216,12 @@ fail:
 
 static int drain(struct run *r)
 {
+	uint64_t begun = clock__mono_ns();
 	int err;
 
 	r->caught_up = false;
 	err = sampler__drain(r->sampler, on_entry, r);
-	symbolizer__new_interval(r->sym);
+	symbolizer__new_interval(r->sym, begun);
 	sampler__prune_targets(r->sampler);
 	if (err)
 		pr_warn("draining the BPF maps failed: %s", strerror(-err));

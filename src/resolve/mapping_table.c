@@ -96,7 +96,8 @@ int mapping_table__own(struct mapping_table **t)
 
 static bool reserve(struct mapping_table *t, size_t more)
 {
-	size_t cap = t->cap ? t->cap : 8;
+	/* Most programs map 4 or 5 pieces of code: the binary, ld.so, the vDSO, libc. */
+	size_t cap = t->cap ? t->cap : 6;
 	struct mapping *arr;
 
 	if (t->n + more <= t->cap)

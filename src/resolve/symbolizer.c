@@ -148,10 +148,9 @@ struct symbolizer {
 	uint32_t generation;
 	bool ended; /* symbolizer__finish ran: the next request starts a generation */
 	struct address_spaces *spaces;
-	bool tracking;		   /* the kernel's records feed spaces (symbolizer__task_event) */
-	struct u64map *scope;	   /* pids whose records are followed; NULL: all */
-	bool scope_children;	   /* and their children */
-	uint64_t last_interval_ns; /* when symbolizer__new_interval last ran */
+	bool tracking;	      /* the kernel's records feed spaces (symbolizer__task_event) */
+	struct u64map *scope; /* pids whose records are followed; NULL: all */
+	bool scope_children;  /* and their children */
 	uint64_t intervals;
 	/* The first processes whose mapped files could not be opened, and how many each. */
 	struct {
@@ -1067,17 +1066,14 @@ void symbolizer__set_elf_idle(struct symbolizer *s, uint64_t ns)
 /* Without the kernel's records a drain looks for exited processes; with them, a rare one. */
 #define GONE_CHECK_EVERY 60
 
-void symbolizer__new_interval(struct symbolizer *s)
+void symbolizer__new_interval(struct symbolizer *s, uint64_t resolved_before)
 {
 	uint64_t now = clock__mono_ns();
 	size_t pos = 0, idx = 0;
 	struct space *sp;
 
-	/* Every sample taken before the last drain has been resolved. */
-	if (s->last_interval_ns)
-		s->stats[SYM_STAT_SPACES_FORGOTTEN] +=
-			address_spaces__forget(s->spaces, s->last_interval_ns);
-	s->last_interval_ns = now;
+	/* A space that ended before then has no sample left to resolve. */
+	s->stats[SYM_STAT_SPACES_FORGOTTEN] += address_spaces__forget(s->spaces, resolved_before);
 	if (!s->tracking || ++s->intervals % GONE_CHECK_EVERY == 0)
 		find_gone(s, now);
 	/* Without memory for the check the files stay open until the next drain. */

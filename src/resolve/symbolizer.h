@@ -188,11 +188,13 @@ void symbolizer__unopened_who(const struct symbolizer *s, char *buf, size_t size
 /* The counters, indexed by enum symbolizer_stat (a live view). */
 const uint64_t *symbolizer__stats(const struct symbolizer *s);
 /*
- * Called once per drain: allows one fresh read of each process's maps again,
- * forgets address spaces that ended before the last drain, and closes the
- * ELF files no known process has mapped for a minute.
+ * Called once per drain, after it, with a time (CLOCK_MONOTONIC ns) before
+ * which every sample taken has been resolved (the drain's start: it flipped
+ * the map sets after): forgets the address spaces that ended before it,
+ * allows one fresh read of each process's maps again, and closes the ELF
+ * files no known process has mapped for a minute.
  */
-void symbolizer__new_interval(struct symbolizer *s);
+void symbolizer__new_interval(struct symbolizer *s, uint64_t resolved_before);
 /* How long an ELF file nobody maps stays open (default: a minute); for tests. */
 void symbolizer__set_elf_idle(struct symbolizer *s, uint64_t ns);
 

@@ -299,7 +299,7 @@ TEST(symbolizer_names_jit_frames_from_perf_map)
 	write_perf_map(path, text);
 	fr = leaf(&f, code + 0x1008);
 	CHECK(fr->unknown);
-	symbolizer__new_interval(f.sym);
+	symbolizer__new_interval(f.sym, UINT64_MAX);
 	fr = leaf(&f, code + 0x1008);
 	CHECK_STR(fr->name, "later");
 	CHECK(!fr->unknown);
@@ -560,14 +560,14 @@ TEST(symbolizer_closes_elf_files_nobody_maps)
 	symbolizer__note_process(f.sym, (uint32_t)child);
 	CHECK_INT(fds_on(fixture), ==, 1);
 	/* While it runs, nothing is released. */
-	symbolizer__new_interval(f.sym);
+	symbolizer__new_interval(f.sym, UINT64_MAX);
 	CHECK_U64(st[SYM_STAT_ELF_FILES_CLOSED], ==, 0);
 	CHECK_INT(fds_on(fixture), ==, 1);
 	stop_fixture(child);
 	/* Found gone at one drain, forgotten at the next: its program is released then. */
-	symbolizer__new_interval(f.sym);
+	symbolizer__new_interval(f.sym, UINT64_MAX);
 	CHECK_U64(st[SYM_STAT_ELF_FILES_CLOSED], ==, 0);
-	symbolizer__new_interval(f.sym);
+	symbolizer__new_interval(f.sym, UINT64_MAX);
 	CHECK_U64(st[SYM_STAT_ELF_FILES_CLOSED], >=, 1);
 	CHECK_INT(fds_on(fixture), ==, 0);
 

@@ -153,7 +153,7 @@ TEST(symbolizer_follow_scope_keeps_out_other_processes)
 	teardown(&f);
 }
 
-TEST(symbolizer_follow_forgets_spaces_a_drain_after_they_end)
+TEST(symbolizer_follow_forgets_spaces_at_the_drain_after_they_end)
 {
 	struct fixture f;
 	uint32_t child = 999999996;
@@ -165,11 +165,12 @@ TEST(symbolizer_follow_forgets_spaces_a_drain_after_they_end)
 	CHECK_STR(symbolizer__process_name(f.s,
 					   &(struct symbolizer_task){.pid = child, .space = 1250}),
 		  "parent");
-	/* Ended before this drain's samples were resolved: released at the next drain. */
-	symbolizer__new_interval(f.s);
+	/* Not while a drain may still hold its samples: that one began before the exit. */
+	symbolizer__new_interval(f.s, 1300);
 	CHECK(symbolizer__process_name(f.s,
 				       &(struct symbolizer_task){.pid = child, .space = 1250}));
-	symbolizer__new_interval(f.s);
+	/* A drain begun after it ended took its last samples. */
+	symbolizer__new_interval(f.s, 1301);
 	CHECK(!symbolizer__process_name(f.s,
 					&(struct symbolizer_task){.pid = child, .space = 1250}));
 	CHECK(symbolizer__process_name(f.s,

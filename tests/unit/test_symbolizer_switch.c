@@ -102,13 +102,13 @@ TEST(symbolizer_forgets_exited_processes_one_drain_later)
 	 * Seen gone after one drain, forgotten after the next (its last samples
 	 * were drained in between), also across the end of a profile.
 	 */
-	symbolizer__new_interval(s);
+	symbolizer__new_interval(s, UINT64_MAX);
 	CHECK(symbolizer__process_name(
 		s, &(struct symbolizer_task){.pid = (uint32_t)child, .space = 0}));
 	CHECK_INT(profile__finish_frames(p[0], s, false), ==, 0);
 	CHECK(symbolizer__process_name(
 		s, &(struct symbolizer_task){.pid = (uint32_t)child, .space = 0}));
-	symbolizer__new_interval(s);
+	symbolizer__new_interval(s, UINT64_MAX);
 	CHECK(!symbolizer__process_name(
 		s, &(struct symbolizer_task){.pid = (uint32_t)child, .space = 0}));
 	CHECK_INT(profile__finish_frames(p[1], s, false), ==, 0);

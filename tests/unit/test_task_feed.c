@@ -108,8 +108,8 @@ TEST(task_feed_builds_spaces_from_records)
 	CHECK_STR(symbolizer__process_name(s, &(struct symbolizer_task){.pid = pid, .space = 1300}),
 		  "prog");
 	CHECK_U64(symbolizer__stats(s)[SYM_STAT_SPACES_FOLLOWED], ==, 2);
-	symbolizer__new_interval(s);
-	symbolizer__new_interval(s);
+	symbolizer__new_interval(s, UINT64_MAX);
+	symbolizer__new_interval(s, UINT64_MAX);
 	CHECK(symbolizer__process_name(s, &(struct symbolizer_task){.pid = pid, .space = 1300}));
 	symbolizer__free(s);
 	profile__free(p);
