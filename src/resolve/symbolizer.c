@@ -91,6 +91,28 @@ struct fresh {
 	uint64_t seen_ns;
 };
 
+struct fresh_list {
+	struct fresh *v;
+	size_t n, cap;
+};
+
+/* Appends f; false when out of memory. */
+static bool fresh_list__push(struct fresh_list *l, struct fresh f)
+{
+	size_t cap = l->cap ? 2 * l->cap : 64;
+	struct fresh *v;
+
+	if (l->n == l->cap) {
+		v = reallocarray(l->v, cap, sizeof(*v));
+		if (!v)
+			return false;
+		l->v = v;
+		l->cap = cap;
+	}
+	l->v[l->n++] = f;
+	return true;
+}
+
 /* A kernel frame handed out before its name was read (see symbolizer__finish). */
 struct kframe_wait {
 	uint64_t lookup; /* the address looked up: the frame's, less 1 past the leaf */
@@ -157,16 +179,13 @@ struct symbolizer {
 		char comm[SPACE_COMM_LEN];
 		uint64_t n;
 	} unopened[UNOPENED_WHO];
-	struct fresh *notes; /* processes first seen, not known yet (symbolizer__note_process) */
-	size_t nnotes, notes_cap;
+	struct fresh_list notes;  /* first seen, not known yet (symbolizer__note_process) */
 	struct u64map *elf_index; /* inode -> struct elf_entry * chain */
 	struct elf_entry *elf_list;
 	uint64_t elf_idle_ns;
 	uint64_t elf_swept_ns; /* when close_idle_elfs last looked */
 	char *debug_dir;
-	struct fresh *fresh; /* processes first seen lately */
-	size_t nfresh;
-	size_t fresh_cap;
+	struct fresh_list fresh; /* read from /proc lately, to be read once more */
 	struct elf_symtab *vdso; /* our own vDSO, NULL if unavailable */
 	uint8_t *vdso_image;
 	size_t vdso_size;
@@ -265,8 +284,8 @@ void symbolizer__free(struct symbolizer *s)
 		free(e);
 	}
 	u64map__free(s->elf_index);
-	free(s->fresh);
-	free(s->notes);
+	free(s->fresh.v);
+	free(s->notes.v);
 	free(s->debug_dir);
 	elf_symtab__free(s->vdso);
 	free(s->vdso_image);
@@ -603,25 +622,11 @@ static uint64_t exe_inode(uint32_t pid)
 /* A process read from /proc gets one more look (symbolizer__recheck_new). */
 static void remember_fresh(struct symbolizer *s, uint32_t pid, uint64_t start_time)
 {
-	struct fresh *f;
-
-	if (!pid)
-		return;
-	if (s->nfresh == s->fresh_cap) {
-		size_t cap = s->fresh_cap ? 2 * s->fresh_cap : 64;
-
-		f = realloc(s->fresh, cap * sizeof(*f));
-		/* Without room the process keeps its first read; nothing worse. */
-		if (!f)
-			return;
-		s->fresh = f;
-		s->fresh_cap = cap;
-	}
-	s->fresh[s->nfresh++] = (struct fresh){
-		.pid = pid,
-		.start_time = start_time,
-		.seen_ns = clock__mono_ns(),
-	};
+	/* Without room the process keeps its first read; nothing worse. */
+	if (pid)
+		fresh_list__push(&s->fresh, (struct fresh){.pid = pid,
+							   .start_time = start_time,
+							   .seen_ns = clock__mono_ns()});
 }
 
 /* A space of pid with the symbolizer's state; NULL when out of memory. */
@@ -775,20 +780,8 @@ static struct space *space_for(struct symbolizer *s, const struct symbolizer_tas
 /* Notes a process first seen now, to be read later unless its records come first. */
 static void remember_note(struct symbolizer *s, uint32_t pid)
 {
-	struct fresh *f;
-
-	if (s->nnotes == s->notes_cap) {
-		size_t cap = s->notes_cap ? 2 * s->notes_cap : 64;
-
-		f = realloc(s->notes, cap * sizeof(*f));
-		if (!f) {
-			read_process(s, pid);
-			return;
-		}
-		s->notes = f;
-		s->notes_cap = cap;
-	}
-	s->notes[s->nnotes++] = (struct fresh){.pid = pid, .seen_ns = clock__mono_ns()};
+	if (!fresh_list__push(&s->notes, (struct fresh){.pid = pid, .seen_ns = clock__mono_ns()}))
+		read_process(s, pid);
 }
 
 /*
@@ -814,17 +807,17 @@ static void read_noted(struct symbolizer *s, uint64_t now)
 {
 	size_t i, kept = 0;
 
-	for (i = 0; i < s->nnotes; i++) {
-		struct space *sp = address_spaces__latest(s->spaces, s->notes[i].pid);
+	for (i = 0; i < s->notes.n; i++) {
+		struct space *sp = address_spaces__latest(s->spaces, s->notes.v[i].pid);
 
-		if (now - s->notes[i].seen_ns < NOTE_DELAY_NS)
-			s->notes[kept++] = s->notes[i];
+		if (now - s->notes.v[i].seen_ns < NOTE_DELAY_NS)
+			s->notes.v[kept++] = s->notes.v[i];
 		else if (sp)
 			read_ns_pid(s, sp);
 		else
-			read_process(s, s->notes[i].pid);
+			read_process(s, s->notes.v[i].pid);
 	}
-	s->nnotes = kept;
+	s->notes.n = kept;
 }
 
 const char *symbolizer__process_name(struct symbolizer *s, const struct symbolizer_task *task)
@@ -1294,12 +1287,12 @@ void symbolizer__recheck_new(struct symbolizer *s)
 	size_t i, kept = 0;
 
 	read_noted(s, now);
-	for (i = 0; i < s->nfresh; i++) {
-		const struct fresh *f = &s->fresh[i];
+	for (i = 0; i < s->fresh.n; i++) {
+		const struct fresh *f = &s->fresh.v[i];
 		struct space *sp;
 
 		if (now - f->seen_ns < RECHECK_AFTER_NS) {
-			s->fresh[kept++] = *f;
+			s->fresh.v[kept++] = *f;
 			continue;
 		}
 		/* Still the process read then (a recycled PID is not), and alive. */
@@ -1310,7 +1303,7 @@ void symbolizer__recheck_new(struct symbolizer *s)
 			continue;
 		reread_process(s, sp);
 	}
-	s->nfresh = kept;
+	s->fresh.n = kept;
 }
 
 /*
