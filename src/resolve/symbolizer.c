@@ -744,32 +744,39 @@ static void check_reuse(struct symbolizer *s, struct space *sp)
 	st->start_time = start;
 }
 
-/*
- * The space a sample was taken in, if known. An exec names the process (its
- * record) before the BPF hook stamps the new space, a little later, at the
- * end of execve: a sample in between, already under the new name, is the
- * new program's, as perf files it too.
- */
-static struct space *find_space(struct symbolizer *s, const struct symbolizer_task *t)
+/* The space a sample was stamped with, if known. */
+static struct space *stamped_space(struct symbolizer *s, const struct symbolizer_task *t)
 {
-	struct space *sp = NULL, *next;
+	struct space *sp = NULL;
 
 	if (s->tracking)
 		sp = address_spaces__at(s->spaces, t->pid, t->space);
 	/* Id 0 (or no hooks in the kernel): before any fork or exec seen. */
-	if (!sp)
-		return address_spaces__latest(s->spaces, t->pid);
-	next = address_spaces__after(s->spaces, sp);
+	return sp ? sp : address_spaces__latest(s->spaces, t->pid);
+}
+
+/*
+ * The space whose name a sample goes under. An exec names the process (its
+ * record) before the BPF hook stamps the new space, a little later, at the
+ * end of execve: a sample in between, already under the new name, goes under
+ * it, as perf files it too. (Its user registers are still the old program's,
+ * at its execve call: its frames are looked up in the stamped space.)
+ */
+static struct space *named_space(struct symbolizer *s, const struct symbolizer_task *t)
+{
+	struct space *sp = stamped_space(s, t), *next;
+
+	next = sp ? address_spaces__after(s->spaces, sp) : NULL;
 	if (next && next->exec && t->comm && !strncmp(t->comm, next->comm, sizeof(next->comm)) &&
 	    strncmp(t->comm, sp->comm, sizeof(sp->comm)))
 		return next;
 	return sp;
 }
 
-/* The same, read from /proc when unknown. */
+/* The stamped space, read from /proc when unknown. */
 static struct space *space_for(struct symbolizer *s, const struct symbolizer_task *t)
 {
-	struct space *sp = find_space(s, t);
+	struct space *sp = stamped_space(s, t);
 
 	if (!sp)
 		return read_process(s, t->pid);
@@ -822,14 +829,14 @@ static void read_noted(struct symbolizer *s, uint64_t now)
 
 const char *symbolizer__process_name(struct symbolizer *s, const struct symbolizer_task *task)
 {
-	struct space *sp = find_space(s, task);
+	struct space *sp = named_space(s, task);
 
 	return sp && sp->comm[0] ? sp->comm : NULL;
 }
 
 uint32_t symbolizer__ns_pid(struct symbolizer *s, const struct symbolizer_task *task)
 {
-	struct space *sp = find_space(s, task);
+	struct space *sp = named_space(s, task);
 
 	/* Not read at its first sight (its records came later): now, if it still runs. */
 	if (sp && sp->end == UINT64_MAX)
