@@ -253,7 +253,7 @@ arm64:
 # and linked against its objects, so it times the code the profiler runs;
 # the startup timer (figure 5), which needs only libbpf's syscall wrappers;
 # and the cost of following every task (events_cost, src/sample/task_events.c).
-.PHONY: bench
+.PHONY: bench test-tools
 bench: $(OUT)/symbench $(OUT)/startup $(OUT)/events_cost
 
 $(OUT)/symbench: bench/symbench.c $(LIB_OBJS) $(DEPS)/.stamp
@@ -261,6 +261,13 @@ $(OUT)/symbench: bench/symbench.c $(LIB_OBJS) $(DEPS)/.stamp
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $< $(LIB_OBJS) $(LDLIBS) -o $@
 
 $(OUT)/events_cost: bench/events_cost.c $(LIB_OBJS) $(DEPS)/.stamp
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $< $(LIB_OBJS) $(LDLIBS) -o $@
+
+# Test tools: cfi_dump prints what the CFI reader finds (tests/e2e/cfi_readelf.sh).
+TEST_TOOLS := $(OUT)/cfi_dump
+test-tools: $(TEST_TOOLS)
+$(OUT)/cfi_dump: tests/tools/cfi_dump.c $(LIB_OBJS) $(DEPS)/.stamp
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $< $(LIB_OBJS) $(LDLIBS) -o $@
 

@@ -1357,7 +1357,7 @@ static bool cached_frame(struct space_state *st, uint64_t key, uint32_t *frame, 
 static bool function_start(struct symbolizer *s, struct elf_symtab *elf, uint64_t file_off,
 			   uint64_t *back)
 {
-	struct eh_frame_fde fde;
+	struct cfi_fde fde;
 	uint64_t vaddr;
 
 	*back = 0;

@@ -22,6 +22,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "unwind/cfi_entries.h"
+
 struct eh_frame_hdr;
 
 /* The two sections, as bytes and the addresses they are loaded at. */
@@ -40,22 +42,6 @@ struct eh_frame_sections {
 	uint64_t data_base;
 	bool has_data_base;
 	uint8_t addr_size; /* 4 or 8: the size of a DW_EH_PE_absptr */
-};
-
-/* One FDE with what its CIE says about it. */
-struct eh_frame_fde {
-	uint64_t pc_begin; /* the function's first address */
-	uint64_t pc_range; /* its size: the FDE covers [pc_begin, pc_begin + pc_range) */
-	uint64_t vaddr;	   /* where the FDE is */
-	/* For the unwinder: the CIE's initial instructions run first, then the FDE's. */
-	const uint8_t *cie_insns;
-	size_t cie_insns_size;
-	const uint8_t *insns;
-	size_t insns_size;
-	uint64_t code_align;
-	int64_t data_align;
-	uint64_t ra_column;
-	bool signal_frame; /* augmentation 'S': the address is not a return address */
 };
 
 /*
@@ -77,12 +63,12 @@ void eh_frame_hdr__free(struct eh_frame_hdr *h);
 /* Entries of the table, in ascending pc_begin order. */
 size_t eh_frame_hdr__count(const struct eh_frame_hdr *h);
 /* The FDE of entry i: 0, -ERANGE past the end, or an error for a corrupt FDE or CIE. */
-int eh_frame_hdr__fde(const struct eh_frame_hdr *h, size_t i, struct eh_frame_fde *out);
+int eh_frame_hdr__fde(const struct eh_frame_hdr *h, size_t i, struct cfi_fde *out);
 /*
  * The FDE of the function holding vaddr: 0, -ENOENT when none does (before
  * the first, in a gap, or past the end of the nearest function below), or
  * an error for a corrupt FDE or CIE.
  */
-int eh_frame_hdr__find(const struct eh_frame_hdr *h, uint64_t vaddr, struct eh_frame_fde *out);
+int eh_frame_hdr__find(const struct eh_frame_hdr *h, uint64_t vaddr, struct cfi_fde *out);
 
 #endif

@@ -24,7 +24,7 @@ struct raw_head {
 	uint8_t data_base[8];
 };
 
-static void check_fde(const struct eh_frame_fde *f, uint64_t vaddr)
+static void check_fde(const struct cfi_fde *f, uint64_t vaddr)
 {
 	if (vaddr - f->pc_begin >= f->pc_range)
 		abort();
@@ -32,7 +32,7 @@ static void check_fde(const struct eh_frame_fde *f, uint64_t vaddr)
 
 static void probe(const struct eh_frame_hdr *h, const uint8_t *data, size_t size)
 {
-	struct eh_frame_fde fde;
+	struct cfi_fde fde;
 	uint64_t a, begin, end;
 	size_t i;
 

@@ -116,7 +116,7 @@ static int cmp_ref(const void *a, const void *b)
 /* Every table entry is one of readelf's FDEs, every FDE is in the table, lookups agree. */
 static void check_against_readelf(const struct eh_frame_hdr *h, struct ref_frames *r)
 {
-	struct eh_frame_fde fde;
+	struct cfi_fde fde;
 	struct ref_fde key, *ref;
 	const struct ref_cie *cie;
 	size_t i;
@@ -439,7 +439,7 @@ static void unbuild(struct built *b)
 
 static void check_lookups(const struct eh_frame_hdr *h, const struct layout *l)
 {
-	struct eh_frame_fde fde;
+	struct cfi_fde fde;
 
 	CHECK_INT(eh_frame_hdr__count(h), ==, 2);
 	CHECK_INT(eh_frame_hdr__find(h, FN1 - 1, &fde), ==, -ENOENT);
@@ -534,7 +534,7 @@ static void set_u32(uint8_t *p, uint32_t v)
 TEST(eh_frame_hdr_refuses_what_it_cannot_read)
 {
 	struct eh_frame_hdr *h = NULL;
-	struct eh_frame_fde fde;
+	struct cfi_fde fde;
 	struct eh_frame_sections sec;
 	struct built b;
 
@@ -584,7 +584,7 @@ TEST(eh_frame_hdr_refuses_what_it_cannot_read)
 
 TEST(eh_frame_hdr_table_must_agree_with_fdes)
 {
-	struct eh_frame_fde fde;
+	struct cfi_fde fde;
 	struct eh_frame_hdr *h;
 	struct built b;
 
@@ -623,7 +623,7 @@ TEST(eh_frame_hdr_table_must_agree_with_fdes)
 static void poke(const struct built *b)
 {
 	struct eh_frame_hdr *h = NULL;
-	struct eh_frame_fde fde;
+	struct cfi_fde fde;
 	uint64_t a;
 	size_t k;
 
@@ -749,7 +749,7 @@ TEST(eh_frame_hdr_from_elf32_and_elf64_images)
 TEST(eh_frame_hdr_from_elf_refuses_bad_images)
 {
 	struct eh_frame_hdr *h = NULL;
-	struct eh_frame_fde fde;
+	struct cfi_fde fde;
 	const char *path = test_build_fixture("known_tree");
 	Elf64_Ehdr eh;
 	Elf64_Phdr ph;

@@ -191,7 +191,7 @@ TEST(symbolizer_vdso_local_code_at_function_start)
 	struct elf_symtab *exported = NULL;
 	const uint64_t *st;
 	const struct profile_frame *fr;
-	struct eh_frame_fde fde, other;
+	struct cfi_fde fde, other;
 	char modules[512], want[64];
 	size_t size, i, nlocal = 0;
 	const void *image = test_vdso(&size);
