@@ -135,7 +135,7 @@ static int read_cie_fields(const struct cfi_section *s, struct dwarf_cursor *c, 
 	const char *aug;
 	uint8_t version, u8, seg_size;
 	size_t aug_len;
-	uint64_t ra;
+	uint64_t ra = 0;
 	int err = dwarf_cursor__u8(c, &version);
 
 	if (err)
