@@ -254,9 +254,13 @@ arm64:
 # the startup timer (figure 5), which needs only libbpf's syscall wrappers;
 # and the cost of following every task (events_cost, src/sample/task_events.c).
 .PHONY: bench test-tools
-bench: $(OUT)/symbench $(OUT)/startup $(OUT)/events_cost
+bench: $(OUT)/symbench $(OUT)/startup $(OUT)/events_cost $(OUT)/unwind_tables
 
 $(OUT)/symbench: bench/symbench.c $(LIB_OBJS) $(DEPS)/.stamp
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $< $(LIB_OBJS) $(LDLIBS) -o $@
+
+$(OUT)/unwind_tables: bench/unwind_tables.c $(LIB_OBJS) $(DEPS)/.stamp
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $< $(LIB_OBJS) $(LDLIBS) -o $@
 

@@ -167,6 +167,17 @@ void eh_frame_hdr__free(struct eh_frame_hdr *h)
 	free(h);
 }
 
+bool eh_frame_hdr__eh_frame(const struct eh_frame_hdr *h, const uint8_t **data, size_t *size,
+			    uint64_t *vaddr)
+{
+	if (!h || !h->sec.eh_frame)
+		return false;
+	*data = h->sec.eh_frame;
+	*size = h->sec.eh_frame_size;
+	*vaddr = h->sec.eh_frame_vaddr;
+	return true;
+}
+
 size_t eh_frame_hdr__count(const struct eh_frame_hdr *h)
 {
 	return h ? h->count : 0;

@@ -59,6 +59,13 @@ int eh_frame_hdr__new(const struct eh_frame_sections *sec, struct eh_frame_hdr *
  */
 int eh_frame_hdr__from_elf(const void *image, size_t size, struct eh_frame_hdr **out);
 void eh_frame_hdr__free(struct eh_frame_hdr *h);
+/*
+ * The .eh_frame the header points to: from eh_frame_hdr__from_elf, the
+ * bytes up to the end of the segment (the section's zero terminator ends
+ * it before). False without one.
+ */
+bool eh_frame_hdr__eh_frame(const struct eh_frame_hdr *h, const uint8_t **data, size_t *size,
+			    uint64_t *vaddr);
 
 /* Entries of the table, in ascending pc_begin order. */
 size_t eh_frame_hdr__count(const struct eh_frame_hdr *h);

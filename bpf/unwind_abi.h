@@ -1,0 +1,89 @@
+/* SPDX-License-Identifier: (MIT OR GPL-2.0) */
+/*
+ * The compact unwind tables, as user space builds them from the CFI of
+ * each executable file and as the unwinder reads them (in the BPF program
+ * and in user space). Only __u8..__u64 types, so both sides agree on
+ * layout on every architecture.
+ *
+ * A table covers one file's code. Its rows are sorted by address; a row
+ * holds from its address to the next row's. Each row is one __u32: the low
+ * 16 bits of its address and the id of its rule in a dictionary of
+ * distinct rules that all tables share (a few thousand cover every file of
+ * a Debian system). Addresses are cut into 64 KiB pages: the page index
+ * says where a page's rows start, so a lookup is one index read and a
+ * binary search of at most 16 steps, and a row costs 4 bytes.
+ */
+#ifndef CPROF_BPF_UNWIND_ABI_H
+#define CPROF_BPF_UNWIND_ABI_H
+
+#include <linux/types.h>
+
+#define CPROF_UNWIND_PAGE_SHIFT 16
+#define CPROF_UNWIND_PAGE_MASK	((1u << CPROF_UNWIND_PAGE_SHIFT) - 1)
+#define CPROF_UNWIND_MAX_RULES	65536
+
+/* Rule 0 of every dictionary: the address has no CFI. */
+#define CPROF_RULE_NO_CFI 0
+
+static inline __u32 cprof_unwind_row(__u32 addr_low, __u32 rule)
+{
+	return (addr_low & CPROF_UNWIND_PAGE_MASK) | rule << CPROF_UNWIND_PAGE_SHIFT;
+}
+
+/* How to find the caller's stack pointer (the CFA: the callee's SP before the call). */
+enum cprof_cfa_kind {
+	CPROF_CFA_STOP = 0, /* the walk cannot go on: stop says why */
+	CPROF_CFA_SP,	    /* SP + cfa_off */
+	CPROF_CFA_FP,	    /* FP + cfa_off (rbp, x29) */
+	CPROF_CFA_SP_DEREF, /* *(SP + cfa_off) + cfa_add (OpenSSL's `breg7 N; deref; plus_uconst`)
+			     */
+	CPROF_CFA_FP_DEREF, /* *(FP + cfa_off) + cfa_add (GCC's stack re-alignment) */
+	CPROF_CFA_PLT,	    /* SP + cfa_off, + 8 when (PC & 15) >= cfa_add (x86_64 .plt) */
+	CPROF_CFA_SIGNAL,   /* a signal trampoline: the registers are in the signal frame at SP */
+	CPROF_CFA_END,	    /* the outermost frame: the return address is undefined */
+};
+
+/* Where the return address is. */
+enum cprof_ra_kind {
+	CPROF_RA_AT_CFA = 0, /* at CFA + ra_off */
+	CPROF_RA_IN_LR, /* still in the link register (AArch64): only valid where LR is known */
+};
+
+/* Where the caller's frame pointer is. */
+enum cprof_fp_kind {
+	CPROF_FP_SAME = 0, /* unchanged */
+	CPROF_FP_AT_CFA,   /* at CFA + fp_off */
+	CPROF_FP_AT_FP,	   /* at FP + fp_off (saved by a re-aligning prologue) */
+	CPROF_FP_LOST,	   /* not recoverable: a later rule that needs it stops */
+};
+
+/* Why a walk stopped before a thread's root. Kept in sync with the summary's words. */
+enum cprof_unwind_stop {
+	CPROF_STOP_NONE = 0,	 /* reached the root */
+	CPROF_STOP_NO_CFI,	 /* the address has no CFI in a file that has some */
+	CPROF_STOP_BAD_CFI,	 /* the CFI there is corrupt or uses an unknown opcode */
+	CPROF_STOP_UNSUPPORTED,	 /* a CFI rule the unwinder does not run */
+	CPROF_STOP_NO_RULE_ROOM, /* the rule dictionary was full */
+	CPROF_STOP_NO_MAPPING,	 /* the address is in no known executable mapping */
+	CPROF_STOP_NO_TABLE,	 /* the mapping's table is not built (yet) */
+	CPROF_STOP_READ,	 /* user memory could not be read */
+	CPROF_STOP_LR,		 /* the return address is in LR, but LR is not known here */
+	CPROF_STOP_BAD_FRAME,	 /* the caller's SP or return address makes no sense */
+	CPROF_STOP_FP_LOST,	 /* the rule needs a frame pointer that was not recoverable */
+	CPROF_STOP_DEPTH,	 /* the stack is deeper than the frames kept */
+	CPROF_STOP_MAX,
+};
+
+/* 16 bytes; the dictionary holds up to CPROF_UNWIND_MAX_RULES of them. */
+struct cprof_unwind_rule {
+	__u8 cfa_kind; /* enum cprof_cfa_kind */
+	__u8 ra_kind;  /* enum cprof_ra_kind */
+	__u8 fp_kind;  /* enum cprof_fp_kind */
+	__u8 stop;     /* with CPROF_CFA_STOP: enum cprof_unwind_stop */
+	__s32 cfa_off;
+	__s32 cfa_add;
+	__s16 ra_off;
+	__s16 fp_off;
+};
+
+#endif

@@ -1,0 +1,101 @@
+// SPDX-License-Identifier: MIT
+/* Finds .eh_frame and .debug_frame in an ELF file; see elf_cfi.h. */
+#include <errno.h>
+#include <gelf.h>
+#include <string.h>
+
+#define LOG_MODULE "cfi"
+#include "lib/log.h"
+#include "unwind/elf_cfi.h"
+#include "unwind/eh_frame_hdr.h"
+
+static int section_data(Elf_Scn *scn, const GElf_Shdr *sh, struct cfi_section *out)
+{
+	Elf_Data *d;
+
+	/* Debug files often compress .debug_frame; .eh_frame never is (the loader maps it). */
+	if ((sh->sh_flags & SHF_COMPRESSED) && elf_compress(scn, 0, 0) < 0)
+		return -EINVAL;
+	d = elf_getdata(scn, NULL);
+	if (!d || !d->d_buf || !d->d_size)
+		return -ENOENT;
+	out->data = d->d_buf;
+	out->size = d->d_size;
+	return 0;
+}
+
+static void find_sections(Elf *elf, struct elf_cfi *c)
+{
+	Elf_Scn *scn = NULL;
+	size_t shstrndx;
+	GElf_Shdr sh;
+	const char *name;
+
+	if (elf_getshdrstrndx(elf, &shstrndx))
+		return;
+	while ((scn = elf_nextscn(elf, scn))) {
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type == SHT_NOBITS)
+			continue;
+		name = elf_strptr(elf, shstrndx, sh.sh_name);
+		if (!name)
+			continue;
+		if (!c->has_eh_frame && !strcmp(name, ".eh_frame") &&
+		    !section_data(scn, &sh, &c->eh_frame)) {
+			c->eh_frame.vaddr = sh.sh_addr;
+			c->has_eh_frame = true;
+		} else if (!c->has_debug_frame && !strcmp(name, ".debug_frame") &&
+			   !section_data(scn, &sh, &c->debug_frame)) {
+			c->has_debug_frame = true;
+		}
+	}
+}
+
+/* Without section headers, the loader's view: PT_GNU_EH_FRAME and its eh_frame_ptr. */
+static void find_by_segment(Elf *elf, struct elf_cfi *c)
+{
+	struct eh_frame_hdr *h;
+	size_t size;
+	char *image = elf_rawfile(elf, &size);
+
+	if (!image || eh_frame_hdr__from_elf(image, size, &h))
+		return;
+	if (eh_frame_hdr__eh_frame(h, &c->eh_frame.data, &c->eh_frame.size, &c->eh_frame.vaddr))
+		c->has_eh_frame = true;
+	eh_frame_hdr__free(h);
+}
+
+int elf_cfi__read(Elf *elf, struct elf_cfi *c)
+{
+	GElf_Ehdr eh;
+
+	memset(c, 0, sizeof(*c));
+	if (!gelf_getehdr(elf, &eh) || eh.e_ident[EI_CLASS] != ELFCLASS64)
+		return -ENOEXEC;
+	if (eh.e_machine == EM_X86_64)
+		c->arch = CFI_ARCH_X86_64;
+	else if (eh.e_machine == EM_AARCH64)
+		c->arch = CFI_ARCH_AARCH64;
+	else
+		return -ENOEXEC;
+	c->eh_frame.format = CFI_EH_FRAME;
+	c->debug_frame.format = CFI_DEBUG_FRAME;
+	c->eh_frame.bases.addr_size = 8;
+	c->debug_frame.bases.addr_size = 8;
+	find_sections(elf, c);
+	if (!c->has_eh_frame)
+		find_by_segment(elf, c);
+	return 0;
+}
+
+void elf_cfi__sources(const struct elf_cfi *c, const struct elf_cfi *debug,
+		      struct unwind_sources *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->arch = c->arch;
+	if (c->has_eh_frame)
+		out->sections[out->nsections++] = &c->eh_frame;
+	if (c->has_debug_frame)
+		out->sections[out->nsections++] = &c->debug_frame;
+	else if (debug && debug->has_debug_frame && debug->arch == c->arch)
+		out->sections[out->nsections++] = &debug->debug_frame;
+}

@@ -1,0 +1,37 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Finds the call frame information of an ELF file opened with libelf:
+ * .eh_frame (what the loader maps, found by section header or, where the
+ * section headers are gone, through PT_GNU_EH_FRAME) and .debug_frame
+ * (decompressed if needed), and the machine they are for. The sections'
+ * bytes belong to the Elf handle, which must outlive them.
+ */
+#ifndef CPROF_ELF_CFI_H
+#define CPROF_ELF_CFI_H
+
+#include <libelf.h>
+#include <stdbool.h>
+
+#include "unwind/unwind_table.h"
+
+struct elf_cfi {
+	enum cfi_arch arch;
+	struct cfi_section eh_frame;
+	struct cfi_section debug_frame;
+	bool has_eh_frame;
+	bool has_debug_frame;
+};
+
+/*
+ * -ENOEXEC for a file that is not an ELF executable or library of a machine
+ * cprof unwinds (x86_64, AArch64); a file without CFI is not an error.
+ */
+int elf_cfi__read(Elf *elf, struct elf_cfi *out);
+/*
+ * The table's sources: .eh_frame, then .debug_frame (of the file, or of
+ * debug, its separate debug file, when the file has none). NULL debug is fine.
+ */
+void elf_cfi__sources(const struct elf_cfi *c, const struct elf_cfi *debug,
+		      struct unwind_sources *out);
+
+#endif

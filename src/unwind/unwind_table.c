@@ -1,0 +1,283 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Builds a file's compact unwind table; see unwind_table.h. FDEs are
+ * sorted first (only their ranges: 24 bytes each), then their programs
+ * run in address order and stream rows straight into the table, so a
+ * large library never holds its CFI rows in memory twice. Consecutive
+ * rows with the same rule are one row: most CFI rows differ only in
+ * callee-saved registers the unwinder does not need.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "unwind/unwind_rule.h"
+#include "unwind/unwind_table.h"
+
+struct fde_ref {
+	uint64_t begin;
+	uint64_t end;
+	uint64_t off;	  /* in its section */
+	uint32_t section; /* index in unwind_sources: an earlier section wins a tie */
+};
+
+struct fde_list {
+	struct fde_ref *v;
+	size_t n, cap;
+};
+
+struct builder {
+	struct unwind_table *t;
+	struct unwind_rules *rules;
+	struct unwind_table_stats *stats;
+	struct unwind_rule_ctx ctx;
+	size_t rows_cap, pages_cap;
+	uint64_t last_addr; /* of the last row */
+	uint32_t last_rule;
+	uint64_t clip; /* rows before this address are an earlier FDE's */
+	uint64_t end;  /* the end of what the rows cover */
+};
+
+static int grow(void **v, size_t *cap, size_t n, size_t size)
+{
+	size_t c = *cap ? 2 * *cap : 64;
+	void *p;
+
+	if (n < *cap)
+		return 0;
+	p = realloc(*v, c * size);
+	if (!p)
+		return -ENOMEM;
+	*v = p;
+	*cap = c;
+	return 0;
+}
+
+static int collect(const struct unwind_sources *src, struct fde_list *l,
+		   struct unwind_table_stats *stats)
+{
+	const struct cfi_section *s;
+	struct cfi_fde fde;
+	uint64_t off;
+	uint32_t i;
+	int err;
+
+	for (i = 0; i < src->nsections; i++) {
+		s = src->sections[i];
+		for (off = 0;;) {
+			err = cfi_section__next(s, &off, &fde);
+			if (err == -ENOENT)
+				break;
+			if (err) {
+				stats->bad_entries++;
+				continue;
+			}
+			stats->fdes++;
+			if (!fde.pc_range)
+				continue;
+			if (grow((void **)&l->v, &l->cap, l->n, sizeof(*l->v)))
+				return -ENOMEM;
+			l->v[l->n++] = (struct fde_ref){fde.pc_begin, fde.pc_begin + fde.pc_range,
+							fde.vaddr - s->vaddr, i};
+		}
+	}
+	return 0;
+}
+
+static int cmp_fde(const void *a, const void *b)
+{
+	const struct fde_ref *x = a, *y = b;
+
+	if (x->begin != y->begin)
+		return x->begin < y->begin ? -1 : 1;
+	if (x->section != y->section)
+		return x->section < y->section ? -1 : 1;
+	return x->off < y->off ? -1 : x->off > y->off;
+}
+
+/* Page index entries up to and including addr's page point at row n. */
+static int fill_pages(struct builder *b, uint64_t addr)
+{
+	struct unwind_table *t = b->t;
+	uint64_t page = (addr - t->base) >> CPROF_UNWIND_PAGE_SHIFT;
+
+	if (page >= UINT32_MAX)
+		return -E2BIG;
+	while (t->npages <= page) {
+		if (grow((void **)&t->pages, &b->pages_cap, t->npages + 1, sizeof(*t->pages)))
+			return -ENOMEM;
+		t->pages[t->npages++] = t->nrows;
+	}
+	return 0;
+}
+
+static int push_row(struct builder *b, uint64_t addr, uint32_t rule)
+{
+	struct unwind_table *t = b->t;
+	int err;
+
+	if (t->nrows && rule == b->last_rule)
+		return 0;
+	/* An empty row is replaced by the one that starts where it did. */
+	if (t->nrows && addr == b->last_addr) {
+		t->rows[t->nrows - 1] = cprof_unwind_row((uint32_t)addr, rule);
+		b->last_rule = rule;
+		return 0;
+	}
+	if (!t->nrows)
+		t->base = addr & ~(uint64_t)CPROF_UNWIND_PAGE_MASK;
+	err = fill_pages(b, addr);
+	if (!err)
+		err = grow((void **)&t->rows, &b->rows_cap, t->nrows, sizeof(*t->rows));
+	if (err)
+		return err;
+	t->rows[t->nrows++] = cprof_unwind_row((uint32_t)addr, rule);
+	b->last_addr = addr;
+	b->last_rule = rule;
+	return 0;
+}
+
+static int on_row(const struct cfi_row *row, void *arg)
+{
+	struct builder *b = arg;
+	struct cprof_unwind_rule rule;
+	uint64_t begin = row->begin;
+	uint32_t id;
+	int err;
+
+	b->stats->cfi_rows++;
+	if (row->end <= b->clip)
+		return 0;
+	if (begin < b->clip)
+		begin = b->clip;
+	rule = unwind_rule_from_cfi(&b->ctx, row);
+	err = unwind_rules__id(b->rules, &rule, &id);
+	if (err == -ENOSPC) {
+		rule = unwind_rule_stop(CPROF_STOP_NO_RULE_ROOM);
+		err = unwind_rules__id(b->rules, &rule, &id);
+	}
+	if (err)
+		return err;
+	if (rule.cfa_kind == CPROF_CFA_STOP)
+		b->stats->stops[rule.stop]++;
+	return push_row(b, begin, id);
+}
+
+static int add_fde(struct builder *b, const struct unwind_sources *src, struct cfi_program *prog,
+		   const struct fde_ref *ref)
+{
+	struct cfi_fde fde;
+	int err;
+
+	if (ref->end <= b->end) {
+		b->stats->overlaps++;
+		return 0;
+	}
+	if (ref->begin < b->end) {
+		b->stats->overlaps++;
+	} else if (b->t->nrows && ref->begin > b->end) {
+		err = push_row(b, b->end, CPROF_RULE_NO_CFI);
+		if (err)
+			return err;
+	}
+	err = cfi_section__fde_at(src->sections[ref->section], ref->off, &fde);
+	if (err) {
+		b->stats->bad_entries++;
+		return 0;
+	}
+	b->clip = b->end > ref->begin ? b->end : 0;
+	b->ctx.ra_column = fde.ra_column;
+	b->ctx.signal_frame = fde.signal_frame;
+	err = cfi_program__run(prog, &fde, on_row, b);
+	b->end = ref->end;
+	return err;
+}
+
+static int build(struct builder *b, const struct unwind_sources *src, struct fde_list *l)
+{
+	struct cfi_program *prog;
+	size_t i;
+	int err = cfi_program__new(src->arch, &prog);
+
+	for (i = 0; !err && i < l->n; i++)
+		err = add_fde(b, src, prog, &l->v[i]);
+	/* The end of the last function: no CFI from there on. */
+	if (!err)
+		err = push_row(b, b->end, CPROF_RULE_NO_CFI);
+	if (!err)
+		err = fill_pages(b, b->last_addr);
+	if (!err)
+		err = grow((void **)&b->t->pages, &b->pages_cap, b->t->npages + 1,
+			   sizeof(*b->t->pages));
+	if (!err)
+		b->t->pages[b->t->npages] = b->t->nrows;
+	cfi_program__free(prog);
+	return err;
+}
+
+int unwind_table__build(const struct unwind_sources *src, struct unwind_rules *rules,
+			struct unwind_table **out, struct unwind_table_stats *stats)
+{
+	struct builder b = {.rules = rules, .stats = stats, .ctx = {.arch = src->arch}};
+	struct fde_list l = {0};
+	int err;
+
+	*out = NULL;
+	memset(stats, 0, sizeof(*stats));
+	b.t = calloc(1, sizeof(*b.t));
+	if (!b.t)
+		return -ENOMEM;
+	err = collect(src, &l, stats);
+	if (!err && !l.n)
+		err = -ENOENT;
+	if (!err) {
+		qsort(l.v, l.n, sizeof(*l.v), cmp_fde);
+		err = build(&b, src, &l);
+	}
+	free(l.v);
+	if (err) {
+		unwind_table__free(b.t);
+		return err;
+	}
+	*out = b.t;
+	return 0;
+}
+
+void unwind_table__free(struct unwind_table *t)
+{
+	if (!t)
+		return;
+	free(t->pages);
+	free(t->rows);
+	free(t);
+}
+
+uint32_t unwind_table__lookup(const struct unwind_table *t, uint64_t vaddr)
+{
+	uint32_t lo, hi, mid, low = (uint32_t)vaddr & CPROF_UNWIND_PAGE_MASK;
+	uint64_t page;
+
+	if (!t->nrows || vaddr < t->base)
+		return CPROF_RULE_NO_CFI;
+	page = (vaddr - t->base) >> CPROF_UNWIND_PAGE_SHIFT;
+	if (page >= t->npages)
+		return CPROF_RULE_NO_CFI;
+	lo = t->pages[page];
+	hi = t->pages[page + 1];
+	/* The last row of the page at or below vaddr; else the row before the page. */
+	while (lo < hi) {
+		mid = lo + (hi - lo) / 2;
+		if ((t->rows[mid] & CPROF_UNWIND_PAGE_MASK) <= low)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo)
+		return CPROF_RULE_NO_CFI;
+	return t->rows[lo - 1] >> CPROF_UNWIND_PAGE_SHIFT;
+}
+
+size_t unwind_table__bytes(const struct unwind_table *t)
+{
+	return t ? t->nrows * sizeof(*t->rows) + (t->npages + 1) * sizeof(*t->pages) : 0;
+}
