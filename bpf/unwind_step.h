@@ -1,0 +1,257 @@
+/* SPDX-License-Identifier: (MIT OR GPL-2.0) */
+/*
+ * One step of the user-stack unwinder: from a frame's registers and the
+ * compact rule for its PC (bpf/unwind_abi.h), the caller's registers. The
+ * same code runs in the BPF program and in user space (the copy path and
+ * the tests), so both walk a stack exactly alike.
+ *
+ * The includer defines, before including:
+ *   CPROF_UNWIND_READ(dst, addr)  reads a __u64 of user memory at addr
+ *                                 into *dst; nonzero on failure
+ * and one of __TARGET_ARCH_x86 / __TARGET_ARCH_arm64 (BPF) or builds for
+ * x86_64 / aarch64 (user space).
+ */
+#ifndef CPROF_BPF_UNWIND_STEP_H
+#define CPROF_BPF_UNWIND_STEP_H
+
+#include "unwind_abi.h"
+
+#if defined(__TARGET_ARCH_arm64) || (!defined(__TARGET_ARCH_x86) && defined(__aarch64__))
+#define CPROF_UNWIND_ARM64 1
+#else
+#define CPROF_UNWIND_ARM64 0
+#endif
+
+#ifndef __always_inline
+#define __always_inline inline __attribute__((always_inline))
+#endif
+
+/* The registers an unwinder needs, for one frame. */
+struct cprof_unwind_regs {
+	__u64 pc;
+	__u64 sp;
+	__u64 fp;
+	__u64 lr;	/* AArch64 */
+	__u32 fp_valid; /* the frame pointer's value is known */
+	__u32 lr_valid; /* LR holds this frame's return address: the leaf, or after a signal */
+	__u32 exact_pc; /* pc is where the frame was interrupted, not a return address */
+	__u32 pad;
+};
+
+/* What a step found. */
+enum cprof_step {
+	CPROF_STEP_CALLER = 0, /* regs now hold the caller's */
+	CPROF_STEP_ROOT,       /* this frame is the outermost: the walk is complete */
+	CPROF_STEP_STOP,       /* the walk cannot go on: *stop says why */
+};
+
+/*
+ * The kernel's signal frame, where SP points when the trampoline runs:
+ * x86_64 struct ucontext (the return address slot was popped), whose
+ * sigcontext starts at 40; AArch64 struct rt_sigframe: 128 bytes of
+ * siginfo, then the ucontext whose sigcontext (16-aligned) starts at 176,
+ * fault_address first, then regs[31], sp, pc.
+ */
+#if CPROF_UNWIND_ARM64
+#define CPROF_SIGFRAME_FP 544 /* regs[29] */
+#define CPROF_SIGFRAME_LR 552 /* regs[30] */
+#define CPROF_SIGFRAME_SP 560
+#define CPROF_SIGFRAME_PC 568
+#else
+#define CPROF_SIGFRAME_FP 120 /* rbp */
+#define CPROF_SIGFRAME_SP 160
+#define CPROF_SIGFRAME_PC 168
+#endif
+
+static __always_inline int cprof_unwind_signal(struct cprof_unwind_regs *r)
+{
+	__u64 sp = r->sp, v;
+
+	if (CPROF_UNWIND_READ(&v, sp + CPROF_SIGFRAME_PC))
+		return CPROF_STOP_READ;
+	r->pc = v;
+	if (CPROF_UNWIND_READ(&v, sp + CPROF_SIGFRAME_SP))
+		return CPROF_STOP_READ;
+	r->sp = v;
+	if (CPROF_UNWIND_READ(&v, sp + CPROF_SIGFRAME_FP))
+		return CPROF_STOP_READ;
+	r->fp = v;
+	r->fp_valid = 1;
+	r->lr_valid = 0;
+#if CPROF_UNWIND_ARM64
+	if (CPROF_UNWIND_READ(&v, sp + CPROF_SIGFRAME_LR))
+		return CPROF_STOP_READ;
+	r->lr = v;
+	r->lr_valid = 1;
+#endif
+	r->exact_pc = 1;
+	return 0;
+}
+
+/* The CFA by the rule; 0 or a stop reason. */
+static __always_inline int cprof_unwind_cfa(const struct cprof_unwind_rule *rule,
+					    const struct cprof_unwind_regs *r, __u64 *cfa)
+{
+	__u64 v;
+
+	switch (rule->cfa_kind) {
+	case CPROF_CFA_SP:
+		*cfa = r->sp + (__s64)rule->cfa_off;
+		return 0;
+	case CPROF_CFA_FP:
+		if (!r->fp_valid)
+			return CPROF_STOP_FP_LOST;
+		*cfa = r->fp + (__s64)rule->cfa_off;
+		return 0;
+	case CPROF_CFA_SP_DEREF:
+		if (CPROF_UNWIND_READ(&v, r->sp + (__s64)rule->cfa_off))
+			return CPROF_STOP_READ;
+		*cfa = v + (__s64)rule->cfa_add;
+		return 0;
+	case CPROF_CFA_FP_DEREF:
+		if (!r->fp_valid)
+			return CPROF_STOP_FP_LOST;
+		if (CPROF_UNWIND_READ(&v, r->fp + (__s64)rule->cfa_off))
+			return CPROF_STOP_READ;
+		*cfa = v + (__s64)rule->cfa_add;
+		return 0;
+	case CPROF_CFA_PLT:
+		*cfa = r->sp + (__s64)rule->cfa_off +
+		       ((r->pc & 15) >= (__u64)rule->cfa_add ? 8 : 0);
+		return 0;
+	}
+	return CPROF_STOP_UNSUPPORTED;
+}
+
+/* The caller's frame pointer, read before SP moves; 0 or a stop reason. */
+static __always_inline int cprof_unwind_fp(const struct cprof_unwind_rule *rule,
+					   struct cprof_unwind_regs *r, __u64 cfa)
+{
+	__u64 v;
+
+	switch (rule->fp_kind) {
+	case CPROF_FP_SAME:
+		return 0;
+	case CPROF_FP_AT_CFA:
+		/*
+		 * A slot below SP was popped: the epilogue has put the value
+		 * back (clang's CFI says "saved" up to the ret), and the copy
+		 * of a stack starts at SP.
+		 */
+		if (cfa + (__s64)rule->fp_off < r->sp)
+			return 0;
+		if (CPROF_UNWIND_READ(&v, cfa + (__s64)rule->fp_off))
+			return CPROF_STOP_READ;
+		r->fp = v;
+		r->fp_valid = 1;
+		return 0;
+	case CPROF_FP_AT_FP:
+		if (!r->fp_valid)
+			return CPROF_STOP_FP_LOST;
+		if (CPROF_UNWIND_READ(&v, r->fp + (__s64)rule->fp_off))
+			return CPROF_STOP_READ;
+		r->fp = v;
+		return 0;
+	}
+	r->fp_valid = 0;
+	return 0;
+}
+
+/*
+ * One step by a CFI rule. ra_mask clears what is not address in a return
+ * address (AArch64 pointer authentication codes); all ones elsewhere.
+ */
+static __always_inline int cprof_unwind_step(const struct cprof_unwind_rule *rule,
+					     struct cprof_unwind_regs *r, __u64 ra_mask,
+					     __u32 *stop)
+{
+	__u64 cfa = 0, ra;
+	int err;
+
+	if (rule->cfa_kind == CPROF_CFA_END)
+		return CPROF_STEP_ROOT;
+	if (rule->cfa_kind == CPROF_CFA_STOP) {
+		*stop = rule->stop;
+		return CPROF_STEP_STOP;
+	}
+	if (rule->cfa_kind == CPROF_CFA_SIGNAL) {
+		*stop = cprof_unwind_signal(r);
+		return *stop ? CPROF_STEP_STOP : CPROF_STEP_CALLER;
+	}
+	err = cprof_unwind_cfa(rule, r, &cfa);
+	if (!err && rule->ra_kind == CPROF_RA_IN_LR && !r->lr_valid)
+		err = CPROF_STOP_LR;
+	if (!err && rule->ra_kind == CPROF_RA_IN_LR)
+		ra = r->lr;
+	else if (!err && CPROF_UNWIND_READ(&ra, cfa + (__s64)rule->ra_off))
+		err = CPROF_STOP_READ;
+	if (!err)
+		err = cprof_unwind_fp(rule, r, cfa);
+	/* The stack grows down: a caller's frame is never below its callee's. */
+	if (!err && (cfa < r->sp || !(ra & ra_mask)))
+		err = CPROF_STOP_BAD_FRAME;
+	if (err) {
+		*stop = err;
+		return CPROF_STEP_STOP;
+	}
+	r->pc = ra & ra_mask;
+	r->sp = cfa;
+	r->lr_valid = 0;
+	r->exact_pc = 0;
+	return CPROF_STEP_CALLER;
+}
+
+/*
+ * Whether pc is at a signal trampoline that has no CFI (musl's __restore_rt,
+ * a static binary's): its code is exactly the rt_sigreturn system call,
+ * as libgcc's fallback recognizes it. x86_64: mov $15,%rax; syscall.
+ * AArch64: mov x8,#139; svc #0.
+ */
+static __always_inline int cprof_unwind_is_sigreturn(__u64 pc)
+{
+	__u64 code;
+
+	if (CPROF_UNWIND_READ(&code, pc))
+		return 0;
+#if CPROF_UNWIND_ARM64
+	return code == 0xd4000001d2801168ull;
+#else
+	if (code != 0x0f0000000fc0c748ull || CPROF_UNWIND_READ(&code, pc + 1))
+		return 0;
+	return code == 0x050f0000000fc0c7ull;
+#endif
+}
+
+/*
+ * A frame-pointer step, for code without CFI (JIT code, Go, assembly built
+ * without unwind tables): the frame record {caller's FP, return address}
+ * at FP. A zero FP is the ABI's end of the chain.
+ */
+static __always_inline int cprof_unwind_fp_step(struct cprof_unwind_regs *r, __u64 ra_mask,
+						__u32 *stop)
+{
+	__u64 fp = r->fp, next, ra;
+
+	if (!r->fp_valid) {
+		*stop = CPROF_STOP_FP_LOST;
+		return CPROF_STEP_STOP;
+	}
+	if (!fp)
+		return CPROF_STEP_ROOT;
+	if (CPROF_UNWIND_READ(&next, fp) || CPROF_UNWIND_READ(&ra, fp + 8)) {
+		*stop = CPROF_STOP_READ;
+		return CPROF_STEP_STOP;
+	}
+	if (fp < r->sp || !(ra & ra_mask) || (next && next <= fp)) {
+		*stop = CPROF_STOP_BAD_FRAME;
+		return CPROF_STEP_STOP;
+	}
+	r->pc = ra & ra_mask;
+	r->sp = fp + 16;
+	r->fp = next;
+	r->lr_valid = 0;
+	r->exact_pc = 0;
+	return CPROF_STEP_CALLER;
+}
+
+#endif

@@ -1,0 +1,102 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The user-space walk; see stack_walk.h. Memory outside the copied stack
+ * cannot be read (the process may be gone by now), so a rule that needs it
+ * stops the walk with CPROF_STOP_READ, as a fault would in the kernel.
+ */
+#include <string.h>
+
+#include "unwind/stack_walk.h"
+
+/* The snapshot the step reads from, for CPROF_UNWIND_READ. */
+static __thread const struct stack_snapshot *walk_snap;
+
+static int read_stack(__u64 *dst, __u64 addr)
+{
+	const struct stack_snapshot *s = walk_snap;
+
+	if (addr < s->sp || addr - s->sp > s->stack_size || s->stack_size - (addr - s->sp) < 8)
+		return -1;
+	memcpy(dst, s->stack + (addr - s->sp), 8);
+	return 0;
+}
+
+#define CPROF_UNWIND_READ(dst, addr) read_stack((dst), (addr))
+#include "unwind_step.h"
+
+static int frame_rule(const struct stack_walk *w, const struct cprof_unwind_regs *r,
+		      const struct walk_code *code, const struct cprof_unwind_rule **rule)
+{
+	/* A return address may be past the end of its call's function (a noreturn call). */
+	uint64_t at = (r->exact_pc ? r->pc : r->pc - 1) - code->bias;
+	uint32_t id = unwind_table__lookup(code->table, at);
+
+	if (id >= w->nrules)
+		return CPROF_STOP_BAD_CFI;
+	*rule = &w->rules[id];
+	return 0;
+}
+
+static int step(const struct stack_walk *w, struct cprof_unwind_regs *r, struct walk_result *out)
+{
+	const struct cprof_unwind_rule *rule = NULL;
+	struct walk_code code;
+	__u32 stop = 0;
+	int kind;
+
+	if (w->find(w->arg, r->pc, &code)) {
+		out->stop = CPROF_STOP_NO_MAPPING;
+		return CPROF_STEP_STOP;
+	}
+	if (code.table) {
+		stop = frame_rule(w, r, &code, &rule);
+		if (stop) {
+			out->stop = stop;
+			return CPROF_STEP_STOP;
+		}
+	}
+	if (rule && rule->cfa_kind != CPROF_CFA_STOP)
+		kind = cprof_unwind_step(rule, r, w->ra_mask, &stop);
+	else if (rule && rule->stop != CPROF_STOP_NO_CFI)
+		kind = cprof_unwind_step(rule, r, w->ra_mask, &stop);
+	else if (cprof_unwind_is_sigreturn(r->pc))
+		kind = cprof_unwind_signal(r) ? (stop = CPROF_STOP_READ, CPROF_STEP_STOP)
+					      : CPROF_STEP_CALLER;
+	else {
+		kind = cprof_unwind_fp_step(r, w->ra_mask, &stop);
+		out->fp_frames += kind == CPROF_STEP_CALLER;
+	}
+	out->stop = stop;
+	return kind;
+}
+
+void stack_walk__run(const struct stack_walk *w, const struct stack_snapshot *snap,
+		     struct walk_result *out)
+{
+	struct cprof_unwind_regs r = {
+		.pc = snap->pc,
+		.sp = snap->sp,
+		.fp = snap->fp,
+		.lr = snap->lr,
+		.fp_valid = 1,
+		.lr_valid = 1,
+		.exact_pc = 1,
+	};
+	int kind = CPROF_STEP_CALLER;
+
+	memset(out, 0, sizeof(*out));
+	walk_snap = snap;
+	while (kind == CPROF_STEP_CALLER) {
+		if (out->n == CPROF_MAX_STACK_DEPTH) {
+			out->stop = CPROF_STOP_DEPTH;
+			break;
+		}
+		/* The symbolizer looks a return address up at ip - 1: an exact pc goes in as pc
+		 * + 1. */
+		out->ips[out->n] = r.exact_pc && out->n ? r.pc + 1 : r.pc;
+		out->n++;
+		kind = step(w, &r, out);
+	}
+	if (kind == CPROF_STEP_ROOT)
+		out->stop = CPROF_STOP_NONE;
+}

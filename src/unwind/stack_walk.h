@@ -1,0 +1,54 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Walks a user stack in user space, from a sample's registers and a copy of
+ * the top of its stack, with the same step the BPF program runs
+ * (bpf/unwind_step.h) and the same tables. For samples the kernel could
+ * not unwind itself: taken before their process's tables were loaded, or
+ * on a kernel where the BPF walk cannot run.
+ */
+#ifndef CPROF_STACK_WALK_H
+#define CPROF_STACK_WALK_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "sampler_abi.h"
+#include "unwind/unwind_table.h"
+
+/* The registers of the interrupted user code, and its stack from sp on. */
+struct stack_snapshot {
+	uint64_t pc, sp, fp, lr;
+	const uint8_t *stack; /* the bytes at sp... */
+	size_t stack_size;
+};
+
+/* What the walk needs to know of the address a frame is at. */
+struct walk_code {
+	const struct unwind_table *table; /* NULL: the code has no CFI (a frame-pointer step) */
+	uint64_t bias;			  /* the table's address = pc - bias */
+};
+
+/* 0 and *out for an address in a known executable mapping; -ENOENT if in none. */
+typedef int (*walk_find_fn)(void *arg, uint64_t pc, struct walk_code *out);
+
+struct stack_walk {
+	const struct cprof_unwind_rule *rules; /* the dictionary the tables use */
+	size_t nrules;
+	uint64_t ra_mask; /* bits of a return address that are address (AArch64 PAC) */
+	walk_find_fn find;
+	void *arg;
+};
+
+struct walk_result {
+	uint64_t ips[CPROF_MAX_STACK_DEPTH]; /* leaf first; a frame after a signal as pc + 1 */
+	uint32_t n;
+	uint32_t stop;	    /* enum cprof_unwind_stop: CPROF_STOP_NONE when the root was reached */
+	uint32_t fp_frames; /* frames found by frame pointer */
+};
+
+/* Walks as far as it can; the result says where and why it stopped. */
+void stack_walk__run(const struct stack_walk *w, const struct stack_snapshot *snap,
+		     struct walk_result *out);
+
+#endif
