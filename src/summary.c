@@ -291,10 +291,10 @@ int summary__add_comments(struct profile *p, const struct summary_info *in)
 		 "cprof: symbols: separate debug files used %" PRIu64
 		 "; malformed perf map lines skipped %" PRIu64 "; ELF files read %" PRIu64
 		 ", closed when no process had mapped them for a minute %" PRIu64
-		 "; vdso frames named by function start (no symbol) %" PRIu64,
+		 "; frames named by function start (no symbol) %" PRIu64,
 		 in->sym[SYM_STAT_DEBUG_FILES], in->sym[SYM_STAT_PERF_MAP_BAD_LINES],
 		 in->sym[SYM_STAT_ELF_FILES], in->sym[SYM_STAT_ELF_FILES_CLOSED],
-		 in->sym[SYM_STAT_VDSO_FUNCTION_STARTS]);
+		 in->sym[SYM_STAT_FUNCTION_STARTS]);
 	err = profile__add_comment(p, buf);
 	if (err)
 		return err;
@@ -357,11 +357,11 @@ static void print_unnamed(FILE *f, uint64_t total, const struct summary_info *in
 			"by another file): %s frames are shown as file+offset%s%s\n",
 			n, plural(n, "file could", "files could"), plural(n, "its", "their"),
 			in->unopened_who[0] ? "; in " : "", in->unopened_who);
-	n = in->sym[SYM_STAT_VDSO_FUNCTION_STARTS];
+	n = in->sym[SYM_STAT_FUNCTION_STARTS];
 	if (n)
 		fprintf(f,
-			"cprof: %" PRIu64 " vdso %s named by function start (no symbol), shown as "
-			"[vdso]+0xSTART of their function (from the vDSO's .eh_frame)\n",
+			"cprof: %" PRIu64 " %s named by function start (no symbol), shown as "
+			"FILE+0xSTART of their function (from .eh_frame)\n",
 			n, plural(n, "frame", "frames"));
 	n = in->sym[SYM_STAT_PERF_MAP_BAD_LINES];
 	if (n)

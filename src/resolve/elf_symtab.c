@@ -41,6 +41,7 @@
 #include "lib/range.h"
 #include "lib/u64map.h"
 #include "resolve/elf_symtab.h"
+#include "unwind/eh_frame_hdr.h"
 #include "resolve/symbol_rank.h"
 
 /* Build IDs are 20 bytes (sha1) in practice; anything much larger is not one. */
@@ -83,6 +84,19 @@ struct elf_symtab {
 	size_t nranges;
 	size_t nsyms;
 	char *names;
+	/*
+	 * Without a .symtab: the functions .eh_frame_hdr knows, as offsets
+	 * from fn_base, sorted, to name code no symbol covers by its
+	 * function's start.
+	 */
+	struct fn_extent *fns;
+	size_t nfns;
+	uint64_t fn_base;
+};
+
+struct fn_extent {
+	uint32_t start; /* from fn_base */
+	uint32_t size;
 };
 
 /* A candidate from a symbol table; name points into libelf's (mapped) data. */
@@ -453,6 +467,7 @@ void elf_symtab__free(struct elf_symtab *e)
 	free(e->segs);
 	free(e->ranges);
 	free(e->names);
+	free(e->fns);
 	free(e->path);
 	free(e->debug_path);
 	free(e);
@@ -964,6 +979,41 @@ cleanup:
 	return err;
 }
 
+/*
+ * The FDE table of .eh_frame_hdr, kept small: 8 bytes a function. Only for
+ * files without a .symtab (from themselves or a debug file), where it names
+ * what the dynamic symbols do not.
+ */
+static int load_function_extents(struct elf_symtab *e)
+{
+	struct eh_frame_hdr *h;
+	struct cfi_fde fde;
+	size_t size, i, n;
+	const void *image = e->image ? e->image : elf_rawfile(e->elf, &size);
+	int err;
+
+	if (e->image)
+		size = e->file_size;
+	if (!image || eh_frame_hdr__from_elf(image, size, &h))
+		return 0;
+	n = eh_frame_hdr__count(h);
+	e->fns = n ? malloc(n * sizeof(*e->fns)) : NULL;
+	err = n && !e->fns ? -ENOMEM : 0;
+	for (i = 0; !err && i < n; i++) {
+		if (eh_frame_hdr__fde(h, i, &fde))
+			continue;
+		if (!e->nfns)
+			e->fn_base = fde.pc_begin;
+		/* Entries are sorted by start; a file past 4 GiB of code keeps what fits. */
+		if (fde.pc_begin - e->fn_base > UINT32_MAX || fde.pc_range > UINT32_MAX)
+			break;
+		e->fns[e->nfns++] = (struct fn_extent){(uint32_t)(fde.pc_begin - e->fn_base),
+						       (uint32_t)fde.pc_range};
+	}
+	eh_frame_hdr__free(h);
+	return err;
+}
+
 static void ensure_loaded(struct elf_symtab *e)
 {
 	uint64_t t0;
@@ -974,6 +1024,8 @@ static void ensure_loaded(struct elf_symtab *e)
 	e->loaded = true;
 	t0 = clock__mono_ns();
 	err = load_symbols(e);
+	if (!err && !e->has_symtab && !e->debug && e->elf)
+		err = load_function_extents(e);
 	if (err) {
 		pr_warn("%s: cannot load symbols: %s", e->path, strerror(-err));
 		free(e->ranges);
@@ -1005,6 +1057,30 @@ const char *elf_symtab__lookup(struct elf_symtab *e, uint64_t vaddr, uint64_t *s
 	if (sym_offset)
 		*sym_offset = vaddr - r->sym_start;
 	return r->name;
+}
+
+bool elf_symtab__function_start(struct elf_symtab *e, uint64_t vaddr, uint64_t *start)
+{
+	size_t lo = 0, hi, mid;
+	uint64_t off;
+
+	if (!e)
+		return false;
+	ensure_loaded(e);
+	if (!e->nfns || vaddr < e->fn_base || vaddr - e->fn_base > UINT32_MAX)
+		return false;
+	off = vaddr - e->fn_base;
+	for (hi = e->nfns; lo < hi;) {
+		mid = lo + (hi - lo) / 2;
+		if (e->fns[mid].start <= off)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo || off - e->fns[lo - 1].start >= e->fns[lo - 1].size)
+		return false;
+	*start = e->fn_base + e->fns[lo - 1].start;
+	return true;
 }
 
 size_t elf_symtab__symbol_count(struct elf_symtab *e)

@@ -56,6 +56,14 @@ int elf_symtab__offset_to_vaddr(const struct elf_symtab *e, uint64_t file_offset
 const char *elf_symtab__lookup(struct elf_symtab *e, uint64_t vaddr, uint64_t *sym_offset);
 
 /* Number of function symbols after loading/dedup (loads the table). */
+/*
+ * For a file without a symbol table: the first address of the function
+ * holding vaddr, as its call frame information (.eh_frame_hdr) knows it, so
+ * that code no symbol names is shown per function, not per instruction.
+ * False when no FDE covers vaddr, or the file has a .symtab.
+ */
+bool elf_symtab__function_start(struct elf_symtab *e, uint64_t vaddr, uint64_t *start);
+
 size_t elf_symtab__symbol_count(struct elf_symtab *e);
 
 #endif

@@ -51,7 +51,6 @@
 #include "resolve/perf_map.h"
 #include "resolve/proc_maps.h"
 #include "resolve/symbolizer.h"
-#include "unwind/eh_frame_hdr.h"
 
 #define LOG_MODULE "symbols"
 #include "lib/log.h"
@@ -189,7 +188,6 @@ struct symbolizer {
 	struct elf_symtab *vdso; /* our own vDSO, NULL if unavailable */
 	uint8_t *vdso_image;
 	size_t vdso_size;
-	struct eh_frame_hdr *vdso_cfi; /* the image's FDEs, NULL if unusable */
 	bool vdso_tried;
 	struct ksyms *ksyms;
 	bool ksyms_tried;
@@ -289,7 +287,6 @@ void symbolizer__free(struct symbolizer *s)
 	free(s->debug_dir);
 	elf_symtab__free(s->vdso);
 	free(s->vdso_image);
-	eh_frame_hdr__free(s->vdso_cfi);
 	ksyms__free(s->ksyms);
 	free(s->kallsyms);
 	free(s->kwait);
@@ -374,16 +371,12 @@ static void load_vdso_extras(struct symbolizer *s)
 {
 	struct elf_symtab *dbg = NULL;
 	struct utsname u;
-	int err;
 
 	if (uname(&u) == 0 && debug_file__find_vdso(s->debug_dir, u.release, s->vdso, &dbg) == 0 &&
 	    elf_symtab__set_debug_file(s->vdso, dbg) == 0) {
 		s->stats[SYM_STAT_DEBUG_FILES]++;
 		pr_debug("[vdso]: symbols from %s", elf_symtab__debug_path(s->vdso));
 	}
-	err = eh_frame_hdr__from_elf(s->vdso_image, s->vdso_size, &s->vdso_cfi);
-	if (err)
-		pr_debug("[vdso]: no function starts from .eh_frame_hdr: %s", strerror(-err));
 }
 
 /*
@@ -1352,20 +1345,17 @@ static bool cached_frame(struct space_state *st, uint64_t key, uint32_t *frame, 
  * Code no symbol names is shown at the start of its function when the
  * call frame information knows the function, so that its samples add up
  * per function and not per instruction: *back is how far into the function
- * file_off is. The vDSO only, for now: its image is at hand.
+ * file_off is.
  */
-static bool function_start(struct symbolizer *s, struct elf_symtab *elf, uint64_t file_off,
-			   uint64_t *back)
+static bool function_start(struct elf_symtab *elf, uint64_t file_off, uint64_t *back)
 {
-	struct cfi_fde fde;
-	uint64_t vaddr;
+	uint64_t vaddr, start;
 
 	*back = 0;
-	if (!elf || elf != s->vdso || !s->vdso_cfi ||
-	    elf_symtab__offset_to_vaddr(elf, file_off, &vaddr) ||
-	    eh_frame_hdr__find(s->vdso_cfi, vaddr, &fde))
+	if (!elf || elf_symtab__offset_to_vaddr(elf, file_off, &vaddr) ||
+	    !elf_symtab__function_start(elf, vaddr, &start))
 		return false;
-	*back = vaddr - fde.pc_begin;
+	*back = vaddr - start;
 	return true;
 }
 
@@ -1391,8 +1381,8 @@ static uint32_t unnamed_frame(struct symbolizer *s, struct mapping *m, uint32_t 
 	uint64_t file_off = lookup - m->map.start + m->map.offset, back;
 	char buf[512];
 
-	if (function_start(s, m->elf, file_off, &back) && !retry)
-		s->stats[SYM_STAT_VDSO_FUNCTION_STARTS]++;
+	if (function_start(m->elf, file_off, &back) && !retry)
+		s->stats[SYM_STAT_FUNCTION_STARTS]++;
 	if (m->map.kind == PROC_MAP_FILE)
 		snprintf(buf, sizeof(buf), "%s+0x%" PRIx64, base_name(m->map.path),
 			 file_off - back);

@@ -52,8 +52,8 @@ enum symbolizer_stat {
 	SYM_STAT_ELF_FILES_CLOSED,   /* closed after no known process mapped them a while */
 	SYM_STAT_DEBUG_FILES,	     /* separate debug files used for stripped ones */
 	SYM_STAT_PERF_MAP_BAD_LINES, /* malformed lines in the perf maps read */
-	/* Of SYM_STAT_UNKNOWN_USER: vDSO frames shown at their function's start (from its FDEs). */
-	SYM_STAT_VDSO_FUNCTION_STARTS,
+	/* Of SYM_STAT_UNKNOWN_USER: frames shown at their function's start (from .eh_frame_hdr). */
+	SYM_STAT_FUNCTION_STARTS,
 	SYM_STAT_KERNEL_THREADS, /* of SYM_STAT_PROCESSES: kernel threads, no user memory */
 	SYM_STAT_MAX,
 };

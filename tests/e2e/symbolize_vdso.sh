@@ -52,11 +52,12 @@ at_fde_starts() {
 	return "$bad"
 }
 # counted FOLDED SUMMARY: the summary counts frames shown at their function's
-# start if and only if the profile has some.
+# start when the profile has vDSO ones, and never when no frame at all is
+# shown as FILE+0xOFFSET (other files' unnamed code counts too).
 counted() {
 	if [ -n "$(grouped_offsets "$1")" ]; then
-		grep -qE '^cprof: [1-9][0-9]* vdso frames? named by function start \(no symbol\)' "$2"
-	else
+		grep -qE '^cprof: [1-9][0-9]* frames? named by function start \(no symbol\)' "$2"
+	elif ! grep -qE '\+0x[0-9a-f]+' "$1"; then
 		! grep -q 'named by function start' "$2"
 	fi
 }
@@ -86,7 +87,7 @@ echo "vdso_clock: leaf $vfn $share%, leaf at a local function's start $grouped%"
 go tool pprof -symbolize=none -raw "$TMP/v.pb.gz" >"$TMP/v.raw" 2>&1
 # The mapping is [vdso] with the image's build ID, and has functions.
 check vdso_mapping grep -qE '^[0-9]+: 0x[0-9a-f]+/0x[0-9a-f]+/0x0 \[vdso\] [0-9a-f]{40} \[FN\]$' "$TMP/v.raw"
-check vdso_comment grep -qE '^Comment: cprof: symbols: .*; vdso frames named by function start \(no symbol\) [0-9]+' "$TMP/v.raw"
+check vdso_comment grep -qE '^Comment: cprof: symbols: .*; frames named by function start \(no symbol\) [0-9]+' "$TMP/v.raw"
 
 # --- with one, found by build ID --------------------------------------------------------
 # The image plus a local symbol at each FDE start that no exported symbol has.

@@ -809,6 +809,37 @@ TEST(elf_symtab_symbols_from_debug_file)
 	free(l.v);
 }
 
+/* Stripped: hot_a has no name, but .eh_frame_hdr knows where its function starts. */
+TEST(elf_symtab_function_start_without_symbols)
+{
+	const char *path = test_build_fixture("known_tree");
+	const char *stripped = test_build_fixture("known_tree_stripped");
+	const char *debug = test_build_fixture("known_tree_stripped.debug");
+	struct elf_symtab *e = NULL, *dbg = NULL;
+	uint64_t hot_a, start = 0;
+	struct nm_list l;
+
+	need_tool("nm");
+	nm_read(path, false, &l);
+	hot_a = nm_addr(&l, "hot_a");
+	CHECK_INT(elf_symtab__open(stripped, &e), ==, 0);
+	CHECK(elf_symtab__lookup(e, hot_a + 4, NULL) == NULL);
+	CHECK(elf_symtab__function_start(e, hot_a, &start));
+	CHECK_U64(start, ==, hot_a);
+	CHECK(elf_symtab__function_start(e, hot_a + 4, &start));
+	CHECK_U64(start, ==, hot_a);
+	CHECK(!elf_symtab__function_start(e, 0, &start));
+	elf_symtab__free(e);
+
+	/* With symbols (here from the debug file), names do the job: no extents kept. */
+	CHECK_INT(elf_symtab__open(stripped, &e), ==, 0);
+	CHECK_INT(elf_symtab__open(debug, &dbg), ==, 0);
+	CHECK_INT(elf_symtab__set_debug_file(e, dbg), ==, 0);
+	CHECK(!elf_symtab__function_start(e, hot_a + 4, &start));
+	elf_symtab__free(e);
+	free(l.v);
+}
+
 TEST(elf_symtab_debug_file_of_another_build_refused)
 {
 	const char *stripped = test_build_fixture("known_tree_stripped");

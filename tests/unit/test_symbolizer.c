@@ -236,15 +236,15 @@ TEST(symbolizer_vdso_local_code_at_function_start)
 		CHECK_INT(profile__add_symbolized(f.prof, f.sym, frames, 2, frames), ==, 0);
 		CHECK_STR(profile__frame(f.prof, frames[0])->name, want);
 		CHECK_STR(profile__frame(f.prof, frames[1])->name, want);
-		CHECK_U64(st[SYM_STAT_VDSO_FUNCTION_STARTS], ==, 3 * nlocal);
+		CHECK_U64(st[SYM_STAT_FUNCTION_STARTS], ==, 3 * nlocal);
 		/* Past the end, in padding no function holds: the address itself, not counted. */
-		counted = st[SYM_STAT_VDSO_FUNCTION_STARTS];
+		counted = st[SYM_STAT_FUNCTION_STARTS];
 		if (!elf_symtab__lookup(exported, end, NULL) &&
 		    (i + 1 == eh_frame_hdr__count(cfi) ||
 		     (eh_frame_hdr__fde(cfi, i + 1, &other) == 0 && other.pc_begin > end))) {
 			snprintf(want, sizeof(want), "[vdso]+0x%llx", (unsigned long long)end);
 			CHECK_STR(leaf(&f, base + end)->name, want);
-			CHECK_U64(st[SYM_STAT_VDSO_FUNCTION_STARTS], ==, counted);
+			CHECK_U64(st[SYM_STAT_FUNCTION_STARTS], ==, counted);
 		}
 	}
 	teardown(&f);
