@@ -50,6 +50,7 @@ static void add_stats(struct unwind_table_stats *to, const struct unwind_table_s
 	to->bad_entries += s->bad_entries;
 	to->cfi_rows += s->cfi_rows;
 	to->overlaps += s->overlaps;
+	to->padding_gaps += s->padding_gaps;
 	for (i = 0; i < CPROF_STOP_MAX; i++)
 		to->stops[i] += s->stops[i];
 }
@@ -105,8 +106,9 @@ static void report(const struct totals *t, const struct unwind_rules *rules)
 			stopped += t->st.stops[i];
 	printf("files %lu (skipped %lu: not x86_64/aarch64 ELF, or no CFI)\n", t->files,
 	       t->skipped);
-	printf("fdes %" PRIu64 " bad_entries %" PRIu64 " overlaps %" PRIu64 "\n", t->st.fdes,
-	       t->st.bad_entries, t->st.overlaps);
+	printf("fdes %" PRIu64 " bad_entries %" PRIu64 " overlaps %" PRIu64
+	       " padding_gaps_without_row %" PRIu64 "\n",
+	       t->st.fdes, t->st.bad_entries, t->st.overlaps, t->st.padding_gaps);
 	printf("cfi_rows %" PRIu64 " table_rows %" PRIu64 " table_bytes %" PRIu64 "\n",
 	       t->st.cfi_rows, t->rows, t->bytes);
 	printf("bytes_per_table_row %.3f bytes_per_cfi_row %.3f\n",

@@ -24,6 +24,65 @@ static int section_data(Elf_Scn *scn, const GElf_Shdr *sh, struct cfi_section *o
 	return 0;
 }
 
+static void add_code(Elf_Scn *scn, const GElf_Shdr *sh, struct elf_cfi *c)
+{
+	Elf_Data *d = elf_getdata(scn, NULL);
+
+	if (d && d->d_buf && d->d_size == sh->sh_size)
+		c->code[c->ncode++] = (struct elf_cfi_code){sh->sh_addr, d->d_buf, d->d_size};
+}
+
+/*
+ * Filler bytes compilers and linkers put between functions: x86 NOPs of
+ * every length (0x90, 66 .. 0f 1f /0 with their ModRM and zero
+ * displacements, cs prefixes) and int3. No run of these bytes transfers
+ * control (no ret, jmp, call, syscall or ud2 can be spelled with them), so
+ * it cannot be a function of its own.
+ */
+static bool x86_padding(const uint8_t *p, size_t n)
+{
+	static const char filler[] = "\x90\xcc\x66\x2e\x0f\x1f\x40\x44\x80\x84";
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (p[i] && !memchr(filler, p[i], sizeof(filler) - 1))
+			return false;
+	return true;
+}
+
+/* AArch64: NOP words, or zero words (udf #0, a trap). */
+static bool a64_padding(const uint8_t *p, size_t n)
+{
+	uint32_t w;
+	size_t i;
+
+	if (n % 4)
+		return false;
+	for (i = 0; i < n; i += 4) {
+		memcpy(&w, p + i, 4);
+		if (w && w != 0xd503201f)
+			return false;
+	}
+	return true;
+}
+
+static bool is_padding(const void *arg, uint64_t begin, uint64_t end)
+{
+	const struct elf_cfi *c = arg;
+	const struct elf_cfi_code *code;
+	size_t i;
+
+	for (i = 0; i < c->ncode; i++) {
+		code = &c->code[i];
+		if (begin < code->addr || end > code->addr + code->size || begin >= end)
+			continue;
+		if (c->arch == CFI_ARCH_AARCH64)
+			return a64_padding(code->data + (begin - code->addr), end - begin);
+		return x86_padding(code->data + (begin - code->addr), end - begin);
+	}
+	return false;
+}
+
 static void find_sections(Elf *elf, struct elf_cfi *c)
 {
 	Elf_Scn *scn = NULL;
@@ -36,6 +95,8 @@ static void find_sections(Elf *elf, struct elf_cfi *c)
 	while ((scn = elf_nextscn(elf, scn))) {
 		if (!gelf_getshdr(scn, &sh) || sh.sh_type == SHT_NOBITS)
 			continue;
+		if ((sh.sh_flags & SHF_EXECINSTR) && c->ncode < ELF_CFI_MAX_CODE)
+			add_code(scn, &sh, c);
 		name = elf_strptr(elf, shstrndx, sh.sh_name);
 		if (!name)
 			continue;
@@ -98,4 +159,8 @@ void elf_cfi__sources(const struct elf_cfi *c, const struct elf_cfi *debug,
 		out->sections[out->nsections++] = &c->debug_frame;
 	else if (debug && debug->has_debug_frame && debug->arch == c->arch)
 		out->sections[out->nsections++] = &debug->debug_frame;
+	if (c->ncode) {
+		out->is_padding = is_padding;
+		out->padding_arg = c;
+	}
 }

@@ -14,8 +14,19 @@
 
 #include "unwind/unwind_table.h"
 
+#define ELF_CFI_MAX_CODE 8
+
+/* An executable section's bytes, to tell padding from code. */
+struct elf_cfi_code {
+	uint64_t addr;
+	const uint8_t *data;
+	size_t size;
+};
+
 struct elf_cfi {
 	enum cfi_arch arch;
+	struct elf_cfi_code code[ELF_CFI_MAX_CODE];
+	size_t ncode;
 	struct cfi_section eh_frame;
 	struct cfi_section debug_frame;
 	bool has_eh_frame;
@@ -29,7 +40,8 @@ struct elf_cfi {
 int elf_cfi__read(Elf *elf, struct elf_cfi *out);
 /*
  * The table's sources: .eh_frame, then .debug_frame (of the file, or of
- * debug, its separate debug file, when the file has none). NULL debug is fine.
+ * debug, its separate debug file, when the file has none), and the file's
+ * code to recognize padding. NULL debug is fine; c must outlive out.
  */
 void elf_cfi__sources(const struct elf_cfi *c, const struct elf_cfi *debug,
 		      struct unwind_sources *out);

@@ -5,7 +5,9 @@
  * run in address order and stream rows straight into the table, so a
  * large library never holds its CFI rows in memory twice. Consecutive
  * rows with the same rule are one row: most CFI rows differ only in
- * callee-saved registers the unwinder does not need.
+ * callee-saved registers the unwinder does not need. The alignment padding
+ * between functions gets no row of its own when the caller can show it is
+ * padding: no code runs there, so the row before may as well cover it.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -167,7 +169,7 @@ static int add_fde(struct builder *b, const struct unwind_sources *src, struct c
 		   const struct fde_ref *ref)
 {
 	struct cfi_fde fde;
-	int err;
+	int err = 0;
 
 	if (ref->end <= b->end) {
 		b->stats->overlaps++;
@@ -176,7 +178,10 @@ static int add_fde(struct builder *b, const struct unwind_sources *src, struct c
 	if (ref->begin < b->end) {
 		b->stats->overlaps++;
 	} else if (b->t->nrows && ref->begin > b->end) {
-		err = push_row(b, b->end, CPROF_RULE_NO_CFI);
+		if (src->is_padding && src->is_padding(src->padding_arg, b->end, ref->begin))
+			b->stats->padding_gaps++;
+		else
+			err = push_row(b, b->end, CPROF_RULE_NO_CFI);
 		if (err)
 			return err;
 	}

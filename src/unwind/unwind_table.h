@@ -34,6 +34,7 @@ struct unwind_table_stats {
 	uint64_t bad_entries;		/* CIEs or FDEs that could not be read */
 	uint64_t cfi_rows;		/* rows of the CFI programs */
 	uint64_t overlaps;		/* FDEs that overlapped an earlier one (the earlier wins) */
+	uint64_t padding_gaps;		/* gaps between functions that hold only padding: no row */
 	uint64_t stops[CPROF_STOP_MAX]; /* CFI rows the unwinder cannot run, by reason */
 };
 
@@ -42,6 +43,12 @@ struct unwind_sources {
 	enum cfi_arch arch;
 	const struct cfi_section *sections[2];
 	size_t nsections;
+	/*
+	 * Optional: whether [begin, end) holds only padding (no code could
+	 * run there), so that a gap between two functions needs no row.
+	 */
+	bool (*is_padding)(const void *arg, uint64_t begin, uint64_t end);
+	const void *padding_arg;
 };
 
 /*

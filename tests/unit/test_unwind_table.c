@@ -111,6 +111,12 @@ TEST(unwind_table_answers_every_row_of_a_fixture)
 	check_file(test_build_fixture("known_tree"));
 }
 
+static bool all_padding(const void *arg, uint64_t begin, uint64_t end)
+{
+	(void)arg;
+	return begin == 0x1010 && end == 0x1020;
+}
+
 /* Two functions with a gap: the gap, and past the end, have no CFI. */
 TEST(unwind_table_gaps_between_functions_have_no_cfi)
 {
@@ -151,6 +157,15 @@ TEST(unwind_table_gaps_between_functions_have_no_cfi)
 	CHECK_INT(unwind_table__lookup(t, 0x1030), ==, CPROF_RULE_NO_CFI);
 	/* Same rule in both functions: one dictionary entry. */
 	CHECK_INT(unwind_rules__count(rules), ==, 3);
+	unwind_table__free(t);
+
+	/* A gap of padding is no row: the row before covers it, no code runs there. */
+	src.is_padding = all_padding;
+	CHECK_INT(unwind_table__build(&src, rules, &t, &st), ==, 0);
+	CHECK_INT(st.padding_gaps, ==, 1);
+	CHECK_INT(unwind_table__lookup(t, 0x1010), ==, at4);
+	CHECK_INT(unwind_table__lookup(t, 0x1020), ==, at0);
+	CHECK_INT(unwind_table__lookup(t, 0x1030), ==, CPROF_RULE_NO_CFI);
 	unwind_table__free(t);
 	unwind_rules__free(rules);
 }
