@@ -65,7 +65,7 @@ BPF_OUT := .output/bpf-$(BPF_ARCH)
 # merging makes shared blocks that are reached by jumping back. The test
 # tests/gates/bpf_object.sh checks the result.
 BPF_CFLAGS := -mllvm -enable-tail-merge=false
-SKEL := $(BPF_OUT)/sampler.skel.h
+SKEL := $(BPF_OUT)/sampler.skel.h $(BPF_OUT)/unwinder.skel.h
 
 CFLAGS := -std=gnu11 -g -Wall -Wextra -Werror -Wno-missing-field-initializers \
 	-D_GNU_SOURCE -fno-omit-frame-pointer $(EXTRA_CFLAGS) \
@@ -108,7 +108,21 @@ $(BPF_OUT)/sampler.bpf.o: bpf/sampler.bpf.c bpf/sampler_abi.h Makefile $(DEPS)/.
 	$(Q)$(BPFTOOL) gen object $@ $@.tmp
 	$(Q)rm -f $@.tmp
 
-$(SKEL): $(BPF_OUT)/sampler.bpf.o
+# The unwinder needs Linux 5.5 (bpf_probe_read_user): an object of its own,
+# so that the sampler's stays loadable on 4.18.
+$(BPF_OUT)/unwinder.bpf.o: bpf/unwinder.bpf.c bpf/unwind_abi.h bpf/unwind_step.h bpf/sampler_abi.h \
+		Makefile $(DEPS)/.stamp | $(BPF_OUT)
+	$(call msg,BPF,$@)
+	$(Q)$(CLANG) -g -O2 -target bpf -D__TARGET_ARCH_$(BPF_ARCH) -I$(DEPS)/include \
+		-idirafter $(DEPS)/uapi -Wall -Werror -c $< -o $@.tmp
+	$(Q)$(BPFTOOL) gen object $@ $@.tmp
+	$(Q)rm -f $@.tmp
+
+$(BPF_OUT)/unwinder.skel.h: $(BPF_OUT)/unwinder.bpf.o
+	$(call msg,GEN-SKEL,$@)
+	$(Q)$(BPFTOOL) gen skeleton $< name unwinder_bpf > $@
+
+$(BPF_OUT)/sampler.skel.h: $(BPF_OUT)/sampler.bpf.o
 	$(call msg,GEN-SKEL,$@)
 	$(Q)$(BPFTOOL) gen skeleton $< name sampler_bpf > $@
 

@@ -21,6 +21,7 @@
 #define CPROF_UNWIND_PAGE_SHIFT 16
 #define CPROF_UNWIND_PAGE_MASK	((1u << CPROF_UNWIND_PAGE_SHIFT) - 1)
 #define CPROF_UNWIND_MAX_RULES	65536
+#define CPROF_UNWIND_MAX_DEPTH	127 /* as CPROF_MAX_STACK_DEPTH */
 
 /* Rule 0 of every dictionary: the address has no CFI. */
 #define CPROF_RULE_NO_CFI 0
@@ -72,6 +73,68 @@ enum cprof_unwind_stop {
 	CPROF_STOP_FP_LOST,	 /* the rule needs a frame pointer that was not recoverable */
 	CPROF_STOP_DEPTH,	 /* the stack is deeper than the frames kept */
 	CPROF_STOP_MAX,
+};
+
+/*
+ * In the BPF maps, rows and page index entries are stored 64 to an array
+ * element, so that a table goes in with one update per 64 rows; a table's
+ * rows start at an element boundary.
+ */
+#define CPROF_UNWIND_CHUNK 64
+
+struct cprof_unwind_chunk {
+	__u32 v[CPROF_UNWIND_CHUNK];
+};
+
+/* An executable region of a process, keyed by {pid, address} in an LPM trie. */
+struct cprof_region_key {
+	__u32 prefixlen; /* bits of pid and addr that matter: 32 + the prefix of addr */
+	__u32 pid;
+	__u64 addr_be; /* big-endian, so that a prefix is the high bits */
+};
+
+enum cprof_region_flags {
+	CPROF_REGION_TABLE = 1, /* the code has a table; else frame-pointer steps */
+};
+
+struct cprof_region {
+	__u64 start; /* the mapping: [start, end) */
+	__u64 end;
+	__u64 bias;	  /* table address = pc - bias */
+	__u64 table_base; /* address of the table's page 0 */
+	__u32 page_base;  /* index of the table's page 0 in the page array */
+	__u32 npages;
+	__u32 row_base; /* index of the table's row 0 in the row array */
+	__u32 flags;	/* enum cprof_region_flags */
+};
+
+/* The registers an unwinder needs, for one frame. */
+struct cprof_unwind_regs {
+	__u64 pc;
+	__u64 sp;
+	__u64 fp;
+	__u64 lr;	/* AArch64 */
+	__u32 fp_valid; /* the frame pointer's value is known */
+	__u32 lr_valid; /* LR holds this frame's return address: the leaf, or after a signal */
+	__u32 exact_pc; /* pc is where the frame was interrupted, not a return address */
+	__u32 pad;
+};
+
+struct cprof_walk_config {
+	__u64 ra_mask; /* bits of a return address that are address (AArch64 PAC) */
+};
+
+/* A walk: what it keeps between its program runs (per CPU), and what it hands out. */
+struct cprof_walk {
+	struct cprof_unwind_regs regs; /* of the frame being walked */
+	struct cprof_region region;    /* the last region found, reused while the PC is inside */
+	__u32 pid;
+	__u32 n;    /* frames in ips */
+	__u32 stop; /* enum cprof_unwind_stop: CPROF_STOP_NONE when the root was reached */
+	__u32 done;
+	__u32 lo, hi;			   /* the bounds of a row search */
+	__u64 ips[CPROF_UNWIND_MAX_DEPTH]; /* leaf first; a frame after a signal frame as its pc + 1
+					    */
 };
 
 /* 16 bytes; the dictionary holds up to CPROF_UNWIND_MAX_RULES of them. */

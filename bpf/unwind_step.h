@@ -26,18 +26,6 @@
 #define __always_inline inline __attribute__((always_inline))
 #endif
 
-/* The registers an unwinder needs, for one frame. */
-struct cprof_unwind_regs {
-	__u64 pc;
-	__u64 sp;
-	__u64 fp;
-	__u64 lr;	/* AArch64 */
-	__u32 fp_valid; /* the frame pointer's value is known */
-	__u32 lr_valid; /* LR holds this frame's return address: the leaf, or after a signal */
-	__u32 exact_pc; /* pc is where the frame was interrupted, not a return address */
-	__u32 pad;
-};
-
 /* What a step found. */
 enum cprof_step {
 	CPROF_STEP_CALLER = 0, /* regs now hold the caller's */

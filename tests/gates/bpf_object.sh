@@ -8,8 +8,13 @@ source "$(dirname "$0")/../lib.sh"
 
 # What Linux 4.18 knows (include/uapi/linux/bpf.h at v4.18): helpers up to
 # BPF_FUNC_get_current_cgroup_id, map types up to BPF_MAP_TYPE_SOCKHASH.
+# The unwinder's object (bpf/unwinder.bpf.c) needs 5.5: helpers up to
+# BPF_FUNC_probe_read_kernel_str, map types up to BPF_MAP_TYPE_DEVMAP_HASH,
+# bounded loops and JMP32 allowed.
 MAX_HELPER_4_18=80
 MAX_MAP_TYPE_4_18=18
+MAX_HELPER_5_5=115
+MAX_MAP_TYPE_5_5=25
 
 # map_types OBJ: "NAME TYPE" for every map of OBJ's .maps section: the BTF
 # variable's struct has a member `type` pointing to an array of TYPE elements
@@ -44,8 +49,11 @@ insns() {
 		}'
 }
 
+# check_object NAME OBJ FLOOR: FLOOR is 4_18 (the sampler) or 5_5 (the unwinder).
 check_object() {
-	local arch=$1 obj=$2 bad
+	local arch=$1 obj=$2 floor=$3 bad max_helper max_map
+	max_helper=MAX_HELPER_$floor max_helper=${!max_helper}
+	max_map=MAX_MAP_TYPE_$floor max_map=${!max_map}
 
 	# No global data: .rodata/.data/.bss maps need Linux 5.2.
 	if llvm-readelf -S "$obj" | grep -qE ' \.(rodata|data|bss|kconfig)'; then
@@ -60,38 +68,41 @@ check_object() {
 	[ "$hdr_len" -ge 32 ] && relo_len=$(od -An -tu4 -j28 -N4 "$ext" | tr -d ' ')
 	check "${arch}_no_core_relocations" [ "$relo_len" -eq 0 ]
 
-	# No back-edges (bounded loops need 5.3) and well under 4096 instructions per program.
-	llvm-objdump -d --no-show-raw-insn "$obj" >"$TMP/$arch.dis"
-	if grep -qE 'goto -[0-9]+' "$TMP/$arch.dis"; then
-		not_ok "${arch}_no_back_edges" "$(grep -E 'goto -' "$TMP/$arch.dis" | head -3)"
-	else ok "${arch}_no_back_edges"; fi
-	local max
-	max=$(awk '/^Disassembly of section/ { s = $4 } /^ *[0-9]+:/ { n[s]++ } END { m = 0; for (k in n) if (n[k] > m) m = n[k]; print m }' "$TMP/$arch.dis")
-	if [ "$max" -gt 0 ] && [ "$max" -lt 4096 ]; then ok "${arch}_under_4096_insns"; else
-		not_ok "${arch}_under_4096_insns" "largest section has $max instructions"; fi
+	if [ "$floor" = 4_18 ]; then
+		# No back-edges (bounded loops need 5.3) and well under 4096 instructions per program.
+		llvm-objdump -d --no-show-raw-insn "$obj" >"$TMP/$arch.dis"
+		if grep -qE 'goto -[0-9]+' "$TMP/$arch.dis"; then
+			not_ok "${arch}_no_back_edges" "$(grep -E 'goto -' "$TMP/$arch.dis" | head -3)"
+		else ok "${arch}_no_back_edges"; fi
+		local max
+		max=$(awk '/^Disassembly of section/ { s = $4 } /^ *[0-9]+:/ { n[s]++ } END { m = 0; for (k in n) if (n[k] > m) m = n[k]; print m }' "$TMP/$arch.dis")
+		if [ "$max" -gt 0 ] && [ "$max" -lt 4096 ]; then ok "${arch}_under_4096_insns"; else
+			not_ok "${arch}_under_4096_insns" "largest section has $max instructions"; fi
+	fi
 
 	insns "$obj" >"$TMP/$arch.insns"
 	# Helper calls (opcode 0x85, src_reg 0) by id; src_reg 2 is a kfunc call,
 	# which needs kernel BTF (and 5.13). BPF-to-BPF calls (src_reg 1) are 4.16.
-	bad=$(awk -v max="$MAX_HELPER_4_18" '$2 == "85" && ($3 == 2 || ($3 == 0 && ($4 < 1 || $4 > max))) {
+	bad=$(awk -v max="$max_helper" '$2 == "85" && ($3 == 2 || ($3 == 0 && ($4 < 1 || $4 > max))) {
 		print $1 ": " ($3 == 2 ? "kfunc call" : "helper " $4) }' "$TMP/$arch.insns" | sort -u | paste -sd';')
-	if [ -z "$bad" ] && grep -q '^[^ ]* 85 0 ' "$TMP/$arch.insns"; then ok "${arch}_helpers_in_4_18"; else
-		not_ok "${arch}_helpers_in_4_18" "not in Linux 4.18 (max helper id $MAX_HELPER_4_18): ${bad:-no helper call found}"; fi
+	if [ -z "$bad" ] && grep -q '^[^ ]* 85 0 ' "$TMP/$arch.insns"; then ok "${arch}_helpers_in_$floor"; else
+		not_ok "${arch}_helpers_in_$floor" "not in Linux $floor (max helper id $max_helper): ${bad:-no helper call found}"; fi
 
 	# The original instruction set: no JMP32 class (5.1), no atomic operation
 	# but add without fetch (the classic XADD; the others need 5.12).
-	bad=$(awk '$2 ~ /[6e]$/ { print $1 ": jmp32 opcode 0x" $2 }
+	bad=$(awk -v jmp32="$([ "$floor" = 4_18 ] && echo 0 || echo 1)" '
+		!jmp32 && $2 ~ /[6e]$/ { print $1 ": jmp32 opcode 0x" $2 }
 		($2 == "c3" || $2 == "db") && $4 != 0 { print $1 ": atomic opcode 0x" $2 " imm " $4 }' \
 		"$TMP/$arch.insns" | sort -u | head -3 | paste -sd';')
-	if [ -z "$bad" ]; then ok "${arch}_instructions_in_4_18"; else
-		not_ok "${arch}_instructions_in_4_18" "$bad"; fi
+	if [ -z "$bad" ]; then ok "${arch}_instructions_in_$floor"; else
+		not_ok "${arch}_instructions_in_$floor" "$bad"; fi
 
 	# Map types, from the maps' BTF.
 	map_types "$obj" >"$TMP/$arch.maps"
-	bad=$(awk -v max="$MAX_MAP_TYPE_4_18" '$2 == "" || $2 < 1 || $2 > max { print $1 " (type " $2 ")" }' \
+	bad=$(awk -v max="$max_map" '$2 == "" || $2 < 1 || $2 > max { print $1 " (type " $2 ")" }' \
 		"$TMP/$arch.maps" | paste -sd';')
-	if [ -s "$TMP/$arch.maps" ] && [ -z "$bad" ]; then ok "${arch}_map_types_in_4_18"; else
-		not_ok "${arch}_map_types_in_4_18" "not in Linux 4.18 (max map type $MAX_MAP_TYPE_4_18): ${bad:-no map found}"; fi
+	if [ -s "$TMP/$arch.maps" ] && [ -z "$bad" ]; then ok "${arch}_map_types_in_$floor"; else
+		not_ok "${arch}_map_types_in_$floor" "not in Linux $floor (max map type $max_map): ${bad:-no map found}"; fi
 
 	# Program types, from the section names libbpf maps them from: perf_event
 	# (BPF_PROG_TYPE_PERF_EVENT, 4.9), tracepoint/ (TRACEPOINT, 4.7),
@@ -99,19 +110,24 @@ check_object() {
 	# (BPF-to-BPF calls, 4.16). fentry/, tp_btf/ and the like need kernel BTF.
 	bad=$(llvm-readelf -S -W "$obj" | awk '$0 ~ / AX / { for (i = 1; i <= NF; i++) if ($i == "PROGBITS") print $(i - 1) }' |
 		grep -vE '^(\.text|perf_event|(tracepoint|kprobe|kretprobe)/.+)$' | paste -sd' ')
-	if [ -z "$bad" ]; then ok "${arch}_program_types_in_4_18"; else
-		not_ok "${arch}_program_types_in_4_18" "sections of program types without 4.18 or BTF-free support: $bad"; fi
+	if [ -z "$bad" ]; then ok "${arch}_program_types_in_$floor"; else
+		not_ok "${arch}_program_types_in_$floor" "sections of program types without $floor or BTF-free support: $bad"; fi
 }
 
 host_arch=$([ "$(uname -m)" = aarch64 ] && echo arm64 || echo x86)
 for arch in x86 arm64; do
-	obj=$ROOT/.output/bpf-$arch/sampler.bpf.o
-	if [ -f "$obj" ]; then
-		check_object "$arch" "$obj"
-	elif [ "$arch" = "$host_arch" ]; then
-		not_ok "${arch}_bpf_object_built" "$obj missing (run make)"
-	else
-		skip "${arch}_bpf_object" "$obj not built (make arm64 builds it)"
-	fi
+	for obj_floor in sampler:4_18 unwinder:5_5; do
+		name=${obj_floor%%:*} floor=${obj_floor#*:}
+		obj=$ROOT/.output/bpf-$arch/$name.bpf.o
+		label=$arch
+		[ "$name" = sampler ] || label=${arch}_$name
+		if [ -f "$obj" ]; then
+			check_object "$label" "$obj" "$floor"
+		elif [ "$arch" = "$host_arch" ]; then
+			not_ok "${label}_bpf_object_built" "$obj missing (run make)"
+		else
+			skip "${label}_bpf_object" "$obj not built (make arm64 builds it)"
+		fi
+	done
 done
 finish

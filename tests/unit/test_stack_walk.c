@@ -21,108 +21,12 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
-#include <elf.h>
-#include <gelf.h>
 
-#include "resolve/elf_symtab.h"
-#include "resolve/proc_maps.h"
+#include "proc_tables.h"
 #include "test.h"
-#include "unwind/elf_cfi.h"
 #include "unwind/stack_walk.h"
 
 #define STACK_COPY (64 * 1024)
-#define MAX_FILES  16
-
-struct file {
-	const struct proc_map *map; /* the first executable mapping of the file */
-	struct elf_symtab *sym;
-	struct unwind_table *table;
-	uint64_t bias;
-	Elf *elf;
-	int fd;
-};
-
-struct proc {
-	struct proc_maps *maps;
-	struct unwind_rules *rules;
-	struct file files[MAX_FILES];
-	size_t nfiles;
-};
-
-static struct file *file_of(struct proc *p, uint64_t pc)
-{
-	const struct proc_map *m = proc_maps__find(p->maps, pc);
-	size_t i;
-
-	if (!m || !(m->perms & PROC_MAP_EXEC) || m->kind != PROC_MAP_FILE)
-		return NULL;
-	for (i = 0; i < p->nfiles; i++)
-		if (p->files[i].map == m)
-			return &p->files[i];
-	return NULL;
-}
-
-static int find(void *arg, uint64_t pc, struct walk_code *out)
-{
-	struct file *f = file_of(arg, pc);
-
-	if (!f)
-		return -ENOENT;
-	*out = (struct walk_code){f->table, f->bias};
-	return 0;
-}
-
-static void load_file(struct proc *p, const struct proc_map *m)
-{
-	struct file *f = &p->files[p->nfiles];
-	struct unwind_table_stats st;
-	struct unwind_sources src;
-	struct elf_cfi cfi;
-	uint64_t vaddr;
-
-	if (p->nfiles == MAX_FILES)
-		return;
-	f->map = m;
-	f->fd = open(m->path, O_RDONLY);
-	CHECK(f->fd >= 0);
-	CHECK_INT(elf_symtab__open(m->path, &f->sym), ==, 0);
-	CHECK_INT(elf_symtab__offset_to_vaddr(f->sym, m->offset, &vaddr), ==, 0);
-	f->bias = m->start - vaddr;
-	f->elf = elf_begin(f->fd, ELF_C_READ_MMAP, NULL);
-	CHECK_INT(elf_cfi__read(f->elf, &cfi), ==, 0);
-	elf_cfi__sources(&cfi, NULL, &src);
-	CHECK_INT(unwind_table__build(&src, p->rules, &f->table, &st), ==, 0);
-	p->nfiles++;
-}
-
-static void load_proc(struct proc *p, pid_t pid)
-{
-	const struct proc_map *m;
-	size_t i;
-
-	elf_version(EV_CURRENT);
-	CHECK_INT(proc_maps__read(pid, &p->maps), ==, 0);
-	CHECK_INT(unwind_rules__new(&p->rules), ==, 0);
-	for (i = 0; i < proc_maps__count(p->maps); i++) {
-		m = proc_maps__get(p->maps, i);
-		if ((m->perms & PROC_MAP_EXEC) && m->kind == PROC_MAP_FILE)
-			load_file(p, m);
-	}
-}
-
-static void free_proc(struct proc *p)
-{
-	size_t i;
-
-	for (i = 0; i < p->nfiles; i++) {
-		unwind_table__free(p->files[i].table);
-		elf_end(p->files[i].elf);
-		elf_symtab__free(p->files[i].sym);
-		close(p->files[i].fd);
-	}
-	unwind_rules__free(p->rules);
-	proc_maps__free(p->maps);
-}
 
 /* Stops the process, copies what a sample would hold, lets it go on. */
 static void snapshot(pid_t pid, struct stack_snapshot *snap, uint8_t *stack)
@@ -159,19 +63,6 @@ static void snapshot(pid_t pid, struct stack_snapshot *snap, uint8_t *stack)
 	snap->stack = stack;
 }
 
-static const char *name_of(struct proc *p, uint64_t ip, bool leaf)
-{
-	uint64_t at = leaf ? ip : ip - 1, off, vaddr;
-	struct file *f = file_of(p, at);
-	const char *name;
-
-	if (!f)
-		return "?";
-	vaddr = at - f->bias;
-	name = elf_symtab__lookup(f->sym, vaddr, &off);
-	return name ? name : "?";
-}
-
 static bool has(char names[][64], uint32_t n, const char *want)
 {
 	uint32_t i;
@@ -190,7 +81,7 @@ TEST(stack_walk_through_glibc_qsort_reaches_start)
 	struct timespec pause = {0, 7 * 1000 * 1000};
 	struct stack_walk w;
 	struct walk_result res;
-	struct proc p = {0};
+	struct proc_tables p = {0};
 	int i, complete = 0, in_qsort = 0;
 	uint32_t j;
 	pid_t pid;
@@ -198,23 +89,17 @@ TEST(stack_walk_through_glibc_qsort_reaches_start)
 #if !defined(__x86_64__)
 	SKIP("ptrace snapshots are taken with x86_64 registers");
 #endif
-	pid = fork();
-	CHECK(pid >= 0);
-	if (!pid) {
-		execl(fixture, fixture, "3", (char *)NULL);
-		_exit(127);
-	}
-	nanosleep(&(struct timespec){0, 200 * 1000 * 1000}, NULL);
-	load_proc(&p, pid);
+	pid = proc_tables__run(&p, fixture, "3");
 	w = (struct stack_walk){unwind_rules__all(p.rules), unwind_rules__count(p.rules), ~0ull,
-				find, &p};
+				proc_tables__find, &p};
 	for (i = 0; i < 20; i++) {
 		struct stack_snapshot snap = {0};
 
 		snapshot(pid, &snap, stack);
 		stack_walk__run(&w, &snap, &res);
 		for (j = 0; j < res.n; j++)
-			snprintf(names[j], sizeof(names[j]), "%s", name_of(&p, res.ips[j], j == 0));
+			snprintf(names[j], sizeof(names[j]), "%s",
+				 proc_tables__name(&p, res.ips[j], j == 0));
 		if (res.stop == CPROF_STOP_NONE && !strcmp(names[res.n - 1], "_start") &&
 		    has(names, res.n, "main") && has(names, res.n, "sort_rounds"))
 			complete++;
@@ -230,9 +115,8 @@ TEST(stack_walk_through_glibc_qsort_reaches_start)
 		in_qsort += has(names, res.n, "qsort_r");
 		nanosleep(&pause, NULL);
 	}
-	kill(pid, SIGKILL);
-	waitpid(pid, NULL, 0);
-	free_proc(&p);
+	proc_tables__kill(pid);
+	proc_tables__free(&p);
 	CHECK_INT(complete, ==, 20);
 	CHECK(in_qsort >= 10);
 }
