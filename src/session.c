@@ -85,6 +85,7 @@ static void raise_limits(void)
 
 struct run {
 	const struct session_opts *o;
+	uint64_t prev_drain_begun; /* the start of the drain before the current one */
 	struct profile *prof;
 	struct symbolizer *sym;
 	struct sampler *sampler;
@@ -221,7 +222,14 @@ static int drain(struct run *r)
 
 	r->caught_up = false;
 	err = sampler__drain(r->sampler, on_entry, r);
-	symbolizer__new_interval(r->sym, begun);
+	/*
+	 * Not this drain's start: a process is still sampled in its exit path
+	 * after the kernel's exit record ended its space, and such a sample can
+	 * land in the set that fills after this drain's flip. Its space goes
+	 * one drain later, when no sample of it can be left.
+	 */
+	symbolizer__new_interval(r->sym, r->prev_drain_begun);
+	r->prev_drain_begun = begun;
 	sampler__prune_targets(r->sampler);
 	if (err)
 		pr_warn("draining the BPF maps failed: %s", strerror(-err));

@@ -189,8 +189,10 @@ void symbolizer__unopened_who(const struct symbolizer *s, char *buf, size_t size
 const uint64_t *symbolizer__stats(const struct symbolizer *s);
 /*
  * Called once per drain, after it, with a time (CLOCK_MONOTONIC ns) before
- * which every sample taken has been resolved (the drain's start: it flipped
- * the map sets after): forgets the address spaces that ended before it,
+ * which every sample taken has been resolved (the previous drain's start:
+ * a sample taken in a process's exit path after its exit record may be in
+ * the set filled after this drain's flip): forgets the address spaces that
+ * ended before it,
  * allows one fresh read of each process's maps again, and closes the ELF
  * files no known process has mapped for a minute.
  */
