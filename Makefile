@@ -236,7 +236,55 @@ LIB_FIXTURES := .output/fixtures/libplugin.so
 	$(call msg,FIXTURE,$@)
 	$(Q)$(CLANG) $(FIXTURE_CFLAGS) -shared -fPIC -o $@ $<
 
-fixtures: $(FIXTURES) $(SYMBOLIZE_FIXTURES) $(LIB_FIXTURES)
+# Fixtures of the unwinding test (tests/e2e/unwind.sh), in
+# fixtures/src/unwind/: built the way distributions build programs, -O2 and
+# no frame pointers (fp_leaf alone keeps them, as GCC does: not in leaves), by
+# gcc unless the name says otherwise, and without -fno-inline or
+# -fno-optimize-sibling-calls: the sources keep their call trees with
+# attributes, and where the compiler makes a tail call the test expects it.
+# brief_nofp, dlopen_call_nofp and libplugin_nofp.so are the mapping tests'
+# fixtures built this way. static_musl and static_musl_gcc are nofp.c linked
+# statically against musl, by the clang musl toolchain (see guest-fixtures;
+# lld writes an .eh_frame_hdr) and by musl-gcc, as cprof itself is (GCC asks
+# ld for no .eh_frame_hdr in a static link: the FDEs are there, unindexed).
+# The Go fixture is built by the test (Go is a test package).
+UNWIND_CFLAGS := -O2 -g -fomit-frame-pointer -Wall -Werror
+UNWIND_GCC := fp_leaf qsort_cb threads_nofp signal_work
+UNWIND_FIXTURES := $(addprefix .output/fixtures/,$(UNWIND_GCC) nofp_gcc nofp_clang static_musl \
+	static_musl_gcc cxx_nofp brief_nofp dlopen_call_nofp libplugin_nofp.so)
+UNWIND_DEPS := fixtures/src/unwind/unwind.h Makefile
+.output/fixtures/fp_leaf: UNWIND_CFLAGS := -O2 -g -fno-omit-frame-pointer -Wall -Werror
+$(addprefix .output/fixtures/,$(UNWIND_GCC)): .output/fixtures/%: fixtures/src/unwind/%.c \
+		$(UNWIND_DEPS) | .output/fixtures
+	$(call msg,FIXTURE,$@)
+	$(Q)gcc $(UNWIND_CFLAGS) -o $@ $< -lpthread
+.output/fixtures/nofp_gcc: fixtures/src/unwind/nofp.c $(UNWIND_DEPS) | .output/fixtures
+	$(call msg,FIXTURE,$@)
+	$(Q)gcc $(UNWIND_CFLAGS) -o $@ $<
+.output/fixtures/nofp_clang: fixtures/src/unwind/nofp.c $(UNWIND_DEPS) | .output/fixtures
+	$(call msg,FIXTURE,$@)
+	$(Q)$(CLANG) $(UNWIND_CFLAGS) -o $@ $<
+.output/fixtures/static_musl: fixtures/src/unwind/nofp.c $(UNWIND_DEPS) $(DEPS)/.stamp | .output/fixtures
+	$(call msg,FIXTURE,$@)
+	$(Q)$(CURDIR)/.output/$(FLAVOR)/toolchain/cc $(UNWIND_CFLAGS) -o $@ $<
+.output/fixtures/static_musl_gcc: fixtures/src/unwind/nofp.c $(UNWIND_DEPS) | .output/fixtures
+	$(call msg,FIXTURE,$@)
+	$(Q)musl-gcc -static $(UNWIND_CFLAGS) -o $@ $<
+.output/fixtures/cxx_nofp: fixtures/src/unwind/cxx_nofp.cc $(UNWIND_DEPS) | .output/fixtures
+	$(call msg,FIXTURE,$@)
+	$(Q)g++ $(UNWIND_CFLAGS) -o $@ $<
+# -fno-plt as for brief (above).
+.output/fixtures/brief_nofp: fixtures/src/brief.c Makefile | .output/fixtures
+	$(call msg,FIXTURE,$@)
+	$(Q)gcc $(UNWIND_CFLAGS) -fno-plt -o $@ $<
+.output/fixtures/dlopen_call_nofp: fixtures/src/dlopen_call.c Makefile | .output/fixtures
+	$(call msg,FIXTURE,$@)
+	$(Q)gcc $(UNWIND_CFLAGS) -o $@ $<
+.output/fixtures/libplugin_nofp.so: fixtures/src/lib/plugin.c Makefile | .output/fixtures
+	$(call msg,FIXTURE,$@)
+	$(Q)gcc $(UNWIND_CFLAGS) -shared -fPIC -o $@ $<
+
+fixtures: $(FIXTURES) $(SYMBOLIZE_FIXTURES) $(LIB_FIXTURES) $(UNWIND_FIXTURES)
 
 # Static copies for the QEMU guests of qemu/run, which have no C library: the
 # flavor's clang musl toolchain (third_party/build.sh), the same flags.
@@ -325,7 +373,8 @@ distclean:
 
 # The one list of files under house style; tests/gates/style.sh checks the same list.
 FORMAT_FILES := $(sort $(wildcard src/*.[ch] src/*/*.[ch] bpf/*.[ch] tests/unit/*.[ch] \
-	tests/fuzz/*.c fixtures/src/*.c fixtures/src/lib/*.c fixtures/make_project/*.[ch] bench/*.c))
+	tests/fuzz/*.c fixtures/src/*.c fixtures/src/lib/*.c fixtures/src/unwind/*.[ch] \
+	fixtures/src/unwind/*.cc fixtures/make_project/*.[ch] bench/*.c))
 
 format:
 	clang-format -i $(FORMAT_FILES)

@@ -20,6 +20,7 @@ cd "$(dirname "${BASH_SOURCE[0]}")"
 # What building cprof (any flavor's binary, the fixtures) and the demo use, and why.
 BUILD_PACKAGES=(
 	make gcc libc6-dev binutils       # host compiler: asan deps; objcopy: fixtures
+	g++                               # the C++ fixture of the unwinding test (cxx_nofp)
 	musl-tools musl-dev               # musl-gcc: the static cprof binary
 	linux-libc-dev                    # kernel UAPI headers (copied to deps/uapi)
 	clang llvm                        # BPF object, fixtures, llvm-strip

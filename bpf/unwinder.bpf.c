@@ -170,6 +170,9 @@ static __always_inline void walk_frame(struct cprof_walk *w, __u64 ra_mask)
 		kind = cprof_unwind_fp_step(r, ra_mask, &stop);
 	if (kind == CPROF_STEP_CALLER)
 		return;
+	/* In a file with CFI, code without any is what ended the walk (musl's libc.a). */
+	if (kind == CPROF_STEP_STOP && rule && rule->cfa_kind == CPROF_CFA_STOP)
+		stop = CPROF_STOP_NO_CFI;
 	w->stop = kind == CPROF_STEP_ROOT ? CPROF_STOP_NONE : (stop ? stop : CPROF_STOP_READ);
 	w->done = 1;
 }

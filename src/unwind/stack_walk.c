@@ -65,6 +65,9 @@ static int step(const struct stack_walk *w, struct cprof_unwind_regs *r, struct 
 	else {
 		kind = cprof_unwind_fp_step(r, w->ra_mask, &stop);
 		out->fp_frames += kind == CPROF_STEP_CALLER;
+		/* In a file with CFI, code without any is what ended the walk (musl's libc.a). */
+		if (kind == CPROF_STEP_STOP && rule)
+			stop = CPROF_STOP_NO_CFI;
 	}
 	out->stop = stop;
 	return kind;

@@ -34,13 +34,36 @@ int proc_tables__find(void *arg, uint64_t pc, struct walk_code *out)
 	return 0;
 }
 
+/*
+ * The bias of the executable segment the mapping holds: lld maps the file's
+ * first page twice (read-only, then executable), so the mapping's offset
+ * alone may point into the wrong segment.
+ */
+static int exec_bias(Elf *elf, const struct proc_map *m, uint64_t *bias)
+{
+	GElf_Phdr ph;
+	size_t i, n;
+
+	if (elf_getphdrnum(elf, &n))
+		return -EINVAL;
+	for (i = 0; i < n; i++) {
+		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD || !(ph.p_flags & PF_X))
+			continue;
+		if (ph.p_offset + ph.p_filesz <= m->offset ||
+		    ph.p_offset >= m->offset + (m->end - m->start))
+			continue;
+		*bias = m->start - m->offset + ph.p_offset - ph.p_vaddr;
+		return 0;
+	}
+	return -ENOENT;
+}
+
 static void load_file(struct proc_tables *p, const struct proc_map *m)
 {
 	struct proc_file *f = &p->files[p->nfiles];
 	struct unwind_table_stats st;
 	struct unwind_sources src;
 	struct elf_cfi cfi;
-	uint64_t vaddr;
 
 	if (p->nfiles == PROC_TABLES_MAX_FILES)
 		return;
@@ -48,9 +71,8 @@ static void load_file(struct proc_tables *p, const struct proc_map *m)
 	f->fd = open(m->path, O_RDONLY);
 	CHECK(f->fd >= 0);
 	CHECK_INT(elf_symtab__open(m->path, &f->sym), ==, 0);
-	CHECK_INT(elf_symtab__offset_to_vaddr(f->sym, m->offset, &vaddr), ==, 0);
-	f->bias = m->start - vaddr;
 	f->elf = elf_begin(f->fd, ELF_C_READ_MMAP, NULL);
+	CHECK_INT(exec_bias(f->elf, m, &f->bias), ==, 0);
 	CHECK_INT(elf_cfi__read(f->elf, &cfi), ==, 0);
 	elf_cfi__sources(&cfi, NULL, &src);
 	CHECK_INT(unwind_table__build(&src, p->rules, &f->table, &st), ==, 0);

@@ -73,26 +73,30 @@ static bool has(char names[][64], uint32_t n, const char *want)
 	return false;
 }
 
-TEST(stack_walk_through_glibc_qsort_reaches_start)
+/* One fixture's walks: how many reached the root through main, how many passed `via`. */
+struct walks {
+	int total, complete, via;
+	int stopped_no_cfi; /* walks that ended at root, but where CFI ends */
+};
+
+static void walk_fixture(const char *name, const char *root, const char *via, int count,
+			 struct walks *out)
 {
 	static uint8_t stack[STACK_COPY];
 	char names[CPROF_MAX_STACK_DEPTH][64];
-	const char *fixture = test_build_fixture("libc_qsort");
 	struct timespec pause = {0, 7 * 1000 * 1000};
-	struct stack_walk w;
-	struct walk_result res;
 	struct proc_tables p = {0};
-	int i, complete = 0, in_qsort = 0;
+	struct walk_result res;
+	struct stack_walk w;
 	uint32_t j;
 	pid_t pid;
+	int i;
 
-#if !defined(__x86_64__)
-	SKIP("ptrace snapshots are taken with x86_64 registers");
-#endif
-	pid = proc_tables__run(&p, fixture, "3");
+	memset(out, 0, sizeof(*out));
+	pid = proc_tables__run(&p, test_build_fixture(name), "3");
 	w = (struct stack_walk){unwind_rules__all(p.rules), unwind_rules__count(p.rules), ~0ull,
 				proc_tables__find, &p};
-	for (i = 0; i < 20; i++) {
+	for (i = 0; i < count; i++) {
 		struct stack_snapshot snap = {0};
 
 		snapshot(pid, &snap, stack);
@@ -100,23 +104,98 @@ TEST(stack_walk_through_glibc_qsort_reaches_start)
 		for (j = 0; j < res.n; j++)
 			snprintf(names[j], sizeof(names[j]), "%s",
 				 proc_tables__name(&p, res.ips[j], j == 0));
-		if (res.stop == CPROF_STOP_NONE && !strcmp(names[res.n - 1], "_start") &&
-		    has(names, res.n, "main") && has(names, res.n, "sort_rounds"))
-			complete++;
-		else {
-			fprintf(stderr,
-				"  walk %d: stop %u, %u frames (pc %#lx sp %#lx copied %zu):", i,
-				res.stop, res.n, (unsigned long)snap.pc, (unsigned long)snap.sp,
-				snap.stack_size);
+		out->total++;
+		out->via += has(names, res.n, via);
+		if (res.stop == CPROF_STOP_NO_CFI && !strcmp(names[res.n - 1], root) &&
+		    has(names, res.n, "main")) {
+			out->stopped_no_cfi++;
+		} else if (res.stop == CPROF_STOP_NONE && !strcmp(names[res.n - 1], root) &&
+			   has(names, res.n, "main")) {
+			out->complete++;
+		} else {
+			fprintf(stderr, "  %s walk %d: stop %u, %u frames (copied %zu):", name, i,
+				res.stop, res.n, snap.stack_size);
 			for (j = 0; j < res.n; j++)
 				fprintf(stderr, " %s", names[j]);
 			fprintf(stderr, "\n");
 		}
-		in_qsort += has(names, res.n, "qsort_r");
 		nanosleep(&pause, NULL);
 	}
 	proc_tables__kill(pid);
 	proc_tables__free(&p);
-	CHECK_INT(complete, ==, 20);
-	CHECK(in_qsort >= 10);
+}
+
+#if defined(__x86_64__)
+#define NEED_X86()
+#else
+#define NEED_X86() SKIP("ptrace snapshots are taken with x86_64 registers")
+#endif
+
+/* glibc's qsort: its internal msort_with_tmp frames have no frame pointers. */
+TEST(stack_walk_through_glibc_qsort_reaches_start)
+{
+	struct walks r;
+
+	NEED_X86();
+	walk_fixture("libc_qsort", "_start", "qsort_r", 20, &r);
+	CHECK_INT(r.complete, ==, r.total);
+	CHECK(r.via >= r.total / 2);
+}
+
+/* gcc -O2 without frame pointers: main -> work -> mid -> hot_a / hot_b. */
+TEST(stack_walk_gcc_o2_without_frame_pointers)
+{
+	struct walks r;
+
+	NEED_X86();
+	walk_fixture("nofp_gcc", "_start", "mid", 20, &r);
+	CHECK_INT(r.complete, ==, r.total);
+	CHECK_INT(r.via, ==, r.total);
+}
+
+/*
+ * A signal handler doing a quarter of the work: walks from inside it go
+ * through the kernel's signal frame (glibc's __restore_rt, CFI with 'S')
+ * back into main's loop, and on to _start.
+ */
+TEST(stack_walk_through_a_signal_frame)
+{
+	struct walks r;
+
+	NEED_X86();
+	walk_fixture("signal_work", "_start", "handler", 40, &r);
+	CHECK_INT(r.complete, ==, r.total);
+	CHECK(r.via >= 1);
+}
+
+/*
+ * Static musl binaries (clang + lld with .eh_frame_hdr, gcc without): the
+ * program's frames have CFI, musl's libc.a none, so every walk ends at
+ * libc_start_main_stage2, where the CFI ends, and says so.
+ */
+static void check_static(const char *name)
+{
+	struct walks r;
+
+	walk_fixture(name, "libc_start_main_stage2", "mid", 10, &r);
+	CHECK_INT(r.via, ==, r.total);
+	CHECK_INT(r.stopped_no_cfi, ==, r.total);
+}
+
+TEST(stack_walk_static_musl_stops_where_cfi_ends)
+{
+	NEED_X86();
+	check_static("static_musl");
+	check_static("static_musl_gcc");
+}
+
+/* C++ at -O2: templates, std::sort, exceptions thrown and caught. */
+TEST(stack_walk_cxx_o2)
+{
+	struct walks r;
+
+	NEED_X86();
+	walk_fixture("cxx_nofp", "_start", "_ZN2uw3runEd", 20, &r);
+	CHECK_INT(r.complete, ==, r.total);
+	CHECK_INT(r.via, ==, r.total);
 }
