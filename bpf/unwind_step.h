@@ -6,8 +6,10 @@
  * the tests), so both walk a stack exactly alike.
  *
  * The includer defines, before including:
- *   CPROF_UNWIND_READ(dst, addr)  reads a __u64 of user memory at addr
- *                                 into *dst; nonzero on failure
+ *   CPROF_UNWIND_READ(mem, dst, addr)  reads a __u64 of user memory at
+ *                                      addr into *dst; nonzero on failure.
+ *                                      mem is what the caller passed the
+ *                                      step (user space: the copied stack)
  * and one of __TARGET_ARCH_x86 / __TARGET_ARCH_arm64 (BPF) or builds for
  * x86_64 / aarch64 (user space).
  */
@@ -51,23 +53,23 @@ enum cprof_step {
 #define CPROF_SIGFRAME_PC 168
 #endif
 
-static __always_inline int cprof_unwind_signal(struct cprof_unwind_regs *r)
+static __always_inline int cprof_unwind_signal(const void *mem, struct cprof_unwind_regs *r)
 {
 	__u64 sp = r->sp, v;
 
-	if (CPROF_UNWIND_READ(&v, sp + CPROF_SIGFRAME_PC))
+	if (CPROF_UNWIND_READ(mem, &v, sp + CPROF_SIGFRAME_PC))
 		return CPROF_STOP_READ;
 	r->pc = v;
-	if (CPROF_UNWIND_READ(&v, sp + CPROF_SIGFRAME_SP))
+	if (CPROF_UNWIND_READ(mem, &v, sp + CPROF_SIGFRAME_SP))
 		return CPROF_STOP_READ;
 	r->sp = v;
-	if (CPROF_UNWIND_READ(&v, sp + CPROF_SIGFRAME_FP))
+	if (CPROF_UNWIND_READ(mem, &v, sp + CPROF_SIGFRAME_FP))
 		return CPROF_STOP_READ;
 	r->fp = v;
 	r->fp_valid = 1;
 	r->lr_valid = 0;
 #if CPROF_UNWIND_ARM64
-	if (CPROF_UNWIND_READ(&v, sp + CPROF_SIGFRAME_LR))
+	if (CPROF_UNWIND_READ(mem, &v, sp + CPROF_SIGFRAME_LR))
 		return CPROF_STOP_READ;
 	r->lr = v;
 	r->lr_valid = 1;
@@ -77,7 +79,7 @@ static __always_inline int cprof_unwind_signal(struct cprof_unwind_regs *r)
 }
 
 /* The CFA by the rule; 0 or a stop reason. */
-static __always_inline int cprof_unwind_cfa(const struct cprof_unwind_rule *rule,
+static __always_inline int cprof_unwind_cfa(const void *mem, const struct cprof_unwind_rule *rule,
 					    const struct cprof_unwind_regs *r, __u64 *cfa)
 {
 	__u64 v;
@@ -92,14 +94,14 @@ static __always_inline int cprof_unwind_cfa(const struct cprof_unwind_rule *rule
 		*cfa = r->fp + (__s64)rule->cfa_off;
 		return 0;
 	case CPROF_CFA_SP_DEREF:
-		if (CPROF_UNWIND_READ(&v, r->sp + (__s64)rule->cfa_off))
+		if (CPROF_UNWIND_READ(mem, &v, r->sp + (__s64)rule->cfa_off))
 			return CPROF_STOP_READ;
 		*cfa = v + (__s64)rule->cfa_add;
 		return 0;
 	case CPROF_CFA_FP_DEREF:
 		if (!r->fp_valid)
 			return CPROF_STOP_FP_LOST;
-		if (CPROF_UNWIND_READ(&v, r->fp + (__s64)rule->cfa_off))
+		if (CPROF_UNWIND_READ(mem, &v, r->fp + (__s64)rule->cfa_off))
 			return CPROF_STOP_READ;
 		*cfa = v + (__s64)rule->cfa_add;
 		return 0;
@@ -112,7 +114,7 @@ static __always_inline int cprof_unwind_cfa(const struct cprof_unwind_rule *rule
 }
 
 /* The caller's frame pointer, read before SP moves; 0 or a stop reason. */
-static __always_inline int cprof_unwind_fp(const struct cprof_unwind_rule *rule,
+static __always_inline int cprof_unwind_fp(const void *mem, const struct cprof_unwind_rule *rule,
 					   struct cprof_unwind_regs *r, __u64 cfa)
 {
 	__u64 v;
@@ -128,7 +130,7 @@ static __always_inline int cprof_unwind_fp(const struct cprof_unwind_rule *rule,
 		 */
 		if (cfa + (__s64)rule->fp_off < r->sp)
 			return 0;
-		if (CPROF_UNWIND_READ(&v, cfa + (__s64)rule->fp_off))
+		if (CPROF_UNWIND_READ(mem, &v, cfa + (__s64)rule->fp_off))
 			return CPROF_STOP_READ;
 		r->fp = v;
 		r->fp_valid = 1;
@@ -136,7 +138,7 @@ static __always_inline int cprof_unwind_fp(const struct cprof_unwind_rule *rule,
 	case CPROF_FP_AT_FP:
 		if (!r->fp_valid)
 			return CPROF_STOP_FP_LOST;
-		if (CPROF_UNWIND_READ(&v, r->fp + (__s64)rule->fp_off))
+		if (CPROF_UNWIND_READ(mem, &v, r->fp + (__s64)rule->fp_off))
 			return CPROF_STOP_READ;
 		r->fp = v;
 		return 0;
@@ -149,7 +151,7 @@ static __always_inline int cprof_unwind_fp(const struct cprof_unwind_rule *rule,
  * One step by a CFI rule. ra_mask clears what is not address in a return
  * address (AArch64 pointer authentication codes); all ones elsewhere.
  */
-static __always_inline int cprof_unwind_step(const struct cprof_unwind_rule *rule,
+static __always_inline int cprof_unwind_step(const void *mem, const struct cprof_unwind_rule *rule,
 					     struct cprof_unwind_regs *r, __u64 ra_mask,
 					     __u32 *stop)
 {
@@ -163,18 +165,18 @@ static __always_inline int cprof_unwind_step(const struct cprof_unwind_rule *rul
 		return CPROF_STEP_STOP;
 	}
 	if (rule->cfa_kind == CPROF_CFA_SIGNAL) {
-		*stop = cprof_unwind_signal(r);
+		*stop = cprof_unwind_signal(mem, r);
 		return *stop ? CPROF_STEP_STOP : CPROF_STEP_CALLER;
 	}
-	err = cprof_unwind_cfa(rule, r, &cfa);
+	err = cprof_unwind_cfa(mem, rule, r, &cfa);
 	if (!err && rule->ra_kind == CPROF_RA_IN_LR && !r->lr_valid)
 		err = CPROF_STOP_LR;
 	if (!err && rule->ra_kind == CPROF_RA_IN_LR)
 		ra = r->lr;
-	else if (!err && CPROF_UNWIND_READ(&ra, cfa + (__s64)rule->ra_off))
+	else if (!err && CPROF_UNWIND_READ(mem, &ra, cfa + (__s64)rule->ra_off))
 		err = CPROF_STOP_READ;
 	if (!err)
-		err = cprof_unwind_fp(rule, r, cfa);
+		err = cprof_unwind_fp(mem, rule, r, cfa);
 	/* The stack grows down: a caller's frame is never below its callee's. */
 	if (!err && (cfa < r->sp || !(ra & ra_mask)))
 		err = CPROF_STOP_BAD_FRAME;
@@ -195,16 +197,16 @@ static __always_inline int cprof_unwind_step(const struct cprof_unwind_rule *rul
  * as libgcc's fallback recognizes it. x86_64: mov $15,%rax; syscall.
  * AArch64: mov x8,#139; svc #0.
  */
-static __always_inline int cprof_unwind_is_sigreturn(__u64 pc)
+static __always_inline int cprof_unwind_is_sigreturn(const void *mem, __u64 pc)
 {
 	__u64 code;
 
-	if (CPROF_UNWIND_READ(&code, pc))
+	if (CPROF_UNWIND_READ(mem, &code, pc))
 		return 0;
 #if CPROF_UNWIND_ARM64
 	return code == 0xd4000001d2801168ull;
 #else
-	if (code != 0x0f0000000fc0c748ull || CPROF_UNWIND_READ(&code, pc + 1))
+	if (code != 0x0f0000000fc0c748ull || CPROF_UNWIND_READ(mem, &code, pc + 1))
 		return 0;
 	return code == 0x050f0000000fc0c7ull;
 #endif
@@ -215,8 +217,8 @@ static __always_inline int cprof_unwind_is_sigreturn(__u64 pc)
  * without unwind tables): the frame record {caller's FP, return address}
  * at FP. A zero FP is the ABI's end of the chain.
  */
-static __always_inline int cprof_unwind_fp_step(struct cprof_unwind_regs *r, __u64 ra_mask,
-						__u32 *stop)
+static __always_inline int cprof_unwind_fp_step(const void *mem, struct cprof_unwind_regs *r,
+						__u64 ra_mask, __u32 *stop)
 {
 	__u64 fp = r->fp, next, ra;
 
@@ -226,7 +228,7 @@ static __always_inline int cprof_unwind_fp_step(struct cprof_unwind_regs *r, __u
 	}
 	if (!fp)
 		return CPROF_STEP_ROOT;
-	if (CPROF_UNWIND_READ(&next, fp) || CPROF_UNWIND_READ(&ra, fp + 8)) {
+	if (CPROF_UNWIND_READ(mem, &next, fp) || CPROF_UNWIND_READ(mem, &ra, fp + 8)) {
 		*stop = CPROF_STOP_READ;
 		return CPROF_STEP_STOP;
 	}
@@ -240,6 +242,34 @@ static __always_inline int cprof_unwind_fp_step(struct cprof_unwind_regs *r, __u
 	r->lr_valid = 0;
 	r->exact_pc = 0;
 	return CPROF_STEP_CALLER;
+}
+
+/*
+ * One frame, whatever its code: by its rule where its file has a table
+ * (rule NULL: no table, as for JIT code), else a signal trampoline
+ * recognized by its code, else a frame-pointer step. *fp_step says a
+ * frame-pointer step found the caller. In a file with CFI, code without
+ * any that no frame pointer leads out of is where the CFI ended the walk
+ * (musl's libc.a), and the stop says so.
+ */
+static __always_inline int cprof_unwind_frame(const void *mem, const struct cprof_unwind_rule *rule,
+					      struct cprof_unwind_regs *r, __u64 ra_mask,
+					      __u32 *stop, __u32 *fp_step)
+{
+	int kind;
+
+	*fp_step = 0;
+	if (rule && (rule->cfa_kind != CPROF_CFA_STOP || rule->stop != CPROF_STOP_NO_CFI))
+		return cprof_unwind_step(mem, rule, r, ra_mask, stop);
+	if (cprof_unwind_is_sigreturn(mem, r->pc)) {
+		*stop = cprof_unwind_signal(mem, r);
+		return *stop ? CPROF_STEP_STOP : CPROF_STEP_CALLER;
+	}
+	kind = cprof_unwind_fp_step(mem, r, ra_mask, stop);
+	if (kind == CPROF_STEP_STOP && rule)
+		*stop = CPROF_STOP_NO_CFI;
+	*fp_step = kind == CPROF_STEP_CALLER;
+	return kind;
 }
 
 #endif

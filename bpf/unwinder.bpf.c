@@ -24,7 +24,7 @@
 #include "sampler_abi.h"
 #include "unwind_abi.h"
 
-#define CPROF_UNWIND_READ(dst, addr) bpf_probe_read_user((dst), 8, (const void *)(addr))
+#define CPROF_UNWIND_READ(mem, dst, addr) bpf_probe_read_user((dst), 8, (const void *)(addr))
 #include "unwind_step.h"
 
 #define FRAMES_PER_RUN 8
@@ -145,7 +145,7 @@ static __always_inline void walk_frame(struct cprof_walk *w, __u64 ra_mask)
 {
 	struct cprof_unwind_regs *r = &w->regs;
 	struct cprof_unwind_rule *rule = 0;
-	__u32 id, stop = 0;
+	__u32 id, stop = 0, fp_step;
 	int kind;
 
 	if (!find_region(w, r->pc)) {
@@ -162,17 +162,9 @@ static __always_inline void walk_frame(struct cprof_walk *w, __u64 ra_mask)
 			return;
 		}
 	}
-	if (rule && (rule->cfa_kind != CPROF_CFA_STOP || rule->stop != CPROF_STOP_NO_CFI))
-		kind = cprof_unwind_step(rule, r, ra_mask, &stop);
-	else if (cprof_unwind_is_sigreturn(r->pc))
-		kind = cprof_unwind_signal(r) ? CPROF_STEP_STOP : CPROF_STEP_CALLER;
-	else
-		kind = cprof_unwind_fp_step(r, ra_mask, &stop);
+	kind = cprof_unwind_frame(NULL, rule, r, ra_mask, &stop, &fp_step);
 	if (kind == CPROF_STEP_CALLER)
 		return;
-	/* In a file with CFI, code without any is what ended the walk (musl's libc.a). */
-	if (kind == CPROF_STEP_STOP && rule && rule->cfa_kind == CPROF_CFA_STOP)
-		stop = CPROF_STOP_NO_CFI;
 	w->stop = kind == CPROF_STEP_ROOT ? CPROF_STOP_NONE : (stop ? stop : CPROF_STOP_READ);
 	w->done = 1;
 }

@@ -8,20 +8,16 @@
 
 #include "unwind/stack_walk.h"
 
-/* The snapshot the step reads from, for CPROF_UNWIND_READ. */
-static __thread const struct stack_snapshot *walk_snap;
-
-static int read_stack(__u64 *dst, __u64 addr)
+/* Reads from the copied stack: what is outside it is unknown. */
+static int read_stack(const struct stack_snapshot *s, __u64 *dst, __u64 addr)
 {
-	const struct stack_snapshot *s = walk_snap;
-
 	if (addr < s->sp || addr - s->sp > s->stack_size || s->stack_size - (addr - s->sp) < 8)
 		return -1;
 	memcpy(dst, s->stack + (addr - s->sp), 8);
 	return 0;
 }
 
-#define CPROF_UNWIND_READ(dst, addr) read_stack((dst), (addr))
+#define CPROF_UNWIND_READ(mem, dst, addr) read_stack((mem), (dst), (addr))
 #include "unwind_step.h"
 
 static int frame_rule(const struct stack_walk *w, const struct cprof_unwind_regs *r,
@@ -37,11 +33,12 @@ static int frame_rule(const struct stack_walk *w, const struct cprof_unwind_regs
 	return 0;
 }
 
-static int step(const struct stack_walk *w, struct cprof_unwind_regs *r, struct walk_result *out)
+static int step(const struct stack_walk *w, const struct stack_snapshot *snap,
+		struct cprof_unwind_regs *r, struct walk_result *out)
 {
 	const struct cprof_unwind_rule *rule = NULL;
 	struct walk_code code;
-	__u32 stop = 0;
+	__u32 stop = 0, fp_step;
 	int kind;
 
 	if (w->find(w->arg, r->pc, &code)) {
@@ -55,20 +52,8 @@ static int step(const struct stack_walk *w, struct cprof_unwind_regs *r, struct 
 			return CPROF_STEP_STOP;
 		}
 	}
-	if (rule && rule->cfa_kind != CPROF_CFA_STOP)
-		kind = cprof_unwind_step(rule, r, w->ra_mask, &stop);
-	else if (rule && rule->stop != CPROF_STOP_NO_CFI)
-		kind = cprof_unwind_step(rule, r, w->ra_mask, &stop);
-	else if (cprof_unwind_is_sigreturn(r->pc))
-		kind = cprof_unwind_signal(r) ? (stop = CPROF_STOP_READ, CPROF_STEP_STOP)
-					      : CPROF_STEP_CALLER;
-	else {
-		kind = cprof_unwind_fp_step(r, w->ra_mask, &stop);
-		out->fp_frames += kind == CPROF_STEP_CALLER;
-		/* In a file with CFI, code without any is what ended the walk (musl's libc.a). */
-		if (kind == CPROF_STEP_STOP && rule)
-			stop = CPROF_STOP_NO_CFI;
-	}
+	kind = cprof_unwind_frame(snap, rule, r, w->ra_mask, &stop, &fp_step);
+	out->fp_frames += fp_step;
 	out->stop = stop;
 	return kind;
 }
@@ -88,7 +73,6 @@ void stack_walk__run(const struct stack_walk *w, const struct stack_snapshot *sn
 	int kind = CPROF_STEP_CALLER;
 
 	memset(out, 0, sizeof(*out));
-	walk_snap = snap;
 	while (kind == CPROF_STEP_CALLER) {
 		if (out->n == CPROF_MAX_STACK_DEPTH) {
 			out->stop = CPROF_STOP_DEPTH;
@@ -98,7 +82,7 @@ void stack_walk__run(const struct stack_walk *w, const struct stack_snapshot *sn
 		 * + 1. */
 		out->ips[out->n] = r.exact_pc && out->n ? r.pc + 1 : r.pc;
 		out->n++;
-		kind = step(w, &r, out);
+		kind = step(w, snap, &r, out);
 	}
 	if (kind == CPROF_STEP_ROOT)
 		out->stop = CPROF_STOP_NONE;
