@@ -40,6 +40,7 @@
 #include "lib/log.h"
 #include "lib/range.h"
 #include "lib/u64map.h"
+#include "resolve/elf_plt.h"
 #include "resolve/elf_symtab.h"
 #include "unwind/eh_frame_hdr.h"
 #include "resolve/symbol_rank.h"
@@ -903,12 +904,57 @@ static bool has_start(const struct cand *c, size_t n, uint64_t addr)
 	return lo < n && c[lo].start == addr;
 }
 
+/*
+ * The PLT stubs no symbol starts at, as candidates named NAME@plt; their
+ * names go in as one more string table. c[0..n) is sorted by start.
+ */
+static int add_plt_stubs(struct elf_symtab *e, struct load_ctx *ctx, struct elf_plt *plt,
+			 struct cand **c, size_t *n, size_t *cap)
+{
+	struct strtab_ref *t;
+	size_t i, had = *n;
+	struct cand *nc;
+	int err = elf_plt__read(e->elf, plt);
+
+	if (err || !plt->n)
+		return err;
+	if (ctx->ntabs > UINT16_MAX || plt->names_size > ctx->max_bytes - ctx->bytes)
+		return 0;
+	t = realloc(ctx->tabs, (ctx->ntabs + 1) * sizeof(*ctx->tabs));
+	if (!t)
+		return -ENOMEM;
+	ctx->tabs = t;
+	t[ctx->ntabs] = (struct strtab_ref){plt->names, plt->names_size, ctx->bytes};
+	ctx->bytes += plt->names_size;
+	if (*cap - *n < plt->n) {
+		nc = realloc(*c, (*n + plt->n) * sizeof(**c));
+		if (!nc)
+			return -ENOMEM;
+		*c = nc;
+		*cap = *n + plt->n;
+	}
+	for (i = 0; i < plt->n; i++) {
+		if (has_start(*c, had, plt->stubs[i].start))
+			continue;
+		(*c)[(*n)++] = (struct cand){
+			.start = plt->stubs[i].start,
+			.size = plt->stubs[i].size,
+			.name = plt->names + plt->stubs[i].name,
+			.strtab = (uint16_t)ctx->ntabs,
+			.bind = SYMBOL_LOCAL,
+		};
+	}
+	ctx->ntabs++;
+	return 0;
+}
+
 static int load_symbols(struct elf_symtab *e)
 {
 	struct load_ctx ctx = {
 		.max_bytes = 2 * (e->file_size + (e->debug ? e->debug->file_size : 0)),
 		.index = u64map__new(),
 	};
+	struct elf_plt plt = {0};
 	struct cand *cands = NULL;
 	struct usym *u = NULL;
 	size_t n = 0, cap = 0, nu, nr, nsymtab, i, kept;
@@ -936,6 +982,11 @@ static int load_symbols(struct elf_symtab *e)
 		if (!has_start(cands, nsymtab, cands[i].start))
 			cands[kept++] = cands[i];
 	n = kept;
+	err = sort_by_start(cands, n);
+	if (!err)
+		err = add_plt_stubs(e, &ctx, &plt, &cands, &n, &cap);
+	if (err)
+		goto cleanup;
 	if (n > nsymtab) {
 		err = sort_by_start(cands, n);
 		if (err)
@@ -972,6 +1023,7 @@ static int load_symbols(struct elf_symtab *e)
 	e->nranges = nr;
 	e->nsyms = nu;
 cleanup:
+	elf_plt__free(&plt);
 	free(cands);
 	free(u);
 	free(ctx.tabs);

@@ -263,10 +263,46 @@ static size_t check_against_nm(struct elf_symtab *e, const struct nm_list *l,
 	return gaps;
 }
 
-/* No symbol may claim the PLT (crt's size-0 _init sits right before it). */
+/*
+ * The PLT's stubs are named as objdump names them (NAME@plt), and no other
+ * symbol claims the PLT (crt's size-0 _init sits right before it). Returns
+ * the number of named stubs.
+ */
+static size_t check_plt_stubs(struct elf_symtab *e, const char *path)
+{
+	char cmd[1024], line[1024], name[512];
+	unsigned long long addr;
+	const char *got;
+	size_t stubs = 0;
+	FILE *f;
+
+	need_tool("objdump");
+	snprintf(cmd, sizeof(cmd), "objdump -d '%s' 2>/dev/null", path);
+	f = popen(cmd, "r");
+	CHECK(f);
+	while (fgets(line, sizeof(line), f)) {
+		size_t len;
+
+		if (sscanf(line, "%llx <%511[^>]>:", &addr, name) != 2)
+			continue;
+		len = strlen(name);
+		/* An IFUNC's stub (IRELATIVE, no symbol: "*ABS*+0xADDR@plt") stays unnamed. */
+		if (len < 5 || strcmp(name + len - 4, "@plt") || !strncmp(name, "*ABS*", 5))
+			continue;
+		got = elf_symtab__lookup(e, addr, NULL);
+		if (!got || strcmp(got, name))
+			test_fail(__FILE__, __LINE__, "PLT stub at 0x%llx: %s, objdump says %s",
+				  addr, got ? got : "(none)", name);
+		stubs++;
+	}
+	pclose(f);
+	return stubs;
+}
+
 static void check_plt_unclaimed(struct elf_symtab *e, const char *path)
 {
 	char cmd[1024], line[1024];
+	const char *got;
 	int checked = 0;
 	FILE *f;
 
@@ -283,9 +319,10 @@ static void check_plt_unclaimed(struct elf_symtab *e, const char *path)
 			continue;
 		if (strncmp(name, ".plt", 4) || !size)
 			continue;
-		if (elf_symtab__lookup(e, addr, NULL) ||
-		    elf_symtab__lookup(e, addr + size - 1, NULL))
-			test_fail(__FILE__, __LINE__, "%s at 0x%llx is given a symbol", name, addr);
+		got = elf_symtab__lookup(e, addr + size - 1, NULL);
+		if (got && (strlen(got) < 5 || strcmp(got + strlen(got) - 4, "@plt")))
+			test_fail(__FILE__, __LINE__, "%s at 0x%llx is given a symbol: %s", name,
+				  addr, got);
 		checked++;
 	}
 	pclose(f);
@@ -319,7 +356,8 @@ static void check_fixture(const char *name, int want_type)
 	readelf_segments(path, &segs);
 	CHECK_INT(elf_symtab__open(path, &e), ==, 0);
 	CHECK_INT(elf_type(path), ==, want_type);
-	CHECK_INT(elf_symtab__symbol_count(e), ==, distinct_func_addrs(&l, &segs));
+	CHECK_INT(elf_symtab__symbol_count(e), ==,
+		  distinct_func_addrs(&l, &segs) + check_plt_stubs(e, path));
 	gaps = check_against_nm(e, &l, &segs);
 	/* The 64-byte aligned functions leave at least 15 gaps. */
 	CHECK_INT(gaps, >=, 15);
@@ -455,8 +493,10 @@ TEST(elf_symtab_stripped_copy)
 	readelf_segments(stripped, &segs);
 	CHECK_INT(elf_symtab__open(stripped, &e), ==, 0);
 	CHECK_INT(elf_symtab__open(path, &orig), ==, 0);
-	/* An executable exports no functions: only what .dynsym defines may be found. */
-	CHECK_INT(elf_symtab__symbol_count(e), ==, distinct_func_addrs(&dyn, &segs));
+	/* An executable exports no functions: only what .dynsym defines, and the PLT, may be found.
+	 */
+	CHECK_INT(elf_symtab__symbol_count(e), ==,
+		  distinct_func_addrs(&dyn, &segs) + check_plt_stubs(e, stripped));
 	if (distinct_func_addrs(&dyn, &segs))
 		check_against_nm(e, &dyn, &segs);
 	CHECK(elf_symtab__lookup(e, nm_addr(&full, "static_fn_00"), NULL) == NULL);
@@ -490,6 +530,19 @@ TEST(elf_symtab_debug_only_copy)
 	check_against_nm(e, &l, &segs);
 	elf_symtab__free(e);
 	free(l.v);
+}
+
+/* A large library built with -fcf-protection (.plt.sec): every stub objdump names. */
+TEST(elf_symtab_plt_stubs_of_libstdcxx)
+{
+	const char *path = "/usr/lib/x86_64-linux-gnu/libstdc++.so.6";
+	struct elf_symtab *e = NULL;
+
+	if (access(path, R_OK))
+		SKIP("no %s", path);
+	CHECK_INT(elf_symtab__open(path, &e), ==, 0);
+	CHECK_INT(check_plt_stubs(e, path), >, 500);
+	elf_symtab__free(e);
 }
 
 TEST(elf_symtab_system_libc_dynsym)
@@ -799,7 +852,8 @@ TEST(elf_symtab_symbols_from_debug_file)
 	CHECK(elf_symtab__has_symtab(dbg));
 	CHECK_INT(elf_symtab__set_debug_file(e, dbg), ==, 0);
 	CHECK_STR(elf_symtab__debug_path(e), debug);
-	CHECK_INT(elf_symtab__symbol_count(e), ==, distinct_func_addrs(&l, &segs));
+	CHECK_INT(elf_symtab__symbol_count(e), ==,
+		  distinct_func_addrs(&l, &segs) + check_plt_stubs(e, stripped));
 	check_against_nm(e, &l, &segs);
 	CHECK_STR(elf_symtab__lookup(e, nm_addr(&l, "hot_a"), NULL), "hot_a");
 	/* Too late once loaded. */
