@@ -321,6 +321,8 @@ compare_if ld_linux "$lib/ld-linux-x86-64.so.2" eh_frame
 compare_if python3 "$(readlink -f /usr/bin/python3.11)" eh_frame
 # OpenSSL's perlasm: DW_CFA_def_cfa_expression and DW_CFA_expression by hand.
 compare_if libcrypto "$lib/libcrypto.so.3" eh_frame
+# libgcrypt's amd64 assembly: DW_CFA_def_cfa_register after an expression.
+compare_if libgcrypt "$lib/libgcrypt.so.20" eh_frame
 
 # --- built here: every opcode the assemblers write, and .debug_frame -------------
 # Every DW_CFA opcode that readelf interprets: the directives GNU as and LLVM's

@@ -535,28 +535,32 @@ TEST(cfi_program_cfa_rules)
 	     "\x16\x0c\x01\x30\x41" /* val_expression r12: lit0 */
 	     "\x10\x0d\x00"	    /* expression r13 of no bytes */
 	     "\x0c\x06\x10\x41"	    /* def_cfa again: a register rule replaces the expression */
-	     "\x0f\x01\x30"	    /* def_cfa_expression: lit0 */
-	     "\x0e\x08");	    /* def_cfa_offset of an expression: nonsense */
+	     "\x0f\x01\x30\x41"	    /* def_cfa_expression: lit0 */
+	     "\x0e\x28\x41"	    /* def_cfa_offset under an expression: kept for later */
+	     "\x0d\x07");	    /* def_cfa_register: r7 + that offset */
 	EXPECT_ROWS(&p, CFI_ARCH_X86_64, "1000-1001 cfa=r6+16 r16=c-8",
 		    "1001-1002 cfa=r7+16 r16=c-8", "1002-1003 cfa=r3+16 r16=c-8",
 		    "1003-1004 cfa=r3+128 r16=c-8", "1004-1005 cfa=r3+32 r16=c-8",
 		    "1005-1006 cfa=exp:770806 r3=exp:7610 r12=vexp:30 r16=c-8",
 		    "1006-1007 cfa=r6+16 r3=exp:7610 r12=vexp:30 r13=exp: r16=c-8",
-		    "1007-1100 error=EINVAL op=0x0e");
+		    "1007-1008 cfa=exp:30 r3=exp:7610 r12=vexp:30 r13=exp: r16=c-8",
+		    "1008-1009 cfa=exp:30 r3=exp:7610 r12=vexp:30 r13=exp: r16=c-8",
+		    "1009-1100 cfa=r7+40 r3=exp:7610 r12=vexp:30 r13=exp: r16=c-8");
 	prog_free(&p);
 	/* def_cfa_register with no CFA rule yet: register + 0. */
 	PROG(&p, "", "\x0d\x06");
 	EXPECT_ROWS(&p, CFI_ARCH_X86_64, "1000-1100 cfa=r6+0");
 	prog_free(&p);
-	/* def_cfa_offset and _sf with no CFA rule, and def_cfa_register after an expression. */
+	/* def_cfa_offset and _sf with no CFA rule: no register to add them to. */
 	PROG(&p, "", "\x0e\x10");
 	EXPECT_ROWS(&p, CFI_ARCH_X86_64, "1000-1100 error=EINVAL op=0x0e");
 	prog_free(&p);
 	PROG(&p, "", "\x13\x7e");
 	EXPECT_ROWS(&p, CFI_ARCH_X86_64, "1000-1100 error=EINVAL op=0x13");
 	prog_free(&p);
+	/* def_cfa_register after an expression and no register rule before it: + 0. */
 	PROG(&p, "\x0f\x01\x30", "\x41\x0d\x06");
-	EXPECT_ROWS(&p, CFI_ARCH_X86_64, "1000-1001 cfa=exp:30", "1001-1100 error=EINVAL op=0x0d");
+	EXPECT_ROWS(&p, CFI_ARCH_X86_64, "1000-1001 cfa=exp:30", "1001-1100 cfa=r6+0");
 	prog_free(&p);
 	/* Register numbers that do not fit. */
 	PROG(&p, X86_CIE, "\x0c\x80\x80\x04\x08");
@@ -568,6 +572,34 @@ TEST(cfi_program_cfa_rules)
 	/* No instructions at all: no rule for anything. */
 	PROG(&p, "", "");
 	EXPECT_ROWS(&p, CFI_ARCH_X86_64, "1000-1100 cfa=none");
+	prog_free(&p);
+}
+
+/*
+ * DWARF allows DW_CFA_def_cfa_register only after a register rule; libgcrypt's
+ * amd64 assembly (the FDE at 0xcb480 of Debian 12's libgcrypt.so.20.4.1)
+ * uses it after an expression, for its epilogue. GCC's unwinder and readelf
+ * go on from the offset of the register rule before the expression: so must
+ * this, or the epilogue is lost. Its instructions, as they are there.
+ */
+TEST(cfi_program_cfa_register_after_expression)
+{
+	struct prog p;
+
+	PROG(&p, X86_CIE,
+	     "\x41\x0e\x10\x86\x02"		    /* push rbp */
+	     "\x41\x0e\x38\x83\x07"		    /* pushes: cfa +56, rbx at c-56 */
+	     "\x41\x0f\x06\x77\x98\x04\x06\x23\x38" /* breg7 536; deref; plus_uconst 56 */
+	     "\x03\xfe\x15\x0d\x07"		    /* advance_loc2 5630; def_cfa_register rsp */
+	     "\x42\x0e\x30\xc3"			    /* advance 2; def_cfa_offset 48; restore rbx */
+	     "\x41\x0e\x08");
+	p.fde.pc_range = 0x2000;
+	EXPECT_ROWS(&p, CFI_ARCH_X86_64, "1000-1001 cfa=r7+8 r16=c-8",
+		    "1001-1002 cfa=r7+16 r6=c-16 r16=c-8",
+		    "1002-1003 cfa=r7+56 r3=c-56 r6=c-16 r16=c-8",
+		    "1003-2601 cfa=exp:779804062338 r3=c-56 r6=c-16 r16=c-8",
+		    "2601-2603 cfa=r7+56 r3=c-56 r6=c-16 r16=c-8",
+		    "2603-2604 cfa=r7+48 r6=c-16 r16=c-8", "2604-3000 cfa=r7+8 r6=c-16 r16=c-8");
 	prog_free(&p);
 }
 
