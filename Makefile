@@ -373,8 +373,8 @@ distclean:
 
 # The one list of files under house style; tests/gates/style.sh checks the same list.
 FORMAT_FILES := $(sort $(wildcard src/*.[ch] src/*/*.[ch] bpf/*.[ch] tests/unit/*.[ch] \
-	tests/fuzz/*.c fixtures/src/*.c fixtures/src/lib/*.c fixtures/src/unwind/*.[ch] \
-	fixtures/src/unwind/*.cc fixtures/make_project/*.[ch] bench/*.c))
+	tests/fuzz/*.c tests/tools/*.c fixtures/src/*.c fixtures/src/lib/*.c \
+	fixtures/src/unwind/*.[ch] fixtures/src/unwind/*.cc fixtures/make_project/*.[ch] bench/*.c))
 
 format:
 	clang-format -i $(FORMAT_FILES)

@@ -17,6 +17,7 @@
 /* What an FDE needs from its CIE. */
 struct cie {
 	uint8_t fde_enc;
+	uint8_t lsda_enc; /* 'L': its FDEs point to their LSDA; DW_EH_PE_omit if not */
 	uint8_t addr_size;
 	bool has_aug_data; /* 'z': FDEs carry an augmentation data length */
 	bool signal_frame;
@@ -79,28 +80,40 @@ static int read_entry(const struct cfi_section *s, struct dwarf_cursor *c, struc
 	return err;
 }
 
-/* The augmentation data of a 'z' CIE: the letters say what it holds, in order. */
+/*
+ * The augmentation data that the letters announce, in their order. After
+ * 'z' the data has a length: a letter it does not know ends the reading,
+ * the length skips the rest. Without 'z' the data follows in place, so an
+ * unknown letter leaves no way to find the instructions; but a CIE of
+ * letters it knows is readable: GNU as writes "S" into the .debug_frame
+ * CIE of a signal frame (.cfi_signal_frame), with no 'z'.
+ */
 static int read_augmentation(struct dwarf_cursor *c, const char *aug, struct cie *cie)
 {
 	struct dwarf_cursor d = *c;
 	const uint8_t *skip;
 	uint64_t len, v;
 	uint8_t enc;
-	int err = dwarf_cursor__leb(c, false, &len);
+	int err = 0;
 
-	if (!err)
-		err = dwarf_cursor__take(c, len, &skip);
-	if (err)
-		return err;
-	d.pos = c->pos - len;
-	d.size = c->pos;
+	cie->has_aug_data = aug[0] == 'z';
+	if (cie->has_aug_data) {
+		err = dwarf_cursor__leb(c, false, &len);
+		if (!err)
+			err = dwarf_cursor__take(c, len, &skip);
+		if (err)
+			return err;
+		d.pos = c->pos - len;
+		d.size = c->pos;
+		aug++;
+	}
 	for (; *aug && !err; aug++) {
 		switch (*aug) {
 		case 'R':
 			err = dwarf_cursor__u8(&d, &cie->fde_enc);
 			break;
 		case 'L':
-			err = dwarf_cursor__u8(&d, &enc);
+			err = dwarf_cursor__u8(&d, &cie->lsda_enc);
 			break;
 		case 'P':
 			/* Only skipped: its base does not matter, only its size. */
@@ -120,10 +133,12 @@ static int read_augmentation(struct dwarf_cursor *c, const char *aug, struct cie
 		case 'G': /* AArch64 memory tagging */
 			break;
 		default:
-			/* Unknown from here on; the length skips whatever it is. */
-			return 0;
+			/* Unknown from here on: a length skips whatever it is. */
+			return cie->has_aug_data ? 0 : -EOPNOTSUPP;
 		}
 	}
+	if (!cie->has_aug_data)
+		c->pos = d.pos;
 	return err;
 }
 
@@ -181,7 +196,11 @@ static int parse_cie(const struct cfi_section *s, uint64_t off, struct cie *cie)
 	struct entry e;
 	int err;
 
-	*cie = (struct cie){.fde_enc = DW_EH_PE_absptr, .addr_size = s->bases.addr_size};
+	*cie = (struct cie){
+		.fde_enc = DW_EH_PE_absptr,
+		.lsda_enc = DW_EH_PE_omit,
+		.addr_size = s->bases.addr_size,
+	};
 	if (off >= s->size)
 		return -EINVAL;
 	err = read_entry(s, &c, &e);
@@ -192,13 +211,7 @@ static int parse_cie(const struct cfi_section *s, uint64_t off, struct cie *cie)
 	err = read_cie_fields(s, &c, e.end, cie, &aug);
 	if (err)
 		return err;
-	if (aug[0] == 'z') {
-		cie->has_aug_data = true;
-		err = read_augmentation(&c, aug + 1, cie);
-	} else if (aug[0]) {
-		/* Without 'z' nothing says how long the unknown data is. */
-		err = -EOPNOTSUPP;
-	}
+	err = read_augmentation(&c, aug, cie);
 	if (err)
 		return err;
 	cie->insns = c.p + c.pos;
@@ -238,6 +251,9 @@ static int parse_fde(const struct cfi_section *s, struct dwarf_cursor *c, const 
 		err = dwarf_cursor__leb(c, false, &aug_len);
 		if (!err)
 			err = dwarf_cursor__take(c, aug_len, &skip);
+	} else if (!err && cie.lsda_enc != DW_EH_PE_omit) {
+		/* No 'z': the LSDA pointer is there without a length before it. */
+		err = dwarf_cursor__value(c, cie.lsda_enc, b.addr_size, &aug_len);
 	}
 	if (err)
 		return err;

@@ -49,6 +49,11 @@ enum {
 
 struct state {
 	struct cfi_reg cfa;
+	/*
+	 * The offset of the last register rule of the CFA, kept while an
+	 * expression replaces it: see def_cfa_part.
+	 */
+	int64_t cfa_offset;
 	bool ra_signed;
 	struct cfi_reg regs[CFI_MAX_REGS];
 };
@@ -272,16 +277,28 @@ static int def_cfa(struct run *r, bool is_signed)
 	}
 	if (!err && reg > UINT16_MAX)
 		err = -EINVAL;
-	if (!err)
+	if (!err) {
 		r->p->cur.cfa =
 			(struct cfi_reg){.rule = CFI_CFA_REG_OFFSET, .reg = reg, .offset = off};
+		r->p->cur.cfa_offset = off;
+	}
 	return err;
 }
 
-/* DW_CFA_def_cfa_register and _offset change half of a register rule, and only of one. */
+/*
+ * DW_CFA_def_cfa_register and _offset change half of a register rule. DWARF
+ * allows them only when the CFA is one, but hand-written assembly also
+ * uses them after DW_CFA_def_cfa_expression (libgcrypt's amd64 ciphers: an
+ * expression for the body, then def_cfa_register rsp for the epilogue);
+ * GCC's unwinder and readelf keep the register rule's offset through the
+ * expression for that, and so does this: _register makes the rule
+ * register + that offset again, _offset only sets it while the expression
+ * stays in force.
+ */
 static int def_cfa_part(struct run *r, uint8_t op)
 {
-	struct cfi_reg *cfa = &r->p->cur.cfa;
+	struct state *st = &r->p->cur;
+	struct cfi_reg *cfa = &st->cfa;
 	uint64_t u;
 	int64_t off;
 	int err;
@@ -296,16 +313,19 @@ static int def_cfa_part(struct run *r, uint8_t op)
 	}
 	if (err)
 		return err;
-	if (cfa->rule != CFI_CFA_REG_OFFSET && !(op == CFA_DEF_CFA_REGISTER && !cfa->rule))
-		return -EINVAL;
 	if (op != CFA_DEF_CFA_REGISTER) {
-		cfa->offset = off;
+		/* No register to add it to. */
+		if (cfa->rule == CFI_CFA_UNSET)
+			return -EINVAL;
+		st->cfa_offset = off;
+		if (cfa->rule == CFI_CFA_REG_OFFSET)
+			cfa->offset = off;
 		return 0;
 	}
 	if (u > UINT16_MAX)
 		return -EINVAL;
-	cfa->rule = CFI_CFA_REG_OFFSET;
-	cfa->reg = (uint16_t)u;
+	*cfa = (struct cfi_reg){
+		.rule = CFI_CFA_REG_OFFSET, .reg = (uint16_t)u, .offset = st->cfa_offset};
 	return 0;
 }
 

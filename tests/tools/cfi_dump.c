@@ -55,8 +55,12 @@ static const char *reg_name(const struct dump *d, unsigned int reg, char *buf, s
 static void print_rule(const struct dump *d, unsigned int reg, const struct cfi_reg *r)
 {
 	char b1[16], b2[16];
-	const char *name = reg_name(d, reg, b1, sizeof(b1));
+	const char *name;
 
+	/* Most of the 128 registers have no rule: name only those that have one. */
+	if (r->rule == CFI_REG_UNSET || r->rule == CFI_REG_UNDEFINED)
+		return;
+	name = reg_name(d, reg, b1, sizeof(b1));
 	switch (r->rule) {
 	case CFI_REG_SAME:
 		printf(" %s=s", name);
@@ -95,7 +99,8 @@ static int print_row(const struct cfi_row *row, void *arg)
 	if (row->cfa.rule == CFI_CFA_EXPR)
 		printf(" exp");
 	else if (row->cfa.rule == CFI_CFA_REG_OFFSET)
-		printf(" %s%+" PRId64, reg_name(d, row->cfa.reg, buf, sizeof(buf)), row->cfa.offset);
+		printf(" %s%+" PRId64, reg_name(d, row->cfa.reg, buf, sizeof(buf)),
+		       row->cfa.offset);
 	else
 		printf(" none");
 	for (i = 0; i < CFI_MAX_REGS; i++)
