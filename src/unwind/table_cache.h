@@ -1,0 +1,62 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Unwind tables by file: each executable file's table is built once, the
+ * first time a process maps it, and shared by every process that maps it
+ * (libc's serves them all) until the last one lets it go. The cache owns
+ * the rule dictionary the tables refer to.
+ *
+ * A file is known by the identity the kernel's mmap records give
+ * (device, inode and inode generation), so a file replaced at the same
+ * path is another file.
+ */
+#ifndef CPROF_TABLE_CACHE_H
+#define CPROF_TABLE_CACHE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "unwind/unwind_rules.h"
+#include "unwind/unwind_table.h"
+
+struct table_cache;
+
+struct file_id {
+	uint32_t dev_major;
+	uint32_t dev_minor;
+	uint64_t inode;
+	uint64_t generation;
+};
+
+struct cached_table {
+	const struct unwind_table *table; /* NULL: the file has no usable CFI (err says why) */
+	int err;
+	struct unwind_table_stats stats;
+	uint64_t build_ns;
+	void *user; /* for the caller: where it put the table (the BPF maps) */
+};
+
+struct table_cache_stats {
+	uint64_t tables;   /* held now */
+	uint64_t bytes;	   /* of the tables held now */
+	uint64_t built;	   /* tables built since the start */
+	uint64_t build_ns; /* time spent building them */
+	uint64_t no_cfi;   /* files without usable CFI */
+};
+
+int table_cache__new(struct table_cache **out);
+void table_cache__free(struct table_cache *c);
+struct unwind_rules *table_cache__rules(struct table_cache *c);
+
+/*
+ * The table of the file open at fd (read only when the cache has none for
+ * id), with one more reference. 0 and *out, even for a file without CFI
+ * (its cached_table says so, and is not read again); -ENOMEM.
+ */
+int table_cache__get(struct table_cache *c, const struct file_id *id, int fd,
+		     struct cached_table **out);
+/* Drops a reference; the last one frees the table: returns true then (the caller's user data is
+ * freed by the caller first). */
+bool table_cache__put(struct table_cache *c, struct cached_table *t);
+void table_cache__stats(const struct table_cache *c, struct table_cache_stats *out);
+
+#endif
