@@ -393,6 +393,7 @@ static int symbolized_mapping(struct profile *p, const struct symbolizer *s, uin
 			.path = m->path,
 			.build_id = m->build_id,
 			.kernel = m->kernel,
+			.main_exe = m->main_exe,
 		};
 		*entry = profile__add_mapping(p, &pm);
 		if (!*entry)

@@ -34,6 +34,7 @@ struct profile_mapping {
 	const char *path;     /* interned; "" for anonymous memory */
 	const char *build_id; /* interned lowercase hex GNU build ID; "" if unknown */
 	bool kernel;	      /* the kernel image pseudo-mapping */
+	bool main_exe;	      /* a program's own file (pprof's first mapping is a program's) */
 };
 
 struct profile_frame {

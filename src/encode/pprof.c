@@ -118,6 +118,8 @@ struct encoder {
 	struct func_info *funcs;
 	size_t nfuncs;
 	struct mapping_info *maps;
+	uint32_t *map_id; /* the ID each mapping is written with, by mapping index - 1 */
+	uint32_t *map_at; /* the mapping index written at each position */
 	struct sample_info *samples;
 	uint64_t *comments; /* string IDs */
 };
@@ -178,13 +180,64 @@ static int collect_samples(struct encoder *e)
 	return err;
 }
 
+/*
+ * The program whose own file has the most samples: its mapping goes first,
+ * as pprof's tools take the first mapping for the profile's main binary
+ * ("File: xz", not the libc or kernel that happened to be seen first).
+ * 0 when no sample is in a program's file.
+ */
+static uint32_t main_mapping(const struct encoder *e, size_t n)
+{
+	uint64_t *weight = calloc(n + 1, sizeof(*weight)), best_w = 0;
+	size_t *seen = calloc(n + 1, sizeof(*seen)), i, j;
+	uint32_t best = 0, m;
+
+	for (i = 0; weight && seen && i < profile__sample_count(e->p); i++) {
+		const struct profile_sample *smp = profile__sample(e->p, i);
+
+		for (j = 0; j < smp->nframes; j++) {
+			m = profile__frame(e->p, smp->frames[j])->mapping;
+			if (!m || m > n || seen[m] == i + 1 || !profile__mapping(e->p, m)->main_exe)
+				continue;
+			seen[m] = i + 1; /* once per sample */
+			weight[m] += smp->count;
+			if (weight[m] > best_w || (weight[m] == best_w && m < best)) {
+				best_w = weight[m];
+				best = m;
+			}
+		}
+	}
+	free(weight);
+	free(seen);
+	return best;
+}
+
+/* Mapping IDs: the main program's mapping 1, the others in their order. */
+static int order_mappings(struct encoder *e, size_t n)
+{
+	uint32_t first = main_mapping(e, n), at = 0, i;
+
+	e->map_id = calloc(n + 1, sizeof(*e->map_id));
+	e->map_at = calloc(n + 1, sizeof(*e->map_at));
+	if (!e->map_id || !e->map_at)
+		return -ENOMEM;
+	if (first)
+		e->map_at[at++] = first;
+	for (i = 1; i <= n; i++)
+		if (i != first)
+			e->map_at[at++] = i;
+	for (i = 0; i < at; i++)
+		e->map_id[e->map_at[i] - 1] = i + 1;
+	return 0;
+}
+
 static int collect_mappings(struct encoder *e)
 {
 	size_t i, n = profile__mapping_count(e->p), nframes = profile__frame_count(e->p);
 	int err = 0;
 
 	e->maps = calloc(n ? n : 1, sizeof(*e->maps));
-	if (!e->maps)
+	if (!e->maps || order_mappings(e, n))
 		return -ENOMEM;
 	for (i = 1; i <= nframes; i++) {
 		const struct profile_frame *f = profile__frame(e->p, (uint32_t)i);
@@ -352,8 +405,9 @@ static int encode_sample(struct pb_writer *w, const void *msg)
 static int encode_mapping(struct pb_writer *w, const void *msg)
 {
 	const struct item *it = msg;
-	const struct profile_mapping *m = profile__mapping(it->e->p, (uint32_t)(it->i + 1));
-	const struct mapping_info *mi = &it->e->maps[it->i];
+	uint32_t idx = it->e->map_at[it->i];
+	const struct profile_mapping *m = profile__mapping(it->e->p, idx);
+	const struct mapping_info *mi = &it->e->maps[idx - 1];
 
 	put_u64(w, MAPPING_ID, it->i + 1);
 	put_u64(w, MAPPING_MEMORY_START, m->start);
@@ -379,7 +433,7 @@ static int encode_location(struct pb_writer *w, const void *msg)
 	const struct profile_frame *f = profile__frame(it->e->p, (uint32_t)(it->i + 1));
 
 	put_u64(w, LOCATION_ID, it->i + 1);
-	put_u64(w, LOCATION_MAPPING_ID, f->mapping);
+	put_u64(w, LOCATION_MAPPING_ID, f->mapping ? it->e->map_id[f->mapping - 1] : 0);
 	put_u64(w, LOCATION_ADDRESS, f->address);
 	pb_writer__submessage(w, LOCATION_LINE, encode_line, &it->e->frame_func[it->i]);
 	return w->err;
@@ -453,6 +507,8 @@ cleanup:
 	free(e.comments);
 	free(e.samples);
 	free(e.maps);
+	free(e.map_id);
+	free(e.map_at);
 	free(e.funcs);
 	free(e.frame_func);
 	strpool__free(e.strings);

@@ -1222,12 +1222,32 @@ static uint32_t add_frame(struct symbolizer *s, uint32_t module, uint64_t addr, 
 			     });
 }
 
-static uint32_t user_module(struct symbolizer *s, struct mapping *m)
+/*
+ * Whether m maps the program itself: Linux loads an executable below its
+ * libraries and loader (0x400000, or 0x55... for PIE, against 0x7f...), so
+ * its code is the first file-backed code mapping of the space.
+ */
+static bool program_file(struct space *sp, const struct mapping *m)
+{
+	size_t i, n = mapping_table__count(sp->maps);
+	struct mapping *first;
+
+	for (i = 0; i < n; i++) {
+		first = mapping_table__get(sp->maps, i);
+		if (first->map.kind == PROC_MAP_FILE && (first->map.perms & PROC_MAP_EXEC))
+			return first->map.inode == m->map.inode && first->map.path && m->map.path &&
+			       !strcmp(first->map.path, m->map.path);
+	}
+	return false;
+}
+
+static uint32_t user_module(struct symbolizer *s, struct space *sp, struct mapping *m)
 {
 	struct symbolizer_module mod = {
 		.start = m->map.start,
 		.limit = m->map.end,
 		.offset = m->map.offset,
+		.main_exe = program_file(sp, m),
 	};
 	const char *bid = m->elf ? elf_symtab__build_id(m->elf) : NULL;
 
@@ -1415,7 +1435,7 @@ static uint32_t resolve_user(struct symbolizer *s, struct space *sp, uint64_t ad
 		goto out;
 	}
 	open_mapping(s, sp->pid, m);
-	module = user_module(s, m);
+	module = user_module(s, sp, m);
 	if (!module)
 		return 0;
 	if (m->elf &&

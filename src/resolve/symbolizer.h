@@ -66,6 +66,8 @@ struct symbolizer_module {
 	const char *path;     /* "" for anonymous memory */
 	const char *build_id; /* lowercase hex GNU build ID; "" if unknown */
 	bool kernel;	      /* the kernel image pseudo-module */
+	/* The program's own file: the lowest file-backed code mapping of its address space. */
+	bool main_exe;
 };
 
 /* The answer for one address (or a placeholder for what was lost). */

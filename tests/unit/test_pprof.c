@@ -362,6 +362,69 @@ TEST(pprof_has_functions_false_when_nothing_resolved)
 	profile__free(p);
 }
 
+/*
+ * The main program's mapping is written first (pprof's "File:"), even when
+ * a library and the kernel were seen before it: ID 1, and every location
+ * keeps pointing at the mapping it is in.
+ */
+TEST(pprof_main_program_mapping_first)
+{
+	struct profile_meta meta = {.period_ns = 1};
+	struct profile *p = profile__new(&meta);
+	struct profile_mapping lib = {.start = 0x7f0000,
+				      .limit = 0x7f1000,
+				      .path = "/lib/libc.so.6",
+				      .build_id = ""},
+			       kernel = {.limit = ~0ull,
+					 .path = "",
+					 .build_id = "",
+					 .kernel = true},
+			       prog = {.start = 0x400000,
+				       .limit = 0x401000,
+				       .path = "/bin/prog",
+				       .build_id = "",
+				       .main_exe = true};
+	struct profile_frame fl = {.mapping = 1, .address = 0x7f0100, .name = "memcpy"},
+			     fk = {.mapping = 2,
+				   .address = 0xffff1000,
+				   .name = "irq",
+				   .kernel = true},
+			     fp = {.mapping = 3, .address = 0x400100, .name = "main"};
+	struct profile_labels l = {.pid = 1, .comm = "prog", .thread_name = "prog"};
+	uint32_t s1[3], s2[1];
+	struct field f, loc;
+	uint8_t *out;
+	size_t len, i;
+
+	CHECK(p);
+	CHECK_INT(profile__add_mapping(p, &lib), ==, 1);
+	CHECK_INT(profile__add_mapping(p, &kernel), ==, 2);
+	CHECK_INT(profile__add_mapping(p, &prog), ==, 3);
+	s1[0] = profile__add_frame(p, &fk);
+	s1[1] = profile__add_frame(p, &fl);
+	s1[2] = profile__add_frame(p, &fp);
+	s2[0] = s1[1];
+	CHECK_INT(profile__add_sample(p, s1, 3, &l, 5), ==, 0);
+	CHECK_INT(profile__add_sample(p, s2, 1, &l, 50), ==, 0);
+	encode(p, &out, &len);
+	/* Mappings in order prog, libc, kernel, IDs 1..3. */
+	CHECK(find_field(out, len, 3, 0, &f) == 0);
+	CHECK_U64(varint_field(f.data, f.len, 1), ==, 1);
+	CHECK_U64(varint_field(f.data, f.len, 2), ==, 0x400000);
+	CHECK(find_field(out, len, 3, 1, &f) == 0);
+	CHECK_U64(varint_field(f.data, f.len, 1), ==, 2);
+	CHECK_U64(varint_field(f.data, f.len, 2), ==, 0x7f0000);
+	CHECK(find_field(out, len, 3, 2, &f) == 0);
+	CHECK_U64(varint_field(f.data, f.len, 1), ==, 3);
+	/* Locations (irq, memcpy, main) point at mappings 3, 2, 1 now. */
+	for (i = 0; i < 3; i++) {
+		CHECK(find_field(out, len, 4, i, &loc) == 0);
+		CHECK_U64(varint_field(loc.data, loc.len, 2), ==, 3 - i);
+	}
+	free(out);
+	profile__free(p);
+}
+
 /* gz decompresses to want[0..len); frees gz. */
 static void check_gunzips_to(uint8_t *gz, size_t gz_len, const uint8_t *want, size_t len)
 {
