@@ -16,10 +16,14 @@
 # Only samples of the process named COMM count, each line weighted by its
 # count. Prints one line:
 #
-#   SAMPLES_CPROF SAMPLES_PERF ROOT%_CPROF ROOT%_PERF MAX_EDGE_DIFF EDGES_OVER_1 EDGES
+#   SAMPLES_CPROF SAMPLES_PERF ROOT%_CPROF ROOT%_PERF MAX_EDGE_DIFF EDGES_OVER_1 EDGES MAX_LEAF_DIFF
 #
 # and, with -v edges=FILE, every edge of weight >= 1% in either tool to FILE
 # as "DIFF CPROF% PERF% CALLER -> CALLEE", largest difference first.
+# MAX_LEAF_DIFF is the largest difference in the share of samples whose
+# leaf (innermost user frame) is a function, over those of 1% or more: the
+# leaf needs no unwinding, so this is how far the two runs' profiles differ
+# anyway (the run-to-run noise), the floor under MAX_EDGE_DIFF.
 #
 # Frames (only user frames: kernel frames, "_[k]", are dropped) are compared
 # by name: a version suffix (@@GLIBC_2.34) is dropped, an alias becomes its
@@ -214,6 +218,9 @@ FNR == 1 { tool = (FILENAME == ARGV[3]) ? "cprof" : "perf" }
 			fr[++nu] = canon(raw[i])
 	if (nu > 0 && is_root(fr[1], nu > 1 ? fr[2] : ""))
 		rooted[tool] += n
+	leaf = nu > 0 ? fr[nu] : "(no user frame)"
+	lw[tool, leaf] += n
+	leaves[leaf] = 1
 	# Each edge once per sample, however often recursion repeats it.
 	split("", seen)
 	for (i = 1; i < nu; i++) {
@@ -227,6 +234,18 @@ FNR == 1 { tool = (FILENAME == ARGV[3]) ? "cprof" : "perf" }
 }
 
 function pct(t, e) { return samples[t] ? 100 * w[t, e] / samples[t] : 0 }
+
+function leaf_diff(    l, c, p, d, worst) {
+	worst = 0
+	for (l in leaves) {
+		c = samples["cprof"] ? 100 * lw["cprof", l] / samples["cprof"] : 0
+		p = samples["perf"] ? 100 * lw["perf", l] / samples["perf"] : 0
+		d = c > p ? c - p : p - c
+		if ((c >= 1 || p >= 1) && d > worst)
+			worst = d
+	}
+	return worst
+}
 
 END {
 	worst = 0
@@ -244,7 +263,8 @@ END {
 		if (edges != "")
 			printf "%.2f %.2f %.2f %s\n", d, c, p, e | ("sort -rn > " edges)
 	}
-	printf "%d %d %.1f %.1f %.1f %d %d\n", samples["cprof"], samples["perf"],
+	printf "%d %d %.1f %.1f %.1f %d %d %.1f\n", samples["cprof"], samples["perf"],
 		samples["cprof"] ? 100 * rooted["cprof"] / samples["cprof"] : 0,
-		samples["perf"] ? 100 * rooted["perf"] / samples["perf"] : 0, worst, over, considered
+		samples["perf"] ? 100 * rooted["perf"] / samples["perf"] : 0, worst, over, considered,
+		leaf_diff()
 }

@@ -56,15 +56,15 @@ check stacks_fold_perf_form grep -qxF \
 # 10 in cprof's, 3 and 1 in perf's, the same shares.
 sed -i 's/__GI___libc_read/read/; s/ 3$/ 30/; s/ 1$/ 10/' "$TMP/perf.folded"
 line=$(compare_line "$TMP/cprof.folded" "$TMP/perf.folded")
-check stacks_compare_equal_stacks_agree [ "$line" = "40 40 100.0 100.0 0.0 0 6" ]
-[ "$line" = "40 40 100.0 100.0 0.0 0 6" ] || echo "# compare printed: $line" >&2
+check stacks_compare_equal_stacks_agree [ "$line" = "40 40 100.0 100.0 0.0 0 6 0.0" ]
+[ "$line" = "40 40 100.0 100.0 0.0 0 6 0.0" ] || echo "# compare printed: $line" >&2
 
 # A stack cut short (no _start, no __libc_start_main) neither reaches the
 # root nor has the outer edges.
 sed 's/^app;_start;__libc_start_main_impl;/app;/' "$TMP/cprof.folded" >"$TMP/cut.folded"
 line=$(compare_line "$TMP/cut.folded" "$TMP/perf.folded")
-check stacks_compare_cut_stack_seen [ "$line" = "40 40 100.0 100.0 100.0 2 6" ]
-[ "$line" = "40 40 100.0 100.0 100.0 2 6" ] || echo "# compare printed: $line" >&2
+check stacks_compare_cut_stack_seen [ "$line" = "40 40 100.0 100.0 100.0 2 6 0.0" ]
+[ "$line" = "40 40 100.0 100.0 100.0 2 6 0.0" ] || echo "# compare printed: $line" >&2
 sed 's/^app;_start;__libc_start_main_impl;main;/app;/' "$TMP/cprof.folded" >"$TMP/cut.folded"
 line=$(compare_line "$TMP/cut.folded" "$TMP/perf.folded")
 check stacks_compare_cut_stack_not_rooted [ "${line%% 100.0 *}" = "40 40 0.0" ]
@@ -97,11 +97,11 @@ rows() {
 }
 
 # Every workload has its row in both tables, with every cell a number:
-# 11 cells in the first, 12 in the second.
+# 12 cells in the first, 12 in the second.
 for w in xz gzip python3 perl sqlite3 qsort_cb cxx_sort_map fixed_work; do
 	r=$(rows "Stacks:" | grep -F "| $w |")
-	if echo "$r" | awk -F'|' 'NF != 13 { bad = 1 }
-		{ for (i = 3; i <= 12; i++) if ($i !~ /^ *[0-9]+(\.[0-9]+)? *$/) bad = 1 }
+	if echo "$r" | awk -F'|' 'NF != 14 { bad = 1 }
+		{ for (i = 3; i <= 13; i++) if ($i !~ /^ *[0-9]+(\.[0-9]+)? *$/) bad = 1 }
 		END { exit bad || NR != 1 }'; then
 		ok "bench_stacks_row_$w"
 	else
