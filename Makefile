@@ -314,9 +314,11 @@ arm64:
 # bench: the symbolization benchmark driver of bench/run, built like cprof
 # and linked against its objects, so it times the code the profiler runs;
 # the startup timer (figure 5), which needs only libbpf's syscall wrappers;
-# and the cost of following every task (events_cost, src/sample/task_events.c).
+# the cost of following every task (events_cost, src/sample/task_events.c);
+# bench/stacks' process plumbing (stacks_run); and the unwind tables'
+# figures (unwind_tables).
 .PHONY: bench test-tools
-bench: $(OUT)/symbench $(OUT)/startup $(OUT)/events_cost $(OUT)/unwind_tables
+bench: $(OUT)/symbench $(OUT)/startup $(OUT)/events_cost $(OUT)/stacks_run $(OUT)/unwind_tables
 
 $(OUT)/symbench: bench/symbench.c $(LIB_OBJS) $(DEPS)/.stamp
 	$(call msg,LINK,$@)
@@ -340,6 +342,10 @@ $(OUT)/cfi_dump: tests/tools/cfi_dump.c $(LIB_OBJS) $(DEPS)/.stamp
 $(OUT)/startup: bench/startup.c $(DEPS)/.stamp
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $< $(LDLIBS) -o $@
+
+$(OUT)/stacks_run: bench/stacks_run.c $(DEPS)/.stamp
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $< -o $@
 # end bench
 
 $(BPF_OUT) $(OUT)/obj $(OUT)/obj/tests $(OUT)/fixtures .output/fixtures:
@@ -374,7 +380,8 @@ distclean:
 # The one list of files under house style; tests/gates/style.sh checks the same list.
 FORMAT_FILES := $(sort $(wildcard src/*.[ch] src/*/*.[ch] bpf/*.[ch] tests/unit/*.[ch] \
 	tests/fuzz/*.c tests/tools/*.c fixtures/src/*.c fixtures/src/lib/*.c \
-	fixtures/src/unwind/*.[ch] fixtures/src/unwind/*.cc fixtures/make_project/*.[ch] bench/*.c))
+	fixtures/src/unwind/*.[ch] fixtures/src/unwind/*.cc fixtures/make_project/*.[ch] bench/*.c \
+	bench/workloads/*.c bench/workloads/*.cc))
 
 format:
 	clang-format -i $(FORMAT_FILES)
