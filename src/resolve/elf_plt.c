@@ -8,7 +8,6 @@
 #include "resolve/elf_plt.h"
 
 #define X86_STUB	16
-#define X86_GOT_STUB	8
 #define A64_PLT_HEADER	32
 #define A64_STUB	16
 #define R_A64_JUMP_SLOT 1026
@@ -94,8 +93,8 @@ static int index_slots(struct plt_ctx *c, Elf_Scn *scn, const GElf_Shdr *sh)
 	for (i = 0; i < n && gelf_getrela(d, (int)i, &r); i++) {
 		unsigned int type = GELF_R_TYPE(r.r_info);
 
-		if ((type == R_X86_64_JUMP_SLOT || type == R_X86_64_GLOB_DAT) &&
-		    GELF_R_SYM(r.r_info) && u64map__set(c->slots, r.r_offset, GELF_R_SYM(r.r_info)))
+		if (type == R_X86_64_JUMP_SLOT && GELF_R_SYM(r.r_info) &&
+		    u64map__set(c->slots, r.r_offset, GELF_R_SYM(r.r_info)))
 			return -ENOMEM;
 	}
 	return 0;
@@ -176,10 +175,15 @@ static int read_relocations(struct plt_ctx *c)
 			link = elf_getscn(c->elf, lsh.sh_link);
 			c->dynstr = link ? elf_getdata(link, NULL) : NULL;
 		}
-		if (name && !strcmp(name, ".rela.plt")) {
-			c->rela_plt = sh;
-			c->rela_plt_data = elf_getdata(scn, NULL);
-		}
+		/*
+		 * Only .rela.plt: .rela.dyn would name .plt.got's few stubs, but
+		 * reading its (mostly RELATIVE) entries costs large libraries
+		 * megabytes of pages.
+		 */
+		if (!name || strcmp(name, ".rela.plt"))
+			continue;
+		c->rela_plt = sh;
+		c->rela_plt_data = elf_getdata(scn, NULL);
 		err = index_slots(c, scn, &sh);
 		if (err)
 			return err;
@@ -208,9 +212,6 @@ static int read_stubs(struct plt_ctx *c, unsigned int machine)
 		else if (machine == EM_X86_64 &&
 			 (!strcmp(name, ".plt") || !strcmp(name, ".plt.sec")))
 			err = x86_section(c, &sh, d, X86_STUB);
-		else if (machine == EM_X86_64 && !strcmp(name, ".plt.got"))
-			err = x86_section(c, &sh, d,
-					  (uint32_t)(sh.sh_entsize ? sh.sh_entsize : X86_GOT_STUB));
 	}
 	return err;
 }

@@ -5,11 +5,12 @@
  * its stub, and a sample that lands in one would otherwise show the
  * object's name and an offset, although every stub says exactly whose it is.
  *
- * x86_64: each stub of .plt, .plt.sec and .plt.got jumps through a GOT slot
+ * x86_64: each stub of .plt and .plt.sec jumps through a GOT slot
  * (`jmp *disp(%rip)`, after an endbr64 and a bnd prefix when present); the
- * dynamic relocation that fills the slot (JUMP_SLOT or GLOB_DAT) names the
- * function. AArch64: after the 32-byte header, stub i of .plt belongs to
- * relocation i of .rela.plt.
+ * JUMP_SLOT relocation that fills the slot names the function. (.plt.got's
+ * few stubs, named by .rela.dyn's GLOB_DAT entries, stay unnamed: reading
+ * .rela.dyn costs large libraries megabytes of pages.) AArch64: after the 32-byte header, stub i of
+ * .plt belongs to relocation i of .rela.plt.
  */
 #ifndef CPROF_ELF_PLT_H
 #define CPROF_ELF_PLT_H

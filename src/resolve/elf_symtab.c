@@ -1033,8 +1033,8 @@ cleanup:
 
 /*
  * The FDE table of .eh_frame_hdr, kept small: 8 bytes a function. Only for
- * files without a .symtab (from themselves or a debug file), where it names
- * what the dynamic symbols do not.
+ * images without a .symtab (from themselves or a debug file), where it
+ * names what the dynamic symbols do not.
  */
 static int load_function_extents(struct elf_symtab *e)
 {
@@ -1076,7 +1076,13 @@ static void ensure_loaded(struct elf_symtab *e)
 	e->loaded = true;
 	t0 = clock__mono_ns();
 	err = load_symbols(e);
-	if (!err && !e->has_symtab && !e->debug && e->elf)
+	/*
+	 * In-memory images only (the vDSO): for a file, parsing every FDE at
+	 * load doubled libLLVM's load time (34 -> 64 ms) and its peak RSS
+	 * growth (9 -> 23 MB, .eh_frame's pages); the unwinder's tables will
+	 * give files' function starts at no extra cost.
+	 */
+	if (!err && !e->has_symtab && !e->debug && e->image)
 		err = load_function_extents(e);
 	if (err) {
 		pr_warn("%s: cannot load symbols: %s", e->path, strerror(-err));

@@ -57,10 +57,11 @@ const char *elf_symtab__lookup(struct elf_symtab *e, uint64_t vaddr, uint64_t *s
 
 /* Number of function symbols after loading/dedup (loads the table). */
 /*
- * For a file without a symbol table: the first address of the function
- * holding vaddr, as its call frame information (.eh_frame_hdr) knows it, so
- * that code no symbol names is shown per function, not per instruction.
- * False when no FDE covers vaddr, or the file has a .symtab.
+ * For an in-memory image (the vDSO) without a symbol table: the first
+ * address of the function holding vaddr, as its call frame information
+ * (.eh_frame_hdr) knows it, so that code no symbol names is shown per
+ * function, not per instruction. False when no FDE covers vaddr, the image
+ * has a .symtab, or it is a file (see load_function_extents).
  */
 bool elf_symtab__function_start(struct elf_symtab *e, uint64_t vaddr, uint64_t *start);
 

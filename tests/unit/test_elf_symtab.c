@@ -263,6 +263,31 @@ static size_t check_against_nm(struct elf_symtab *e, const struct nm_list *l,
 	return gaps;
 }
 
+/* Whether addr is in the file's .plt.got section. */
+static bool in_plt_got(const char *path, unsigned long long addr)
+{
+	char cmd[1024], line[1024];
+	bool in = false;
+	FILE *f;
+
+	snprintf(cmd, sizeof(cmd), "readelf -SW '%s' 2>/dev/null", path);
+	f = popen(cmd, "r");
+	CHECK(f);
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long long start, off, size;
+		char name[64], type[64];
+		const char *p = strchr(line, ']');
+
+		if (p &&
+		    sscanf(p + 1, "%63s %63s %llx %llx %llx", name, type, &start, &off, &size) ==
+			    5 &&
+		    !strcmp(name, ".plt.got") && addr >= start && addr < start + size)
+			in = true;
+	}
+	pclose(f);
+	return in;
+}
+
 /*
  * The PLT's stubs are named as objdump names them (NAME@plt), and no other
  * symbol claims the PLT (crt's size-0 _init sits right before it). Returns
@@ -286,8 +311,11 @@ static size_t check_plt_stubs(struct elf_symtab *e, const char *path)
 		if (sscanf(line, "%llx <%511[^>]>:", &addr, name) != 2)
 			continue;
 		len = strlen(name);
-		/* An IFUNC's stub (IRELATIVE, no symbol: "*ABS*+0xADDR@plt") stays unnamed. */
+		/* An IFUNC's stub (IRELATIVE, no symbol: "*ABS*+0xADDR@plt") stays unnamed, */
 		if (len < 5 || strcmp(name + len - 4, "@plt") || !strncmp(name, "*ABS*", 5))
+			continue;
+		/* and so do .plt.got's (see elf_plt.h). */
+		if (in_plt_got(path, addr))
 			continue;
 		got = elf_symtab__lookup(e, addr, NULL);
 		if (!got || strcmp(got, name))
@@ -863,7 +891,7 @@ TEST(elf_symtab_symbols_from_debug_file)
 	free(l.v);
 }
 
-/* Stripped: hot_a has no name, but .eh_frame_hdr knows where its function starts. */
+/* Stripped: hot_a has no name, but .eh_frame_hdr knows where its function starts (images only). */
 TEST(elf_symtab_function_start_without_symbols)
 {
 	const char *path = test_build_fixture("known_tree");
@@ -873,10 +901,20 @@ TEST(elf_symtab_function_start_without_symbols)
 	uint64_t hot_a, start = 0;
 	struct nm_list l;
 
+	uint8_t *image;
+	size_t size;
+
 	need_tool("nm");
 	nm_read(path, false, &l);
 	hot_a = nm_addr(&l, "hot_a");
+	/* Read from a file, nothing: that would cost every stripped file's FDEs at load. */
 	CHECK_INT(elf_symtab__open(stripped, &e), ==, 0);
+	CHECK(!elf_symtab__function_start(e, hot_a + 4, &start));
+	elf_symtab__free(e);
+	/* An image in memory, as the vDSO is read. */
+	image = test_read_file(stripped, &size);
+	CHECK_INT(elf_symtab__open_memory(image, size, "stripped", &e), ==, 0);
+	free(image);
 	CHECK(elf_symtab__lookup(e, hot_a + 4, NULL) == NULL);
 	CHECK(elf_symtab__function_start(e, hot_a, &start));
 	CHECK_U64(start, ==, hot_a);
