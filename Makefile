@@ -101,7 +101,7 @@ $(DEPS)/.stamp: third_party/build.sh third_party/fetch.sh third_party/versions \
 
 # The BPF object is built without any CO-RE relocation so that it also loads
 # on kernels without /sys/kernel/btf/vmlinux; bpf/sampler_abi.h is shared with user space.
-$(BPF_OUT)/sampler.bpf.o: bpf/sampler.bpf.c bpf/sampler_abi.h Makefile $(DEPS)/.stamp | $(BPF_OUT)
+$(BPF_OUT)/sampler.bpf.o: bpf/sampler.bpf.c bpf/sample.h bpf/sampler_abi.h Makefile $(DEPS)/.stamp | $(BPF_OUT)
 	$(call msg,BPF,$@)
 	$(Q)$(CLANG) -g -O2 -target bpf -D__TARGET_ARCH_$(BPF_ARCH) $(BPF_CFLAGS) -I$(DEPS)/include \
 		-idirafter $(DEPS)/uapi -Wall -Werror -c $< -o $@.tmp
@@ -110,7 +110,7 @@ $(BPF_OUT)/sampler.bpf.o: bpf/sampler.bpf.c bpf/sampler_abi.h Makefile $(DEPS)/.
 
 # The unwinder needs Linux 5.5 (bpf_probe_read_user): an object of its own,
 # so that the sampler's stays loadable on 4.18.
-$(BPF_OUT)/unwinder.bpf.o: bpf/unwinder.bpf.c bpf/unwind_abi.h bpf/unwind_step.h bpf/sampler_abi.h \
+$(BPF_OUT)/unwinder.bpf.o: bpf/unwinder.bpf.c bpf/sample.h bpf/unwind_abi.h bpf/unwind_step.h bpf/sampler_abi.h \
 		Makefile $(DEPS)/.stamp | $(BPF_OUT)
 	$(call msg,BPF,$@)
 	$(Q)$(CLANG) -g -O2 -target bpf -D__TARGET_ARCH_$(BPF_ARCH) -I$(DEPS)/include \

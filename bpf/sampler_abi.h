@@ -29,6 +29,11 @@ struct cprof_key {
 	__u32 kern_stack_id;
 	__u64 comm[CPROF_COMM_LEN / 8]; /* thread name, NUL-padded */
 	__u64 space; /* the address space the sample was taken in: see `spaces` */
+	/*
+	 * The user stack the unwinder walked, by its hash in the set's `ustacks`
+	 * map; 0 when user_stack_id holds a stack walked by frame pointers.
+	 */
+	__u64 user_hash;
 };
 
 /*
@@ -73,6 +78,8 @@ enum cprof_stat {
 	CPROF_STAT_SPILLED,	   /* samples whose stack collided, sent whole instead */
 	CPROF_STAT_BEFORE_EXEC,	   /* samples of the command's process still running cprof */
 	CPROF_STAT_TICKS,	   /* every run of the program: the rate the kernel delivers */
+	CPROF_STAT_WALKS,	   /* user stacks walked with the unwind tables */
+	CPROF_STAT_WALKS_LOST,	   /* walks that could not be finished (a tail call failed) */
 	CPROF_STAT_MAX,
 };
 
@@ -97,6 +104,8 @@ struct cprof_spill {
 	__u32 tid;
 	__u32 user_bytes; /* of user[]: what bpf_get_stack wrote, 0 if it failed */
 	__u32 kern_bytes;
+	__u32 user_walked; /* 1: user[] is a walk with the unwind tables, ended by user_stop */
+	__u32 user_stop;   /* enum cprof_unwind_stop */
 	__u64 comm[CPROF_COMM_LEN / 8];
 	__u64 space;
 	__u64 user[CPROF_MAX_STACK_DEPTH]; /* leaf first */

@@ -17,6 +17,7 @@
 #define CPROF_BPF_UNWIND_ABI_H
 
 #include <linux/types.h>
+#include "sampler_abi.h"
 
 #define CPROF_UNWIND_PAGE_SHIFT 16
 #define CPROF_UNWIND_PAGE_MASK	((1u << CPROF_UNWIND_PAGE_SHIFT) - 1)
@@ -86,11 +87,27 @@ struct cprof_unwind_chunk {
 	__u32 v[CPROF_UNWIND_CHUNK];
 };
 
-/* An executable region of a process, keyed by {pid, address} in an LPM trie. */
+/*
+ * An executable region of a region set (the code mappings of one address
+ * space, shared by a parent and the children it forked until either maps
+ * something), keyed by {set, address} in an LPM trie.
+ */
 struct cprof_region_key {
-	__u32 prefixlen; /* bits of pid and addr that matter: 32 + the prefix of addr */
-	__u32 pid;
+	__u32 prefixlen; /* bits of set and addr that matter: 32 + the prefix of addr */
+	__u32 set;
 	__u64 addr_be; /* big-endian, so that a prefix is the high bits */
+};
+
+/*
+ * A process's region set, valid for the address space it was built for
+ * (the `spaces` id of the fork or exec that began it): a sample taken in
+ * another space, after an exec user space has not caught up with yet, is
+ * not walked with the old program's regions.
+ */
+struct cprof_unwind_set {
+	__u32 set;
+	__u32 pad;
+	__u64 space;
 };
 
 enum cprof_region_flags {
@@ -124,17 +141,24 @@ struct cprof_walk_config {
 	__u64 ra_mask; /* bits of a return address that are address (AArch64 PAC) */
 };
 
-/* A walk: what it keeps between its program runs (per CPU), and what it hands out. */
+/* A walked user stack, as kept in the `ustacks` maps by its hash (1 KiB). */
+struct cprof_ustack {
+	__u32 n;			   /* frames in ips */
+	__u32 stop;			   /* enum cprof_unwind_stop: CPROF_STOP_NONE at the root */
+	__u64 ips[CPROF_UNWIND_MAX_DEPTH]; /* leaf first; a frame after a signal frame as pc + 1 */
+};
+
+/* A walk: what it keeps between its program runs (per CPU). */
 struct cprof_walk {
 	struct cprof_unwind_regs regs; /* of the frame being walked */
 	struct cprof_region region;    /* the last region found, reused while the PC is inside */
-	__u32 pid;
-	__u32 n;    /* frames in ips */
-	__u32 stop; /* enum cprof_unwind_stop: CPROF_STOP_NONE when the root was reached */
+	struct cprof_key key;	       /* the sample's, as sample_begin made it */
+	__u32 set;		       /* the sample's map set */
+	__u32 region_set;	       /* the process's region set */
 	__u32 done;
-	__u32 lo, hi;			   /* the bounds of a row search */
-	__u64 ips[CPROF_UNWIND_MAX_DEPTH]; /* leaf first; a frame after a signal frame as its pc + 1
-					    */
+	__u32 lo, hi; /* the bounds of a row search */
+	__u32 pad;
+	struct cprof_ustack u;
 };
 
 /* 16 bytes; the dictionary holds up to CPROF_UNWIND_MAX_RULES of them. */

@@ -1,34 +1,67 @@
 // SPDX-License-Identifier: (MIT OR GPL-2.0)
 /*
- * The user-stack unwinder: walks the stack of the interrupted user code
- * with the compact unwind tables user space built from each file's CFI
- * (bpf/unwind_abi.h), one step per frame (bpf/unwind_step.h, the same
- * code user space runs), and hands out the frames.
+ * The sampler with the user-stack unwinder: samples as bpf/sampler.bpf.c
+ * does (bpf/sample.h), but walks the stack of interrupted user code with
+ * the compact unwind tables user space built from each file's CFI
+ * (bpf/unwind_abi.h), one step per frame (bpf/unwind_step.h, the same code
+ * user space runs), and keeps each walked stack by its hash in the set's
+ * `ustacks` map. A sample taken in the kernel keeps its user stack walked
+ * by frame pointers, as the sampler does.
  *
  * Kernel floor 5.5 (bpf_probe_read_user; bounded loops from 5.3): older
- * kernels keep the frame-pointer sampler. No CO-RE relocations, no
- * global data, so it loads without kernel BTF. A walk takes FRAMES_PER_RUN
- * frames per program run and tail-calls itself for the next ones, which
- * keeps each run's verification small on every kernel.
+ * kernels load the sampler. No CO-RE relocations, no global data, so it
+ * loads without kernel BTF. A walk takes FRAMES_PER_RUN frames per program
+ * run and tail-calls itself for the next ones, and a last program keeps
+ * the stack and counts the sample: each run's verification stays small.
  *
- * Per frame: the process's region holding the PC (an LPM trie keyed by
- * {pid, address}: one lookup, reused while the PC stays in the region),
- * the table's page, a binary search of at most 16 steps among the page's
- * rows, the rule, the step.
+ * Per frame: the region holding the PC in the process's region set (an
+ * LPM trie keyed by {set, address}: one lookup, reused while the PC stays
+ * in the region), the table's page, a binary search of at most 16 steps
+ * among the page's rows, the rule, the step.
  */
 #include <linux/bpf.h>
 #include <linux/bpf_perf_event.h>
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_endian.h>
 
-#include "sampler_abi.h"
 #include "unwind_abi.h"
+
+/*
+ * Process -> its region set. A child forked from a process with one
+ * shares it from the fork on (user space copies the set when either maps
+ * something); an exec leaves the process without one until user space has
+ * loaded the new program's.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u32);
+	__type(value, struct cprof_unwind_set);
+} unwind_sets SEC(".maps");
+
+static __always_inline void inherit_set(__u32 parent, __u32 child, __u64 now)
+{
+	struct cprof_unwind_set *p = bpf_map_lookup_elem(&unwind_sets, &parent), v;
+
+	if (!p)
+		return;
+	v.set = p->set;
+	v.pad = 0;
+	v.space = now;
+	bpf_map_update_elem(&unwind_sets, &child, &v, BPF_ANY);
+}
+
+#define CPROF_ON_FORK(parent, child, now) inherit_set(parent, child, now)
+#define CPROF_ON_EXEC(pid)		  bpf_map_delete_elem(&unwind_sets, &pid)
+#define CPROF_ON_THREAD_EXIT(tid)	  bpf_map_delete_elem(&unwind_sets, &tid)
+#include "sample.h"
 
 #define CPROF_UNWIND_READ(mem, dst, addr) bpf_probe_read_user((dst), 8, (const void *)(addr))
 #include "unwind_step.h"
 
 #define FRAMES_PER_RUN 8
 #define PROG_WALK      0
+#define PROG_KEEP      1
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
@@ -69,16 +102,18 @@ struct {
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PROG_ARRAY);
-	__uint(max_entries, 1);
+	__uint(max_entries, 2);
 	__uint(key_size, sizeof(__u32));
 	__uint(value_size, sizeof(__u32));
 } walk_progs SEC(".maps");
 
+/* Walked user stacks by hash, one map per set like stacks0/1; sized by user space. */
 struct {
-	__uint(type, BPF_MAP_TYPE_PERF_EVENT_ARRAY);
-	__uint(key_size, sizeof(__u32));
-	__uint(value_size, sizeof(__u32));
-} walk_events SEC(".maps");
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, CPROF_DEFAULT_STACK_ENTRIES);
+	__type(key, __u64);
+	__type(value, struct cprof_ustack);
+} ustacks0 SEC(".maps"), ustacks1 SEC(".maps");
 
 static __always_inline __u32 load_u32(void *map, __u32 index)
 {
@@ -92,7 +127,7 @@ static __always_inline __u32 load_u32(void *map, __u32 index)
 static __always_inline int find_region(struct cprof_walk *w, __u64 pc)
 {
 	struct cprof_region_key k = {
-		.prefixlen = 96, .pid = w->pid, .addr_be = bpf_cpu_to_be64(pc)};
+		.prefixlen = 96, .set = w->region_set, .addr_be = bpf_cpu_to_be64(pc)};
 	struct cprof_region *r;
 
 	if (pc >= w->region.start && pc < w->region.end)
@@ -149,7 +184,7 @@ static __always_inline void walk_frame(struct cprof_walk *w, __u64 ra_mask)
 	int kind;
 
 	if (!find_region(w, r->pc)) {
-		w->stop = CPROF_STOP_NO_MAPPING;
+		w->u.stop = CPROF_STOP_NO_MAPPING;
 		w->done = 1;
 		return;
 	}
@@ -157,7 +192,7 @@ static __always_inline void walk_frame(struct cprof_walk *w, __u64 ra_mask)
 		id = find_rule(w, (r->exact_pc ? r->pc : r->pc - 1) - w->region.bias);
 		rule = bpf_map_lookup_elem(&unwind_rules, &id);
 		if (!rule) {
-			w->stop = CPROF_STOP_BAD_CFI;
+			w->u.stop = CPROF_STOP_BAD_CFI;
 			w->done = 1;
 			return;
 		}
@@ -165,7 +200,7 @@ static __always_inline void walk_frame(struct cprof_walk *w, __u64 ra_mask)
 	kind = cprof_unwind_frame(NULL, rule, r, ra_mask, &stop, &fp_step);
 	if (kind == CPROF_STEP_CALLER)
 		return;
-	w->stop = kind == CPROF_STEP_ROOT ? CPROF_STOP_NONE : (stop ? stop : CPROF_STOP_READ);
+	w->u.stop = kind == CPROF_STEP_ROOT ? CPROF_STOP_NONE : (stop ? stop : CPROF_STOP_READ);
 	w->done = 1;
 }
 
@@ -177,23 +212,141 @@ static __always_inline void walk_some(struct cprof_walk *w, __u64 ra_mask)
 	for (i = 0; i < FRAMES_PER_RUN; i++) {
 		if (w->done)
 			return;
-		n = w->n;
+		n = w->u.n;
 		if (n >= CPROF_MAX_STACK_DEPTH) {
-			w->stop = CPROF_STOP_DEPTH;
+			w->u.stop = CPROF_STOP_DEPTH;
 			w->done = 1;
 			return;
 		}
 		/* As user space: an exact pc after the leaf goes in as pc + 1 (looked up at ip -
 		 * 1). */
-		w->ips[n] = w->regs.exact_pc && n ? w->regs.pc + 1 : w->regs.pc;
-		w->n = n + 1;
+		w->u.ips[n] = w->regs.exact_pc && n ? w->regs.pc + 1 : w->regs.pc;
+		w->u.n = n + 1;
 		walk_frame(w, ra_mask);
 	}
 }
 
-static __always_inline void finish(struct bpf_perf_event_data *ctx, struct cprof_walk *w)
+/* Over the frames and the stop: stacks that differ there are different stacks. */
+static __always_inline __u64 stack_hash(const struct cprof_ustack *u)
 {
-	bpf_perf_event_output(ctx, &walk_events, BPF_F_CURRENT_CPU, w, sizeof(*w));
+	__u64 h = 0xcbf29ce484222325ull ^ ((__u64)u->stop << 32 | u->n);
+	__u32 i;
+
+	for (i = 0; i < CPROF_MAX_STACK_DEPTH; i++) {
+		if (i >= u->n)
+			break;
+		h = (h ^ u->ips[i]) * 0x100000001b3ull;
+		h ^= h >> 29;
+	}
+	return h ? h : 1; /* 0 means "no walked stack" in a key */
+}
+
+static __always_inline int same_stack(const struct cprof_ustack *a, const struct cprof_ustack *b)
+{
+	__u32 i;
+
+	if (a->n != b->n || a->stop != b->stop)
+		return 0;
+	for (i = 0; i < CPROF_MAX_STACK_DEPTH; i++) {
+		if (i >= a->n)
+			break;
+		if (a->ips[i] != b->ips[i])
+			return 0;
+	}
+	return 1;
+}
+
+/* As spill_sample, for a walked stack that met another under the same hash; 1 if sent. */
+static __always_inline int spill_walk(struct bpf_perf_event_data *ctx, const struct cprof_walk *w)
+{
+	struct cprof_spill *sp;
+	__u32 zero = 0, i, n = w->u.n;
+
+	sp = bpf_map_lookup_elem(&spill, &zero);
+	if (!sp)
+		return 0;
+	sp->magic = CPROF_SPILL_MAGIC;
+	sp->set = w->set;
+	sp->pid = w->key.pid;
+	sp->tid = w->key.tid;
+	sp->comm[0] = w->key.comm[0];
+	sp->comm[1] = w->key.comm[1];
+	sp->space = w->key.space;
+	sp->kern_bytes = 0;
+	sp->user_walked = 1;
+	sp->user_stop = w->u.stop;
+	for (i = 0; i < CPROF_MAX_STACK_DEPTH; i++) {
+		if (i >= n)
+			break;
+		sp->user[i] = w->u.ips[i];
+	}
+	sp->user_bytes = i * sizeof(__u64);
+	return bpf_perf_event_output(ctx, &events, BPF_F_CURRENT_CPU, sp, sizeof(*sp)) == 0;
+}
+
+/*
+ * Keeps the walked stack in the set's ustacks map under its hash, and
+ * counts the sample with the hash in its key. A different stack already
+ * under that hash (or a full map) sends the sample whole instead, as a
+ * stack-map collision does.
+ */
+static __always_inline void keep_walk(struct bpf_perf_event_data *ctx, struct cprof_walk *w,
+				      void *ustacks, void *counts)
+{
+	struct cprof_ustack *v;
+	__u64 h = stack_hash(&w->u);
+	int kept = 0;
+
+	stat_add(CPROF_STAT_WALKS, 1);
+	v = bpf_map_lookup_elem(ustacks, &h);
+	if (!v) {
+		if (bpf_map_update_elem(ustacks, &h, &w->u, BPF_NOEXIST) == 0)
+			kept = 1;
+		else
+			v = bpf_map_lookup_elem(ustacks, &h); /* another CPU's, or full */
+	}
+	if (v)
+		kept = same_stack(v, &w->u);
+	w->key.user_hash = h;
+	w->key.user_stack_id = (__u32)-14; /* EFAULT: no frame-pointer stack */
+	w->key.kern_stack_id = (__u32)-14; /* a sample of user code */
+	if (kept) {
+		count_sample(ctx, counts, &w->key, w->set);
+	} else if (spill_walk(ctx, w)) {
+		stat_add(CPROF_STAT_SPILLED, 1);
+		announce(ctx, &w->key);
+	} else {
+		/* As record() does when even the spill fails: counted, stack lost. */
+		stat_add(CPROF_STAT_USER_COLLISION, 1);
+		w->key.user_hash = 0;
+		w->key.user_stack_id = (__u32)-17;
+		count_sample(ctx, counts, &w->key, w->set);
+	}
+}
+
+SEC("perf_event")
+int cprof_keep(struct bpf_perf_event_data *ctx)
+{
+	struct cprof_walk *w;
+	__u32 zero = 0;
+
+	w = bpf_map_lookup_elem(&walks, &zero);
+	if (!w)
+		return 0;
+	if (w->set == 0)
+		keep_walk(ctx, w, &ustacks0, &counts0);
+	else
+		keep_walk(ctx, w, &ustacks1, &counts1);
+	in_flight_add(w->set, -1);
+	return 0;
+}
+
+/* The walk could not go on to its next program: the sample keeps its frame-pointer stacks. */
+static __always_inline void walk_lost(struct bpf_perf_event_data *ctx, struct cprof_walk *w)
+{
+	stat_add(CPROF_STAT_WALKS_LOST, 1);
+	record_in(ctx, &w->key, w->set);
+	in_flight_add(w->set, -1);
 }
 
 SEC("perf_event")
@@ -204,18 +357,19 @@ int cprof_walk(struct bpf_perf_event_data *ctx)
 	__u32 zero = 0;
 
 	w = bpf_map_lookup_elem(&walks, &zero);
-	cfg = bpf_map_lookup_elem(&walk_config, &zero);
-	if (!w || !cfg)
+	if (!w)
 		return 0;
-	walk_some(w, cfg->ra_mask);
+	cfg = bpf_map_lookup_elem(&walk_config, &zero);
+	walk_some(w, cfg ? cfg->ra_mask : ~0ull);
 	if (!w->done)
 		bpf_tail_call(ctx, &walk_progs, PROG_WALK);
 	/* Out of tail calls (33 runs at most) or done. */
 	if (!w->done) {
-		w->stop = CPROF_STOP_DEPTH;
+		w->u.stop = CPROF_STOP_DEPTH;
 		w->done = 1;
 	}
-	finish(ctx, w);
+	bpf_tail_call(ctx, &walk_progs, PROG_KEEP);
+	walk_lost(ctx, w);
 	return 0;
 }
 
@@ -249,26 +403,48 @@ static __always_inline void start_regs(const struct bpf_perf_event_data *ctx,
 	r->exact_pc = 1;
 }
 
-/* Samples of user code of the processes with regions: their stacks, walked. */
+/*
+ * Every tick. A sample of user code is walked with its process's region
+ * set, if it has one for the space the sample was taken in; else its stack
+ * is the interrupted PC alone, marked "no table yet". A sample taken in the
+ * kernel is recorded as the sampler records it.
+ */
 SEC("perf_event")
 int cprof_unwind_sample(struct bpf_perf_event_data *ctx)
 {
-	__u32 zero = 0, pid = bpf_get_current_pid_tgid() >> 32;
+	struct cprof_key key = {};
+	struct cprof_unwind_set *us;
 	struct cprof_walk *w;
+	__u32 zero = 0, set;
 
-	if (!in_user(ctx))
+	if (!sample_begin(&key, &set))
 		return 0;
 	w = bpf_map_lookup_elem(&walks, &zero);
-	if (!w)
+	if (!w || !key.pid || !in_user(ctx)) {
+		record_in(ctx, &key, set);
+		in_flight_add(set, -1);
 		return 0;
+	}
 	__builtin_memset(&w->regs, 0, sizeof(w->regs));
 	__builtin_memset(&w->region, 0, sizeof(w->region));
-	w->pid = pid;
-	w->n = 0;
-	w->stop = 0;
+	w->key = key;
+	w->set = set;
 	w->done = 0;
+	w->u.n = 0;
+	w->u.stop = CPROF_STOP_NONE;
 	start_regs(ctx, &w->regs);
-	bpf_tail_call(ctx, &walk_progs, PROG_WALK);
+	us = bpf_map_lookup_elem(&unwind_sets, &key.pid);
+	if (us && us->space == key.space) {
+		w->region_set = us->set;
+		bpf_tail_call(ctx, &walk_progs, PROG_WALK);
+	} else {
+		w->u.ips[0] = w->regs.pc;
+		w->u.n = 1;
+		w->u.stop = CPROF_STOP_NO_TABLE;
+		w->done = 1;
+		bpf_tail_call(ctx, &walk_progs, PROG_KEEP);
+	}
+	walk_lost(ctx, w);
 	return 0;
 }
 

@@ -35,7 +35,10 @@
 #include "sample/parallel_maps.h"
 #include "sample/perf_attach.h"
 #include "sample/sampler.h"
+#include "sample/unwinder.h"
+#include "unwind_abi.h"
 #include "sampler.skel.h"
+#include "unwinder.skel.h"
 
 #define LOG_MODULE "bpf"
 #include "lib/log.h"
@@ -48,12 +51,29 @@ enum hook { HOOK_FORK, HOOK_EXEC, HOOK_EXIT, HOOK_MAX };
 static const char *const hook_names[HOOK_MAX] = {"sched_process_fork", "sched_process_exec",
 						 "sched_process_exit"};
 
+/*
+ * One instance of a BPF object: the sampler's (user stacks by frame
+ * pointers) or the unwinder's (by CFI tables), which define the same maps
+ * and programs for sampling (bpf/sample.h), found by name.
+ */
+struct instance {
+	struct sampler_bpf *sk;
+	struct unwinder_bpf *uk;
+	struct bpf_object *obj;
+};
+
+#define MAP(i, name)  bpf_object__find_map_by_name((i)->obj, #name)
+#define PROG(i, name) bpf_object__find_program_by_name((i)->obj, #name)
+#define FD(i, name)   bpf_map__fd(MAP(i, name))
+
 struct sampler {
 	/* The loaded instance: the first (one map set) until complete, then the second. */
-	struct sampler_bpf *skel;
-	bool complete;	     /* both map sets exist and the second instance samples */
-	int complete_err;    /* why it could not be completed: not tried again */
-	const char *tracefs; /* where tracepoints are, or NULL */
+	struct instance cur;
+	struct unwinder *unwinder; /* the tables' maps, when the unwinder's object is loaded */
+	int unwind_err;		   /* why it is not: it was not asked for, or could not load */
+	bool complete;		   /* both map sets exist and the second instance samples */
+	int complete_err;	   /* why it could not be completed: not tried again */
+	const char *tracefs;	   /* where tracepoints are, or NULL */
 	struct perf_attach *pa;
 	struct perf_attach *next_pa; /* the second instance's events, until handed over */
 	/* The fork, exec and exit hooks (enum hook): links, and events until a link owns them (or
@@ -258,7 +278,7 @@ static int update_config(struct sampler *s)
 	__u32 zero = 0;
 	int err;
 
-	err = bpf_map_update_elem(bpf_map__fd(s->skel->maps.config), &zero, &s->cfg, BPF_ANY);
+	err = bpf_map_update_elem(FD(&s->cur, config), &zero, &s->cfg, BPF_ANY);
 	if (err) {
 		err = -errno;
 		pr_err("cannot update the configuration map: %s", strerror(-err));
@@ -356,23 +376,27 @@ static void on_notify_lost(void *ctx, int cpu, __u64 cnt)
 }
 
 /* Sizes, and which programs and maps an instance loads itself (the others are reused). */
-static void configure(struct sampler *s, struct sampler_bpf *k, bool lineage)
+static void configure(struct sampler *s, struct instance *k, bool lineage)
 {
 	bool fork = lineage && s->cfg.fork_layout != CPROF_FORK_NONE;
 
-	bpf_map__set_max_entries(k->maps.stacks0, s->opts.stack_entries);
-	bpf_map__set_max_entries(k->maps.stacks1, s->opts.stack_entries);
-	bpf_map__set_max_entries(k->maps.counts0, s->opts.count_entries);
-	bpf_map__set_max_entries(k->maps.counts1, s->opts.count_entries);
+	bpf_map__set_max_entries(MAP(k, stacks0), s->opts.stack_entries);
+	bpf_map__set_max_entries(MAP(k, stacks1), s->opts.stack_entries);
+	bpf_map__set_max_entries(MAP(k, counts0), s->opts.count_entries);
+	bpf_map__set_max_entries(MAP(k, counts1), s->opts.count_entries);
+	if (k->uk) {
+		bpf_map__set_max_entries(MAP(k, ustacks0), s->opts.stack_entries);
+		bpf_map__set_max_entries(MAP(k, ustacks1), s->opts.stack_entries);
+	}
 	/* Unused without a PID filter; a full-size hash map costs startup time to allocate. */
 	if (!s->opts.filter_pids)
-		bpf_map__set_max_entries(k->maps.targets, 1);
-	bpf_program__set_autoload(k->progs.cprof_fork_static_comm,
+		bpf_map__set_max_entries(MAP(k, targets), 1);
+	bpf_program__set_autoload(PROG(k, cprof_fork_static_comm),
 				  fork && s->cfg.fork_layout == CPROF_FORK_STATIC_COMM);
-	bpf_program__set_autoload(k->progs.cprof_fork_dynamic_comm,
+	bpf_program__set_autoload(PROG(k, cprof_fork_dynamic_comm),
 				  fork && s->cfg.fork_layout == CPROF_FORK_DYNAMIC_COMM);
-	bpf_program__set_autoload(k->progs.cprof_exec, fork);
-	bpf_program__set_autoload(k->progs.cprof_exit, fork);
+	bpf_program__set_autoload(PROG(k, cprof_exec), fork);
+	bpf_program__set_autoload(PROG(k, cprof_exit), fork);
 }
 
 /* Hands src's map to dst's instance; both then name the same kernel map. */
@@ -419,7 +443,7 @@ static int create_maps_while(struct bpf_map *const *maps, int n, int (*fn)(struc
  */
 static int open_notifications(struct sampler *s)
 {
-	struct bpf_map *m = s->skel->maps.events;
+	struct bpf_map *m = MAP(&s->cur, events);
 	int err;
 
 	s->events_fd = bpf_map_create(bpf_map__type(m), bpf_map__name(m), bpf_map__key_size(m),
@@ -443,11 +467,17 @@ static int open_notifications(struct sampler *s)
 	return 0;
 }
 
-/* What the first instance needs besides its maps, done while they are created. */
+/*
+ * What the first instance needs besides its maps, done while they are
+ * created; done once, when the unwinder's object is refused and the
+ * sampler's tried next.
+ */
 static int prepare_first(struct sampler *s)
 {
 	int err;
 
+	if (s->pb)
+		return bpf_map__reuse_fd(MAP(&s->cur, events), s->events_fd);
 	/* The first tick comes sooner: see perf_attach.c. */
 	err = perf_attach__open(s->opts.hz, true, &s->pa);
 	if (err)
@@ -457,38 +487,118 @@ static int prepare_first(struct sampler *s)
 	return open_notifications(s);
 }
 
-int sampler__new(const struct sampler_opts *opts, struct sampler **out)
+/* Opens the unwinder's object when there is an unwinder, else the sampler's. */
+static int instance_open(struct sampler *s, struct instance *i)
 {
-	struct bpf_map *big[5];
-	struct sampler_bpf *k;
-	struct sampler *s;
-	bool explained;
-	int err, n = 0;
+	memset(i, 0, sizeof(*i));
+	if (s->unwinder) {
+		i->uk = unwinder_bpf__open();
+		if (!i->uk)
+			return -errno;
+		i->obj = i->uk->obj;
+		return unwinder__share(s->unwinder, i->obj);
+	}
+	i->sk = sampler_bpf__open();
+	if (!i->sk)
+		return -errno;
+	i->obj = i->sk->obj;
+	return 0;
+}
 
-	*out = NULL;
-	libbpf_set_print(libbpf_print);
-	err = check_privileges();
+/* Loads it; the unwinder's walk continues through its own programs (walk_progs). */
+static int instance_load(struct instance *i)
+{
+	struct bpf_program *progs[2];
+	__u32 key;
+	int err, fd;
+
+	if (i->sk)
+		return sampler_bpf__load(i->sk);
+	err = unwinder_bpf__load(i->uk);
 	if (err)
 		return err;
-	s = calloc(1, sizeof(*s));
-	if (!s)
-		return -ENOMEM;
+	progs[0] = PROG(i, cprof_walk);
+	progs[1] = PROG(i, cprof_keep);
+	for (key = 0; key < 2; key++) {
+		fd = bpf_program__fd(progs[key]);
+		if (bpf_map_update_elem(FD(i, walk_progs), &key, &fd, BPF_ANY))
+			return -errno;
+	}
+	return 0;
+}
+
+static void instance_destroy(struct instance *i)
+{
+	sampler_bpf__destroy(i->sk);
+	unwinder_bpf__destroy(i->uk);
+	memset(i, 0, sizeof(*i));
+}
+
+static struct bpf_program *sample_prog(struct instance *i)
+{
+	return i->uk ? PROG(i, cprof_unwind_sample) : PROG(i, cprof_sample);
+}
+
+/*
+ * The first instance, with one map set. *explained: the error was logged;
+ * else the caller explains it, or tries the sampler's object instead.
+ */
+static int load_first(struct sampler *s, bool *explained)
+{
+	struct instance *k = &s->cur;
+	struct bpf_map *big[6];
+	int err, n = 0;
+
+	*explained = false;
+	err = instance_open(s, k);
+	if (err)
+		return err;
+	/* The fork and exec hooks are in the first instance: forks are seen from the start. */
+	configure(s, k, true);
+	big[n++] = MAP(k, stacks0);
+	big[n++] = MAP(k, counts0);
+	big[n++] = MAP(k, seen);
+	if (k->uk)
+		big[n++] = MAP(k, ustacks0);
+	if (s->opts.filter_pids)
+		big[n++] = MAP(k, targets);
+	if (s->cfg.fork_layout != CPROF_FORK_NONE)
+		big[n++] = MAP(k, spaces);
+	err = create_maps_while(big, n, prepare_first, s, explained);
+	if (*explained)
+		return err;
+	/* Set 0 stands for both: set 1 is not used before the second instance exists. */
+	if (!err)
+		err = share(MAP(k, stacks1), MAP(k, stacks0));
+	if (!err)
+		err = share(MAP(k, counts1), MAP(k, counts0));
+	if (!err && k->uk)
+		err = share(MAP(k, ustacks1), MAP(k, ustacks0));
+	if (!err)
+		err = instance_load(k);
+	return err;
+}
+
+static int init(struct sampler *s, const struct sampler_opts *opts)
+{
+	int n;
+
 	s->events_fd = -1;
 	for (n = 0; n < HOOK_MAX; n++)
 		s->hook_fds[n] = -1;
-	n = 0;
 	s->opts = *opts;
+	s->unwinder = opts->unwinder;
+	s->unwind_err = s->unwinder ? 0 : -ENOENT;
 	if (!s->opts.stack_entries)
 		s->opts.stack_entries = CPROF_DEFAULT_STACK_ENTRIES;
 	if (!s->opts.count_entries)
 		s->opts.count_entries = CPROF_DEFAULT_COUNT_ENTRIES;
 	s->ncpus_possible = libbpf_num_possible_cpus();
 	if (s->ncpus_possible <= 0) {
-		err = s->ncpus_possible ? s->ncpus_possible : -EINVAL;
-		pr_err("cannot read the number of possible CPUs: %s", strerror(-err));
-		goto cleanup;
+		n = s->ncpus_possible ? s->ncpus_possible : -EINVAL;
+		pr_err("cannot read the number of possible CPUs: %s", strerror(-n));
+		return n;
 	}
-
 	s->cfg.filter_pids = opts->filter_pids;
 	s->cfg.include_idle = opts->include_idle;
 	/* Forks are watched in every mode: see `spaces` in the BPF program. */
@@ -502,36 +612,41 @@ int sampler__new(const struct sampler_opts *opts, struct sampler **out)
 		else
 			pr_warn("cannot read the sched_process_fork tracepoint (is tracefs "
 				"available?): a sample taken before its process's exec may be "
-				"named "
-				"after the program it ran next");
+				"named after the program it ran next");
 	}
-	k = s->skel = sampler_bpf__open();
-	if (!k) {
-		err = -errno;
-		pr_err("cannot open the embedded BPF object: %s", strerror(-err));
+	return 0;
+}
+
+int sampler__new(const struct sampler_opts *opts, struct sampler **out)
+{
+	struct sampler *s;
+	bool explained;
+	int err;
+
+	*out = NULL;
+	libbpf_set_print(libbpf_print);
+	err = check_privileges();
+	if (err)
+		return err;
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	err = init(s, opts);
+	if (err)
 		goto cleanup;
+	err = load_first(s, &explained);
+	if (err && !explained && s->unwinder) {
+		/* Before Linux 5.5, or a verifier that refuses the walk: frame pointers. */
+		pr_debug("cannot load the unwinder: %s; user stacks by frame pointers",
+			 strerror(-err));
+		s->unwind_err = err;
+		s->unwinder = NULL;
+		instance_destroy(&s->cur);
+		err = load_first(s, &explained);
 	}
-	/* The fork and exec hooks are in the first instance: forks are seen from the start. */
-	configure(s, k, true);
-	big[n++] = k->maps.stacks0;
-	big[n++] = k->maps.counts0;
-	big[n++] = k->maps.seen;
-	if (s->opts.filter_pids)
-		big[n++] = k->maps.targets;
-	if (s->cfg.fork_layout != CPROF_FORK_NONE)
-		big[n++] = k->maps.spaces;
-	err = create_maps_while(big, n, prepare_first, s, &explained);
-	if (explained)
-		goto cleanup;
-	/* Set 0 stands for both: set 1 is not used before the second instance exists. */
-	if (!err)
-		err = share(k->maps.stacks1, k->maps.stacks0);
-	if (!err)
-		err = share(k->maps.counts1, k->maps.counts0);
-	if (!err)
-		err = sampler_bpf__load(k);
 	if (err) {
-		explain_load_error(err);
+		if (!explained)
+			explain_load_error(err);
 		goto cleanup;
 	}
 	err = update_config(s);
@@ -550,11 +665,25 @@ cleanup:
 	return err;
 }
 
+int sampler__unwind_status(const struct sampler *s)
+{
+	return s->unwind_err;
+}
+
+uint64_t sampler__space_of(struct sampler *s, uint32_t pid)
+{
+	__u64 space = 0;
+
+	if (bpf_map_lookup_elem(FD(&s->cur, spaces), &pid, &space))
+		return 0;
+	return space;
+}
+
 static int set_target(struct sampler *s, uint32_t pid, __u32 value)
 {
 	int err;
 
-	err = bpf_map_update_elem(bpf_map__fd(s->skel->maps.targets), &pid, &value, BPF_ANY);
+	err = bpf_map_update_elem(FD(&s->cur, targets), &pid, &value, BPF_ANY);
 	if (err) {
 		err = -errno;
 		pr_err("cannot add PID %u to the targets map: %s", pid, strerror(-err));
@@ -575,7 +704,7 @@ int sampler__add_command(struct sampler *s, uint32_t pid)
 
 int sampler__prune_targets(struct sampler *s)
 {
-	int fd = bpf_map__fd(s->skel->maps.targets), n = 0;
+	int fd = FD(&s->cur, targets), n = 0;
 	__u32 key, next, *dead = NULL, ndead = 0, cap = 0, *tmp;
 	bool first = true;
 	char path[32];
@@ -616,13 +745,13 @@ static struct bpf_link *attach_tracepoint(struct bpf_program *prog, int *fd)
 }
 
 /* Attaches the fork, exec and exit hooks of instance k to the tracepoint events. */
-static void attach_hooks(struct sampler *s, struct sampler_bpf *k)
+static void attach_hooks(struct sampler *s, struct instance *k)
 {
 	struct bpf_program *progs[HOOK_MAX] = {
-		s->cfg.fork_layout == CPROF_FORK_STATIC_COMM ? k->progs.cprof_fork_static_comm
-							     : k->progs.cprof_fork_dynamic_comm,
-		k->progs.cprof_exec,
-		k->progs.cprof_exit,
+		s->cfg.fork_layout == CPROF_FORK_STATIC_COMM ? PROG(k, cprof_fork_static_comm)
+							     : PROG(k, cprof_fork_dynamic_comm),
+		PROG(k, cprof_exec),
+		PROG(k, cprof_exit),
 	};
 	int i, err;
 
@@ -648,7 +777,7 @@ int sampler__start(struct sampler *s)
 {
 	int err;
 
-	attach_hooks(s, s->skel);
+	attach_hooks(s, &s->cur);
 	/*
 	 * The command's process waits to be released before it execs; until its
 	 * exec (which the hook sees) it runs cprof's code, which is not sampled.
@@ -659,7 +788,7 @@ int sampler__start(struct sampler *s)
 		if (err)
 			return err;
 	}
-	err = perf_attach__attach(s->pa, s->skel->progs.cprof_sample);
+	err = perf_attach__attach(s->pa, sample_prog(&s->cur));
 	if (err)
 		return err;
 	s->started = true;
@@ -667,20 +796,17 @@ int sampler__start(struct sampler *s)
 }
 
 /* The second instance takes every map of the first but set 1. */
-static int share_maps(struct sampler_bpf *k, struct sampler_bpf *first)
+static int share_maps(struct instance *k, struct instance *first)
 {
-	struct bpf_map *mine[] = {k->maps.config,  k->maps.targets, k->maps.stacks0,
-				  k->maps.counts0, k->maps.stats,   k->maps.in_flight,
-				  k->maps.seen,	   k->maps.events,  k->maps.spill,
-				  k->maps.spaces};
-	struct bpf_map *theirs[] = {first->maps.config,	 first->maps.targets, first->maps.stacks0,
-				    first->maps.counts0, first->maps.stats,   first->maps.in_flight,
-				    first->maps.seen,	 first->maps.events,  first->maps.spill,
-				    first->maps.spaces};
-	int i, n = sizeof(mine) / sizeof(mine[0]), err = 0;
+	static const char *const names[] = {"config", "targets",   "stacks0", "counts0",
+					    "stats",  "in_flight", "seen",    "events",
+					    "spill",  "spaces",	   "ustacks0"};
+	size_t i, n = sizeof(names) / sizeof(names[0]) - (k->uk ? 0 : 1);
+	int err = 0;
 
 	for (i = 0; i < n && !err; i++)
-		err = share(mine[i], theirs[i]);
+		err = share(bpf_object__find_map_by_name(k->obj, names[i]),
+			    bpf_object__find_map_by_name(first->obj, names[i]));
 	return err;
 }
 
@@ -698,42 +824,44 @@ static int open_events_disabled(struct sampler *s)
  */
 static int complete(struct sampler *s)
 {
-	struct sampler_bpf *first = s->skel, *k;
-	struct bpf_map *big[2];
+	struct instance k;
+	struct bpf_map *big[3];
 	bool explained = false;
-	int err;
+	int err, n = 0;
 
-	k = sampler_bpf__open();
-	if (!k) {
-		err = -errno;
+	err = instance_open(s, &k);
+	if (err) {
 		pr_err("cannot open the embedded BPF object: %s", strerror(-err));
-		return err;
+		goto cleanup;
 	}
 	/* The hooks stay attached where they are, in the first instance. */
-	configure(s, k, false);
-	err = share_maps(k, first);
+	configure(s, &k, false);
+	err = share_maps(&k, &s->cur);
 	if (err)
 		goto cleanup;
-	big[0] = k->maps.stacks1;
-	big[1] = k->maps.counts1;
-	err = create_maps_while(big, 2, open_events_disabled, s, &explained);
+	big[n++] = MAP(&k, stacks1);
+	big[n++] = MAP(&k, counts1);
+	if (k.uk)
+		big[n++] = MAP(&k, ustacks1);
+	err = create_maps_while(big, n, open_events_disabled, s, &explained);
 	if (!err)
-		err = sampler_bpf__load(k);
+		err = instance_load(&k);
 	if (err) {
 		if (!explained)
 			explain_load_error(err);
 		goto cleanup;
 	}
 	/* The first instance's program never runs again once this returns. */
-	err = perf_attach__handover(s->pa, s->next_pa, k->progs.cprof_sample);
+	err = perf_attach__handover(s->pa, s->next_pa, sample_prog(&k));
 	perf_attach__free(s->pa);
 	s->pa = s->next_pa;
 	s->next_pa = NULL;
-	s->skel = k;
-	k = first;
+	instance_destroy(&s->cur);
+	s->cur = k;
+	memset(&k, 0, sizeof(k));
 	s->complete = !err;
 cleanup:
-	sampler_bpf__destroy(k);
+	instance_destroy(&k);
 	return err;
 }
 
@@ -790,7 +918,7 @@ int sampler__read_stats(struct sampler *s, uint64_t *stats)
 		return -ENOMEM;
 	for (i = 0; i < CPROF_STAT_MAX; i++) {
 		stats[i] = 0;
-		if (bpf_map_lookup_elem(bpf_map__fd(s->skel->maps.stats), &i, vals)) {
+		if (bpf_map_lookup_elem(FD(&s->cur, stats), &i, vals)) {
 			err = -errno;
 			break;
 		}
@@ -821,7 +949,7 @@ static uint64_t read_stat(struct sampler *s, __u32 idx, uint64_t *vals)
 	uint64_t sum = 0;
 	int cpu;
 
-	if (bpf_map_lookup_elem(bpf_map__fd(s->skel->maps.stats), &idx, vals))
+	if (bpf_map_lookup_elem(FD(&s->cur, stats), &idx, vals))
 		return 0;
 	for (cpu = 0; cpu < s->ncpus_possible; cpu++)
 		sum += vals[cpu];
@@ -851,7 +979,7 @@ bool sampler__should_drain(struct sampler *s)
 /* in_flight is per CPU: a sample is in flight on a set while any CPU counts one. */
 static int wait_in_flight(struct sampler *s, __u32 set)
 {
-	int fd = bpf_map__fd(s->skel->maps.in_flight), waited, cpu;
+	int fd = FD(&s->cur, in_flight), waited, cpu;
 	uint64_t vals[s->ncpus_possible], n = 0;
 
 	for (waited = 0; waited < IN_FLIGHT_WAIT_US; waited += 50) {
@@ -908,16 +1036,59 @@ static const uint64_t *stack_frames(struct sampler *s, int fd, int id, uint32_t 
 	return ips;
 }
 
+/* A walked user stack of the set's ustacks map, into e; its frames are in *buf. */
+static void walked_frames(struct sampler *s, int fd, __u64 hash, struct cprof_ustack *buf,
+			  struct sampler_entry *e)
+{
+	e->user_walked = true;
+	if (bpf_map_lookup_elem(fd, &hash, buf)) {
+		s->missing_stacks++;
+		e->user_err = -ENOENT;
+		return;
+	}
+	e->user_ips = (const uint64_t *)buf->ips;
+	e->user_n = buf->n < CPROF_MAX_STACK_DEPTH ? buf->n : CPROF_MAX_STACK_DEPTH;
+	e->user_stop = buf->stop;
+}
+
+/* Empties a hash map; keys are collected first, as deleting restarts a walk. */
+static void clear_map(int fd, size_t key_size)
+{
+	unsigned char *keys = NULL, *tmp;
+	size_t n = 0, cap = 0, i;
+
+	for (;;) {
+		if (n == cap) {
+			cap = cap ? cap * 2 : 256;
+			tmp = realloc(keys, cap * key_size);
+			if (!tmp)
+				break;
+			keys = tmp;
+		}
+		if (bpf_map_get_next_key(fd, n ? keys + (n - 1) * key_size : NULL,
+					 keys + n * key_size))
+			break;
+		n++;
+	}
+	for (i = 0; i < n; i++)
+		bpf_map_delete_elem(fd, keys + i * key_size);
+	free(keys);
+}
+
 static int drain_set(struct sampler *s, __u32 set, sampler_entry_fn fn, void *ctx)
 {
-	int counts_fd = bpf_map__fd(set ? s->skel->maps.counts1 : s->skel->maps.counts0);
-	int stacks_fd = bpf_map__fd(set ? s->skel->maps.stacks1 : s->skel->maps.stacks0);
+	int counts_fd = bpf_map__fd(set ? MAP(&s->cur, counts1) : MAP(&s->cur, counts0));
+	int stacks_fd = bpf_map__fd(set ? MAP(&s->cur, stacks1) : MAP(&s->cur, stacks0));
+	int ustacks_fd = s->cur.uk ? FD(&s->cur, ustacks0) : -1;
 	struct cprof_key *keys = NULL, *tmp;
 	size_t nkeys = 0, cap = 0, i;
+	struct cprof_ustack walked;
 	struct sampler_entry e;
 	__u64 count;
 	int err = 0;
 
+	if (s->cur.uk && set)
+		ustacks_fd = FD(&s->cur, ustacks1);
 	/* Collect keys first: deleting while iterating a hash map restarts the walk. */
 	for (;;) {
 		if (nkeys == cap) {
@@ -942,14 +1113,19 @@ static int drain_set(struct sampler *s, __u32 set, sampler_entry_fn fn, void *ct
 		e.tid = keys[i].tid;
 		memcpy(e.comm, keys[i].comm, CPROF_COMM_LEN);
 		e.count = count;
-		e.user_ips = stack_frames(s, stacks_fd, (int)keys[i].user_stack_id, &e.user_n,
-					  &e.user_err);
+		if (keys[i].user_hash && ustacks_fd >= 0)
+			walked_frames(s, ustacks_fd, keys[i].user_hash, &walked, &e);
+		else
+			e.user_ips = stack_frames(s, stacks_fd, (int)keys[i].user_stack_id,
+						  &e.user_n, &e.user_err);
 		e.kern_ips = stack_frames(s, stacks_fd, (int)keys[i].kern_stack_id, &e.kern_n,
 					  &e.kern_err);
 		fn(ctx, &e);
 	}
 	for (i = 0; i < nkeys; i++)
 		bpf_map_delete_elem(counts_fd, &keys[i]);
+	if (ustacks_fd >= 0)
+		clear_map(ustacks_fd, sizeof(__u64));
 cleanup:
 	for (i = 0; i < s->stack_cache_n; i++) {
 		__u32 id = s->stack_cache_ids[i];
@@ -989,6 +1165,8 @@ static void drain_spills(struct sampler *s, __u32 set, bool all, sampler_entry_f
 			.user_n = spill_frames(sp->user_bytes),
 			.kern_ips = (const uint64_t *)sp->kern,
 			.kern_n = spill_frames(sp->kern_bytes),
+			.user_walked = sp->user_walked != 0,
+			.user_stop = sp->user_stop,
 		};
 
 		if (!all && sp->set != set) {
@@ -1054,7 +1232,7 @@ void sampler__free(struct sampler *s)
 	if (s->events_fd >= 0)
 		close(s->events_fd);
 	close_hook_fds(s);
-	sampler_bpf__destroy(s->skel);
+	instance_destroy(&s->cur);
 	free(s->stack_cache);
 	free(s->stack_cache_ids);
 	free(s->early_pids);

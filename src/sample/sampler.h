@@ -13,6 +13,7 @@
 #include "sampler_abi.h"
 
 struct sampler;
+struct unwinder;
 
 struct sampler_opts {
 	unsigned int hz;
@@ -21,6 +22,11 @@ struct sampler_opts {
 	bool include_idle;
 	uint32_t stack_entries; /* per set; 0 = default */
 	uint32_t count_entries; /* per set; 0 = default */
+	/*
+	 * The unwind tables' maps: user stacks are walked with them (the
+	 * unwinder's object, Linux 5.5+), else by frame pointers. Borrowed.
+	 */
+	struct unwinder *unwinder;
 };
 
 /* One aggregated entry: a (pid, tid, comm, user stack, kernel stack) and its count. */
@@ -36,6 +42,8 @@ struct sampler_entry {
 	uint32_t kern_n;
 	int user_err; /* 0, or the negative errno bpf_get_stackid gave (-EEXIST: collision) */
 	int kern_err;
+	bool user_walked;   /* the user stack was walked with the unwind tables, */
+	uint32_t user_stop; /* and ended so: enum cprof_unwind_stop */
 };
 
 typedef void (*sampler_entry_fn)(void *ctx, const struct sampler_entry *e);
@@ -47,6 +55,14 @@ typedef void (*sampler_process_fn)(void *ctx, uint32_t pid);
  */
 int sampler__new(const struct sampler_opts *opts, struct sampler **out);
 void sampler__free(struct sampler *s);
+/*
+ * 0 when user stacks are walked with the unwind tables; -ENOENT when no
+ * unwinder was given; else why its object could not be loaded (the
+ * sampler's was, and walks by frame pointers).
+ */
+int sampler__unwind_status(const struct sampler *s);
+/* The id of pid's current address space (the BPF `spaces` map); 0: none since cprof began. */
+uint64_t sampler__space_of(struct sampler *s, uint32_t pid);
 
 int sampler__add_target(struct sampler *s, uint32_t pid);
 /*

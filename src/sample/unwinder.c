@@ -6,17 +6,36 @@
 #include <endian.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define LOG_MODULE "unwinder"
 #include "lib/log.h"
 #include "sample/unwinder.h"
 #include "unwinder.skel.h"
 
+/* The maps this module owns, by their names in bpf/unwinder.bpf.c. */
+enum umap { UMAP_CONFIG, UMAP_RULES, UMAP_ROWS, UMAP_PAGES, UMAP_REGIONS, UMAP_SETS, UMAP_MAX };
+static const char *const umap_names[UMAP_MAX] = {
+	"walk_config",	"unwind_rules",	  "unwind_rows",
+	"unwind_pages", "unwind_regions", "unwind_sets",
+};
+
+/* Free space of an array map, in elements: sorted, merged extents. */
+struct extent {
+	uint32_t start, len;
+};
+
+struct space {
+	struct extent *free;
+	size_t n, cap;
+	uint32_t capacity, used;
+};
+
 struct unwinder {
-	struct unwinder_bpf *k;
-	uint32_t row_chunks, page_chunks; /* capacity, in map elements */
-	uint32_t rows_used, pages_used;	  /* handed out, in map elements */
+	int fds[UMAP_MAX];
+	struct space rows, pages;
 	size_t rules_sent;
+	uint64_t map_bytes;
 };
 
 static uint32_t chunks(uint64_t n)
@@ -24,65 +43,181 @@ static uint32_t chunks(uint64_t n)
 	return (uint32_t)((n + CPROF_UNWIND_CHUNK - 1) / CPROF_UNWIND_CHUNK);
 }
 
-static int start(struct unwinder *u, const struct unwinder_opts *o)
+static int space_init(struct space *s, uint32_t capacity)
 {
-	struct cprof_walk_config cfg = {.ra_mask = o->ra_mask ? o->ra_mask : ~0ull};
-	__u32 zero = 0;
-	int err, fd;
+	s->free = malloc(sizeof(*s->free));
+	if (!s->free)
+		return -ENOMEM;
+	s->free[0] = (struct extent){0, capacity};
+	s->n = 1;
+	s->cap = 1;
+	s->capacity = capacity;
+	return 0;
+}
 
-	u->row_chunks = chunks(o->max_rows ? o->max_rows : 1u << 22);
-	u->page_chunks = chunks(o->max_pages ? o->max_pages : 1u << 16);
-	bpf_map__set_max_entries(u->k->maps.unwind_rows, u->row_chunks);
-	bpf_map__set_max_entries(u->k->maps.unwind_pages, u->page_chunks);
-	err = unwinder_bpf__load(u->k);
-	if (err) {
-		pr_debug("cannot load the unwinder: %s", strerror(-err));
-		return -EOPNOTSUPP;
+/* First fit: tables come and go with the processes that map them. */
+static int space_alloc(struct space *s, uint32_t len, uint32_t *start)
+{
+	size_t i;
+
+	for (i = 0; i < s->n; i++) {
+		if (s->free[i].len < len)
+			continue;
+		*start = s->free[i].start;
+		s->free[i].start += len;
+		s->free[i].len -= len;
+		if (!s->free[i].len) {
+			memmove(&s->free[i], &s->free[i + 1], (s->n - i - 1) * sizeof(*s->free));
+			s->n--;
+		}
+		s->used += len;
+		return 0;
 	}
-	fd = bpf_program__fd(u->k->progs.cprof_walk);
-	err = bpf_map_update_elem(bpf_map__fd(u->k->maps.walk_progs), &zero, &fd, BPF_ANY);
-	if (!err)
-		err = bpf_map_update_elem(bpf_map__fd(u->k->maps.walk_config), &zero, &cfg,
-					  BPF_ANY);
-	return err ? -errno : 0;
+	return -ENOSPC;
+}
+
+static void space_release(struct space *s, uint32_t start, uint32_t len)
+{
+	struct extent *tmp;
+	size_t i;
+
+	if (!len)
+		return;
+	for (i = 0; i < s->n && s->free[i].start < start; i++)
+		;
+	s->used -= len;
+	if (i > 0 && s->free[i - 1].start + s->free[i - 1].len == start) {
+		s->free[i - 1].len += len;
+		if (i < s->n && start + len == s->free[i].start) {
+			s->free[i - 1].len += s->free[i].len;
+			memmove(&s->free[i], &s->free[i + 1], (s->n - i - 1) * sizeof(*s->free));
+			s->n--;
+		}
+		return;
+	}
+	if (i < s->n && start + len == s->free[i].start) {
+		s->free[i].start = start;
+		s->free[i].len += len;
+		return;
+	}
+	if (s->n == s->cap) {
+		tmp = realloc(s->free, 2 * s->cap * sizeof(*s->free));
+		if (!tmp)
+			return; /* the space is lost to later tables, not corrupted */
+		s->free = tmp;
+		s->cap *= 2;
+	}
+	memmove(&s->free[i + 1], &s->free[i], (s->n - i) * sizeof(*s->free));
+	s->free[i] = (struct extent){start, len};
+	s->n++;
+}
+
+/* Creates a map as obj defines it (after the sizes were set), without BTF. */
+static int create_map(struct unwinder *u, const struct bpf_map *m)
+{
+	LIBBPF_OPTS(bpf_map_create_opts, o, .map_flags = bpf_map__map_flags(m));
+	int fd;
+
+	fd = bpf_map_create(bpf_map__type(m), bpf_map__name(m), bpf_map__key_size(m),
+			    bpf_map__value_size(m), bpf_map__max_entries(m), &o);
+	if (fd < 0)
+		return -errno;
+	u->map_bytes += (uint64_t)bpf_map__value_size(m) * bpf_map__max_entries(m);
+	return fd;
+}
+
+static int create_maps(struct unwinder *u, const struct unwinder_opts *o)
+{
+	struct unwinder_bpf *k = unwinder_bpf__open();
+	struct bpf_map *m;
+	int err = 0, i;
+
+	if (!k)
+		return -errno;
+	bpf_map__set_max_entries(k->maps.unwind_rows, u->rows.capacity);
+	bpf_map__set_max_entries(k->maps.unwind_pages, u->pages.capacity);
+	if (o->max_sets)
+		bpf_map__set_max_entries(k->maps.unwind_sets, o->max_sets);
+	for (i = 0; i < UMAP_MAX && !err; i++) {
+		m = bpf_object__find_map_by_name(k->obj, umap_names[i]);
+		u->fds[i] = m ? create_map(u, m) : -ENOENT;
+		if (u->fds[i] < 0)
+			err = u->fds[i];
+	}
+	unwinder_bpf__destroy(k);
+	return err;
 }
 
 int unwinder__new(const struct unwinder_opts *opts, struct unwinder **out)
 {
+	struct cprof_walk_config cfg = {.ra_mask = opts->ra_mask ? opts->ra_mask : ~0ull};
 	struct unwinder *u = calloc(1, sizeof(*u));
-	int err = -ENOMEM;
+	__u32 zero = 0;
+	int err = -ENOMEM, i;
 
 	*out = NULL;
 	if (!u)
 		return err;
-	u->k = unwinder_bpf__open();
-	err = u->k ? start(u, opts) : -errno;
+	for (i = 0; i < UMAP_MAX; i++)
+		u->fds[i] = -1;
+	if (space_init(&u->rows, chunks(opts->max_rows ? opts->max_rows : 1u << 22)) ||
+	    space_init(&u->pages, chunks(opts->max_pages ? opts->max_pages : 1u << 16)))
+		goto cleanup;
+	err = create_maps(u, opts);
 	if (err) {
-		unwinder__free(u);
-		return err;
+		pr_debug("cannot create the unwinder's maps: %s", strerror(-err));
+		goto cleanup;
+	}
+	if (bpf_map_update_elem(u->fds[UMAP_CONFIG], &zero, &cfg, BPF_ANY)) {
+		err = -errno;
+		goto cleanup;
 	}
 	*out = u;
 	return 0;
+cleanup:
+	unwinder__free(u);
+	return err;
 }
 
 void unwinder__free(struct unwinder *u)
 {
+	int i;
+
 	if (!u)
 		return;
-	unwinder_bpf__destroy(u->k);
+	for (i = 0; i < UMAP_MAX; i++)
+		if (u->fds[i] >= 0)
+			close(u->fds[i]);
+	free(u->rows.free);
+	free(u->pages.free);
 	free(u);
+}
+
+int unwinder__share(const struct unwinder *u, struct bpf_object *obj)
+{
+	struct bpf_map *m;
+	int i, err;
+
+	for (i = 0; i < UMAP_MAX; i++) {
+		m = bpf_object__find_map_by_name(obj, umap_names[i]);
+		if (!m)
+			return -ENOENT;
+		err = bpf_map__reuse_fd(m, u->fds[i]);
+		if (err)
+			return err;
+	}
+	return 0;
 }
 
 int unwinder__sync_rules(struct unwinder *u, const struct unwind_rules *rules)
 {
 	const struct cprof_unwind_rule *all = unwind_rules__all(rules);
 	size_t n = unwind_rules__count(rules);
-	int fd = bpf_map__fd(u->k->maps.unwind_rules);
 	__u32 id;
 
 	for (; u->rules_sent < n; u->rules_sent++) {
 		id = (__u32)u->rules_sent;
-		if (bpf_map_update_elem(fd, &id, &all[id], BPF_ANY))
+		if (bpf_map_update_elem(u->fds[UMAP_RULES], &id, &all[id], BPF_ANY))
 			return -errno;
 	}
 	return 0;
@@ -109,26 +244,38 @@ static int upload(int fd, uint32_t first, const uint32_t *v, size_t n)
 int unwinder__add_table(struct unwinder *u, const struct unwind_table *t,
 			struct unwinder_table *out)
 {
-	uint32_t rc = chunks(t->nrows), pc = chunks((uint64_t)t->npages + 1);
+	uint32_t rc = chunks(t->nrows), pc = chunks((uint64_t)t->npages + 1), rows, pages;
 	int err;
 
-	if (rc > u->row_chunks - u->rows_used || pc > u->page_chunks - u->pages_used)
+	if (space_alloc(&u->rows, rc, &rows))
 		return -ENOSPC;
-	err = upload(bpf_map__fd(u->k->maps.unwind_rows), u->rows_used, t->rows, t->nrows);
+	if (space_alloc(&u->pages, pc, &pages)) {
+		space_release(&u->rows, rows, rc);
+		return -ENOSPC;
+	}
+	err = upload(u->fds[UMAP_ROWS], rows, t->rows, t->nrows);
 	if (!err)
-		err = upload(bpf_map__fd(u->k->maps.unwind_pages), u->pages_used, t->pages,
-			     (size_t)t->npages + 1);
-	if (err)
+		err = upload(u->fds[UMAP_PAGES], pages, t->pages, (size_t)t->npages + 1);
+	if (err) {
+		space_release(&u->rows, rows, rc);
+		space_release(&u->pages, pages, pc);
 		return err;
+	}
 	*out = (struct unwinder_table){
 		.table_base = t->base,
-		.row_base = u->rows_used * CPROF_UNWIND_CHUNK,
-		.page_base = u->pages_used * CPROF_UNWIND_CHUNK,
+		.row_base = rows * CPROF_UNWIND_CHUNK,
+		.page_base = pages * CPROF_UNWIND_CHUNK,
 		.npages = t->npages,
+		.row_chunks = rc,
+		.page_chunks = pc,
 	};
-	u->rows_used += rc;
-	u->pages_used += pc;
 	return 0;
+}
+
+void unwinder__remove_table(struct unwinder *u, const struct unwinder_table *t)
+{
+	space_release(&u->rows, t->row_base / CPROF_UNWIND_CHUNK, t->row_chunks);
+	space_release(&u->pages, t->page_base / CPROF_UNWIND_CHUNK, t->page_chunks);
 }
 
 /* The largest aligned power-of-two block at start that fits before end: its size's log2. */
@@ -141,13 +288,47 @@ static unsigned int block_bits(uint64_t start, uint64_t end)
 	return bits;
 }
 
-int unwinder__add_region(struct unwinder *u, uint32_t pid, uint64_t start, uint64_t end,
+/*
+ * An LPM trie matches prefixes: a range goes in as aligned blocks. fn is
+ * called with each block's key; the first error stops.
+ */
+static int for_blocks(uint32_t set, uint64_t start, uint64_t end,
+		      int (*fn)(int fd, const struct cprof_region_key *k, const void *v), int fd,
+		      const void *v)
+{
+	struct cprof_region_key key = {.set = set};
+	unsigned int bits;
+	int err;
+
+	while (start < end) {
+		bits = block_bits(start, end);
+		key.prefixlen = 32 + 64 - bits;
+		key.addr_be = htobe64(start);
+		err = fn(fd, &key, v);
+		if (err)
+			return err;
+		start += 1ull << bits;
+	}
+	return 0;
+}
+
+static int put_block(int fd, const struct cprof_region_key *k, const void *v)
+{
+	return bpf_map_update_elem(fd, k, v, BPF_ANY) ? -errno : 0;
+}
+
+static int delete_block(int fd, const struct cprof_region_key *k, const void *v)
+{
+	(void)v;
+	bpf_map_delete_elem(fd, k);
+	return 0;
+}
+
+int unwinder__add_region(struct unwinder *u, uint32_t set, uint64_t start, uint64_t end,
 			 uint64_t bias, const struct unwinder_table *t)
 {
 	struct cprof_region v = {.start = start, .end = end, .bias = bias};
-	struct cprof_region_key key = {.pid = pid};
-	int fd = bpf_map__fd(u->k->maps.unwind_regions);
-	unsigned int bits;
+	int err;
 
 	if (t) {
 		v.flags = CPROF_REGION_TABLE;
@@ -156,24 +337,47 @@ int unwinder__add_region(struct unwinder *u, uint32_t pid, uint64_t start, uint6
 		v.npages = t->npages;
 		v.row_base = t->row_base;
 	}
-	/* An LPM trie matches prefixes: the range goes in as aligned blocks. */
-	while (start < end) {
-		bits = block_bits(start, end);
-		key.prefixlen = 32 + 64 - bits;
-		key.addr_be = htobe64(start);
-		if (bpf_map_update_elem(fd, &key, &v, BPF_ANY))
-			return -errno;
-		start += 1ull << bits;
-	}
-	return 0;
+	err = for_blocks(set, start, end, put_block, u->fds[UMAP_REGIONS], &v);
+	if (err)
+		unwinder__remove_region(u, set, start, end);
+	return err;
 }
 
-int unwinder__sample_fd(const struct unwinder *u)
+void unwinder__remove_region(struct unwinder *u, uint32_t set, uint64_t start, uint64_t end)
 {
-	return bpf_program__fd(u->k->progs.cprof_unwind_sample);
+	for_blocks(set, start, end, delete_block, u->fds[UMAP_REGIONS], NULL);
 }
 
-int unwinder__events_fd(const struct unwinder *u)
+int unwinder__bind(struct unwinder *u, uint32_t pid, uint32_t set, uint64_t space)
 {
-	return bpf_map__fd(u->k->maps.walk_events);
+	struct cprof_unwind_set v = {.set = set, .space = space};
+
+	return bpf_map_update_elem(u->fds[UMAP_SETS], &pid, &v, BPF_ANY) ? -errno : 0;
+}
+
+int unwinder__rebind(struct unwinder *u, uint32_t pid, uint32_t set)
+{
+	struct cprof_unwind_set v;
+
+	if (bpf_map_lookup_elem(u->fds[UMAP_SETS], &pid, &v))
+		return -errno;
+	v.set = set;
+	/* BPF_EXIST: an exec in between deleted the binding, and it stays deleted. */
+	return bpf_map_update_elem(u->fds[UMAP_SETS], &pid, &v, BPF_EXIST) ? -errno : 0;
+}
+
+void unwinder__unbind(struct unwinder *u, uint32_t pid)
+{
+	bpf_map_delete_elem(u->fds[UMAP_SETS], &pid);
+}
+
+void unwinder__stats(const struct unwinder *u, struct unwinder_stats *out)
+{
+	*out = (struct unwinder_stats){
+		.map_bytes = u->map_bytes,
+		.row_chunks_used = u->rows.used,
+		.row_chunks = u->rows.capacity,
+		.page_chunks_used = u->pages.used,
+		.page_chunks = u->pages.capacity,
+	};
 }

@@ -1,12 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The BPF unwinder from user space (bpf/unwinder.bpf.c): loads it, and
- * puts into its maps what a walk needs: the rule dictionary, each file's
- * table (once, whatever the number of processes that map it), and each
- * process's executable regions pointing at their tables.
+ * The maps a BPF walk reads (bpf/unwinder.bpf.c), from user space: the rule
+ * dictionary, each file's table (once, whatever the number of processes
+ * that map it), the region sets (each address space's executable regions
+ * pointing at their tables) and which process uses which set.
  *
- * Tables are stored 64 rows to a map element; space in the row and page
- * arrays is handed out in that unit.
+ * The maps are created here, once, and handed to each instance of the BPF
+ * object the sampler loads (sampler.c loads two, see there), so tables
+ * outlive instances. Tables are stored 64 rows to a map element; space in
+ * the row and page arrays is handed out and given back in that unit.
  */
 #ifndef CPROF_UNWINDER_H
 #define CPROF_UNWINDER_H
@@ -16,11 +18,13 @@
 #include "unwind/unwind_rules.h"
 #include "unwind/unwind_table.h"
 
+struct bpf_object;
 struct unwinder;
 
 struct unwinder_opts {
-	uint32_t max_rows;  /* rows of all tables loaded at once */
-	uint32_t max_pages; /* 64 KiB pages of code covered by them */
+	uint32_t max_rows;  /* rows of all tables loaded at once; 0: default */
+	uint32_t max_pages; /* 64 KiB pages of code covered by them; 0: default */
+	uint32_t max_sets;  /* processes with a region set; 0: default */
 	uint64_t ra_mask;   /* bits of a return address that are address (AArch64 PAC) */
 };
 
@@ -30,26 +34,46 @@ struct unwinder_table {
 	uint32_t row_base;
 	uint32_t page_base;
 	uint32_t npages;
+	uint32_t row_chunks, page_chunks; /* the space it holds */
 };
 
-/* -EOPNOTSUPP when the kernel cannot run it (before 5.5), with the verifier's reason logged. */
+struct unwinder_stats {
+	uint64_t map_bytes;	   /* of the maps' values, as created */
+	uint32_t row_chunks_used;  /* of 64 rows */
+	uint32_t row_chunks;	   /* capacity */
+	uint32_t page_chunks_used; /* of 64 pages */
+	uint32_t page_chunks;
+};
+
+/* Creates the maps; a negative errno when BPF maps cannot be created. */
 int unwinder__new(const struct unwinder_opts *opts, struct unwinder **out);
 void unwinder__free(struct unwinder *u);
+
+/* Hands the maps to obj, an unwinder object opened but not loaded yet. */
+int unwinder__share(const struct unwinder *u, struct bpf_object *obj);
 
 /* Sends the rules added to the dictionary since the last call. */
 int unwinder__sync_rules(struct unwinder *u, const struct unwind_rules *rules);
 /* Loads a table: -ENOSPC when the arrays are full. */
 int unwinder__add_table(struct unwinder *u, const struct unwind_table *t,
 			struct unwinder_table *out);
+/* Gives a table's space back; no region may point at it any more. */
+void unwinder__remove_table(struct unwinder *u, const struct unwinder_table *t);
 /*
- * Process pid's code at [start, end), whose table addresses are pc - bias;
- * t NULL: no CFI, frame-pointer steps.
+ * Code at [start, end) of region set `set`, whose table addresses are
+ * pc - bias; t NULL: no CFI, frame-pointer steps.
  */
-int unwinder__add_region(struct unwinder *u, uint32_t pid, uint64_t start, uint64_t end,
+int unwinder__add_region(struct unwinder *u, uint32_t set, uint64_t start, uint64_t end,
 			 uint64_t bias, const struct unwinder_table *t);
-
-/* The program to attach to the sampling events, and the walks' output (a perf event array). */
-int unwinder__sample_fd(const struct unwinder *u);
-int unwinder__events_fd(const struct unwinder *u);
+void unwinder__remove_region(struct unwinder *u, uint32_t set, uint64_t start, uint64_t end);
+/*
+ * Process pid's samples taken in address space `space` (the id of the
+ * BPF `spaces` map) are walked with set.
+ */
+int unwinder__bind(struct unwinder *u, uint32_t pid, uint32_t set, uint64_t space);
+/* Rebinds pid to set only if the kernel still has it bound (to any set). */
+int unwinder__rebind(struct unwinder *u, uint32_t pid, uint32_t set);
+void unwinder__unbind(struct unwinder *u, uint32_t pid);
+void unwinder__stats(const struct unwinder *u, struct unwinder_stats *out);
 
 #endif

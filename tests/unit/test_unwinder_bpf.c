@@ -1,43 +1,64 @@
-// SPDX-License-Identifier: MIT
 /*
  * The BPF unwinder on a live process: glibc's qsort (no frame pointers)
- * sampled at 999 Hz, its tables and regions loaded as a profile would,
- * each sample's stack walked in the kernel. 99% of the walks must reach
- * _start through main (those inside the sort through qsort_r and glibc's
- * internal msort_with_tmp frames, which have no frame pointers). Needs root
- * (BPF, perf events).
+ * sampled at 999 Hz by the sampler with the unwinder's object, its tables
+ * and regions loaded as a profile would, each sample's stack walked in the
+ * kernel, kept in the in-kernel aggregation and drained (across a flip of
+ * the map sets). 99% of the samples must reach _start through main (those
+ * inside the sort through qsort_r and glibc's internal msort_with_tmp
+ * frames, which have no frame pointers). Needs root (BPF, perf events).
  */
 #include <bpf/libbpf.h>
 #include <errno.h>
-#include <linux/perf_event.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
-#include "lib/clock.h"
 #include "proc_tables.h"
+#include "sample/sampler.h"
 #include "sample/unwinder.h"
 #include "test.h"
+#include "unwind_abi.h"
 
-#define MAX_WALKS 400
+#define MAX_WALKS 4000
 
-struct walks {
-	struct cprof_walk w[MAX_WALKS];
-	int n;
+struct walk {
+	struct cprof_ustack u;
+	uint64_t count;
 };
 
-static void on_walk(void *ctx, int cpu, void *data, __u32 size)
+struct walks {
+	pid_t pid;
+	struct walk w[MAX_WALKS];
+	int n;
+	uint64_t samples, walked, unkept, other;
+};
+
+static void on_entry(void *ctx, const struct sampler_entry *e)
 {
 	struct walks *ws = ctx;
+	struct walk *w;
 
-	(void)cpu;
-	if (size >= sizeof(struct cprof_walk) && ws->n < MAX_WALKS)
-		memcpy(&ws->w[ws->n++], data, sizeof(struct cprof_walk));
+	if ((pid_t)e->pid != ws->pid) {
+		ws->other += e->count;
+		return;
+	}
+	ws->samples += e->count;
+	if (!e->user_walked)
+		return;
+	ws->walked += e->count;
+	if (ws->n == MAX_WALKS) {
+		ws->unkept += e->count;
+		return;
+	}
+	w = &ws->w[ws->n++];
+	w->count = e->count;
+	w->u.n = e->user_n;
+	w->u.stop = e->user_stop;
+	memcpy(w->u.ips, e->user_ips, e->user_n * sizeof(*e->user_ips));
 }
 
 static int quiet(enum libbpf_print_level level, const char *fmt, va_list ap)
@@ -48,21 +69,8 @@ static int quiet(enum libbpf_print_level level, const char *fmt, va_list ap)
 	return 0;
 }
 
-static int open_sampling(pid_t pid)
-{
-	struct perf_event_attr a = {
-		.type = PERF_TYPE_SOFTWARE,
-		.size = sizeof(a),
-		.config = PERF_COUNT_SW_CPU_CLOCK,
-		.sample_freq = 999,
-		.freq = 1,
-		.disabled = 1,
-	};
-
-	return (int)syscall(SYS_perf_event_open, &a, pid, -1, -1, PERF_FLAG_FD_CLOEXEC);
-}
-
-static void load_regions(struct unwinder *u, struct proc_tables *p, pid_t pid)
+/* The process's regions as region set 7, its tables each loaded once. */
+static void load_regions(struct unwinder *u, struct proc_tables *p, pid_t pid, uint64_t space)
 {
 	struct unwinder_table t;
 	size_t i;
@@ -70,13 +78,14 @@ static void load_regions(struct unwinder *u, struct proc_tables *p, pid_t pid)
 	CHECK_INT(unwinder__sync_rules(u, p->rules), ==, 0);
 	for (i = 0; i < p->nfiles; i++) {
 		CHECK_INT(unwinder__add_table(u, p->files[i].table, &t), ==, 0);
-		CHECK_INT(unwinder__add_region(u, pid, p->files[i].map->start, p->files[i].map->end,
+		CHECK_INT(unwinder__add_region(u, 7, p->files[i].map->start, p->files[i].map->end,
 					       p->files[i].bias, &t),
 			  ==, 0);
 	}
+	CHECK_INT(unwinder__bind(u, (uint32_t)pid, 7, space), ==, 0);
 }
 
-static bool has(struct proc_tables *p, const struct cprof_walk *w, const char *name)
+static bool has(struct proc_tables *p, const struct cprof_ustack *w, const char *name)
 {
 	uint32_t i;
 
@@ -86,13 +95,13 @@ static bool has(struct proc_tables *p, const struct cprof_walk *w, const char *n
 	return false;
 }
 
-static bool complete(struct proc_tables *p, const struct cprof_walk *w)
+static bool complete(struct proc_tables *p, const struct cprof_ustack *w)
 {
 	return w->stop == CPROF_STOP_NONE && w->n && has(p, w, "main") &&
 	       !strcmp(proc_tables__name(p, w->ips[w->n - 1], w->n == 1), "_start");
 }
 
-static void show(struct proc_tables *p, const struct cprof_walk *w)
+static void show(struct proc_tables *p, const struct cprof_ustack *w)
 {
 	uint32_t i;
 
@@ -102,52 +111,68 @@ static void show(struct proc_tables *p, const struct cprof_walk *w)
 	fprintf(stderr, "\n");
 }
 
+static void sleep_ms(long ms)
+{
+	nanosleep(&(struct timespec){ms / 1000, ms % 1000 * 1000000}, NULL);
+}
+
 TEST(unwinder_bpf_walks_glibc_qsort_to_start)
 {
 	static struct walks ws;
 	const char *fixture = test_build_fixture("libc_qsort");
-	struct unwinder_opts o = {.max_rows = 1 << 20, .max_pages = 1 << 14};
-	struct perf_buffer *pb = NULL;
+	struct unwinder_opts uo = {.max_rows = 1 << 20, .max_pages = 1 << 14};
+	struct sampler_opts so = {.hz = 999, .filter_pids = true};
 	struct proc_tables p = {0};
 	struct unwinder *u = NULL;
-	uint64_t until;
-	int i, fd, ok = 0, shown = 0, in_qsort = 0;
-	pid_t pid;
+	struct sampler *s = NULL;
+	uint64_t ok = 0, in_qsort = 0;
+	int i, shown = 0, err;
 
 	if (geteuid() != 0)
 		SKIP("needs root for BPF");
 	libbpf_set_print(quiet);
-	if (unwinder__new(&o, &u) == -EOPNOTSUPP)
+	err = unwinder__new(&uo, &u);
+	if (err)
+		SKIP("cannot create the unwinder's maps");
+	so.unwinder = u;
+	CHECK_INT(sampler__new(&so, &s), ==, 0);
+	if (sampler__unwind_status(s)) {
+		sampler__free(s);
+		unwinder__free(u);
 		SKIP("this kernel cannot load the unwinder (it needs Linux 5.5)");
-	CHECK(u != NULL);
-	pid = proc_tables__run(&p, fixture, "3");
-	load_regions(u, &p, pid);
-	pb = perf_buffer__new(unwinder__events_fd(u), 64, on_walk, NULL, &ws, NULL);
-	CHECK(pb != NULL);
-	fd = open_sampling(pid);
-	CHECK(fd >= 0);
-	CHECK_INT(ioctl(fd, PERF_EVENT_IOC_SET_BPF, unwinder__sample_fd(u)), ==, 0);
-	CHECK_INT(ioctl(fd, PERF_EVENT_IOC_ENABLE, 0), ==, 0);
-	for (until = clock__mono_ns() + 1000000000ull; clock__mono_ns() < until;)
-		perf_buffer__poll(pb, 100);
-	ioctl(fd, PERF_EVENT_IOC_DISABLE, 0);
-	perf_buffer__consume(pb);
-	close(fd);
-	proc_tables__kill(pid);
+	}
+	ws.pid = proc_tables__run(&p, fixture, "3");
+	load_regions(u, &p, ws.pid, sampler__space_of(s, (uint32_t)ws.pid));
+	CHECK_INT(sampler__add_target(s, (uint32_t)ws.pid), ==, 0);
+	CHECK_INT(sampler__start(s), ==, 0);
+	/* Two drains while sampling: the second instance and a flip of the map sets. */
+	sleep_ms(400);
+	CHECK_INT(sampler__drain(s, on_entry, &ws), ==, 0);
+	sleep_ms(400);
+	CHECK_INT(sampler__drain(s, on_entry, &ws), ==, 0);
+	sleep_ms(400);
+	sampler__stop(s);
+	CHECK_INT(sampler__drain(s, on_entry, &ws), ==, 0);
+	proc_tables__kill(ws.pid);
 
 	for (i = 0; i < ws.n; i++) {
-		in_qsort += has(&p, &ws.w[i], "qsort_r");
-		if (complete(&p, &ws.w[i]))
-			ok++;
+		in_qsort += has(&p, &ws.w[i].u, "qsort_r") ? ws.w[i].count : 0;
+		if (complete(&p, &ws.w[i].u))
+			ok += ws.w[i].count;
 		else if (shown++ < 5)
-			show(&p, &ws.w[i]);
+			show(&p, &ws.w[i].u);
 	}
-	fprintf(stderr, "  %d of %d walks complete\n", ok, ws.n);
-	perf_buffer__free(pb);
+	fprintf(stderr, "  %llu of %llu samples walked, %llu complete\n",
+		(unsigned long long)ws.walked, (unsigned long long)ws.samples,
+		(unsigned long long)ok);
+	sampler__free(s);
 	proc_tables__free(&p);
 	unwinder__free(u);
-	CHECK(ws.n >= 100);
-	CHECK(ok >= ws.n * 99 / 100);
+	CHECK_INT(ws.other, ==, 0);
+	CHECK(ws.samples >= 300);
+	CHECK(ws.walked >= ws.samples * 95 / 100); /* CPU-bound: in user code */
+	CHECK(ok >= (ws.walked - ws.unkept) * 99 / 100);
+	CHECK(ws.unkept < ws.walked / 10);
 	/* Most of the time goes to glibc's sort, under qsort_r. */
-	CHECK(in_qsort >= ws.n / 2);
+	CHECK(in_qsort >= ws.walked / 2);
 }
