@@ -13,6 +13,7 @@
 
 #include "resolve/symbolizer.h"
 #include "sampler_abi.h"
+#include "unwind_abi.h"
 
 struct profile;
 
@@ -39,6 +40,17 @@ struct summary_info {
 	uint64_t records_lost;	 /* dropped by the kernel: its ring was full */
 	uint64_t records_broken; /* malformed */
 	uint64_t records_late;	 /* came out of time order */
+	/*
+	 * How user stacks were walked. unwind_status 0: with the CFI tables
+	 * (the unwinder's BPF object); else frame pointers only, and why:
+	 * -ENOENT asked for (--frame-pointers), another errno the unwinder's
+	 * object could not be loaded (e.g. a kernel before 5.5).
+	 */
+	int unwind_status;
+	uint64_t walked;		     /* samples whose user stack the tables walked */
+	uint64_t walk_stops[CPROF_STOP_MAX]; /* of those, by how the walk ended */
+	/* Samples taken in the kernel: their user stacks by frame pointers (not walked). */
+	uint64_t fp_user;
 };
 
 /* Samples of p that have at least one user frame without a symbol. */

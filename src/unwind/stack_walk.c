@@ -87,3 +87,23 @@ void stack_walk__run(const struct stack_walk *w, const struct stack_snapshot *sn
 	if (kind == CPROF_STEP_ROOT)
 		out->stop = CPROF_STOP_NONE;
 }
+
+const char *stack_walk__stop_name(uint32_t stop)
+{
+	static const char *const names[CPROF_STOP_MAX] = {
+		[CPROF_STOP_NONE] = "reached a thread root",
+		[CPROF_STOP_NO_CFI] = "no CFI for the code",
+		[CPROF_STOP_BAD_CFI] = "corrupt CFI",
+		[CPROF_STOP_UNSUPPORTED] = "CFI rule not supported",
+		[CPROF_STOP_NO_RULE_ROOM] = "rule dictionary full",
+		[CPROF_STOP_NO_MAPPING] = "address in no known code mapping",
+		[CPROF_STOP_NO_TABLE] = "no unwind table yet",
+		[CPROF_STOP_READ] = "stack memory unreadable",
+		[CPROF_STOP_LR] = "return address in an unknown LR",
+		[CPROF_STOP_BAD_FRAME] = "implausible frame",
+		[CPROF_STOP_FP_LOST] = "frame pointer not recoverable",
+		[CPROF_STOP_DEPTH] = "deeper than 127 frames",
+	};
+
+	return stop < CPROF_STOP_MAX ? names[stop] : "unknown reason";
+}

@@ -47,6 +47,12 @@ struct walk_result {
 	uint32_t fp_frames; /* frames found by frame pointer */
 };
 
+/*
+ * Why a walk stopped (enum cprof_unwind_stop), in the words of the summary
+ * and of a truncated stack's placeholder frame.
+ */
+const char *stack_walk__stop_name(uint32_t stop);
+
 /* Walks as far as it can; the result says where and why it stopped. */
 void stack_walk__run(const struct stack_walk *w, const struct stack_snapshot *snap,
 		     struct walk_result *out);
