@@ -43,4 +43,27 @@ static inline ptrdiff_t range_find(const void *ranges, size_t n, size_t size, ui
 	return addr < v[1] ? (ptrdiff_t)(lo - 1) : -1;
 }
 
+/*
+ * Index of the first range of ranges[0..n) (as above) that ends after addr:
+ * where a range starting at addr goes, and the first it may overlap.
+ */
+static inline size_t range_first_ending_after(const void *ranges, size_t n, size_t size,
+					      uint64_t addr)
+{
+	const unsigned char *base = ranges;
+	size_t lo = 0, hi = n;
+	uint64_t v[2];
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		memcpy(v, base + mid * size, sizeof(v));
+		if (v[1] <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
 #endif

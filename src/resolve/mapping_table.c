@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lib/range.h"
 #include "resolve/mapping_table.h"
 
 struct mapping_table {
@@ -115,17 +116,8 @@ static bool reserve(struct mapping_table *t, size_t more)
 /* Index of the first mapping that ends after addr. */
 static size_t first_ending_after(const struct mapping_table *t, uint64_t addr)
 {
-	size_t lo = 0, hi = t->n;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (t->arr[mid].map.end <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
+	/* A struct mapping begins with its proc_map, which begins with start and end. */
+	return range_first_ending_after(t->arr, t->n, sizeof(*t->arr), addr);
 }
 
 /* Keeps the part of *m at or above addr (the file offset moves with it). */

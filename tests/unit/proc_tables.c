@@ -10,6 +10,7 @@
 #include "proc_tables.h"
 #include "test.h"
 #include "unwind/elf_cfi.h"
+#include "unwind/exec_bias.h"
 
 struct proc_file *proc_tables__file(struct proc_tables *p, uint64_t pc)
 {
@@ -32,30 +33,6 @@ int proc_tables__find(void *arg, uint64_t pc, struct walk_code *out)
 		return -ENOENT;
 	*out = (struct walk_code){f->table, f->bias};
 	return 0;
-}
-
-/*
- * The bias of the executable segment the mapping holds: lld maps the file's
- * first page twice (read-only, then executable), so the mapping's offset
- * alone may point into the wrong segment.
- */
-static int exec_bias(Elf *elf, const struct proc_map *m, uint64_t *bias)
-{
-	GElf_Phdr ph;
-	size_t i, n;
-
-	if (elf_getphdrnum(elf, &n))
-		return -EINVAL;
-	for (i = 0; i < n; i++) {
-		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD || !(ph.p_flags & PF_X))
-			continue;
-		if (ph.p_offset + ph.p_filesz <= m->offset ||
-		    ph.p_offset >= m->offset + (m->end - m->start))
-			continue;
-		*bias = m->start - m->offset + ph.p_offset - ph.p_vaddr;
-		return 0;
-	}
-	return -ENOENT;
 }
 
 static void load_file(struct proc_tables *p, const struct proc_map *m)
