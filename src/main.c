@@ -49,6 +49,7 @@ enum {
 	OPT_MAP_SIZE,
 	OPT_TOP,
 	OPT_DEBUG_DIR,
+	OPT_FRAME_POINTERS,
 	OPT_SERVER,
 	OPT_SERVER_PROTOCOL,
 	OPT_INTERVAL,
@@ -94,6 +95,10 @@ static const char usage_text[] =
 	"      --top N              functions listed in the summary (default 10)\n"
 	"      --debug-dir DIR      where separate debug files of stripped binaries\n"
 	"                           are looked for (default /usr/lib/debug)\n"
+	"      --frame-pointers     walk user stacks by frame pointers only, not with\n"
+	"                           the programs' unwind tables (.eh_frame); callers\n"
+	"                           are then missing or wrong in code built without\n"
+	"                           frame pointers (most distributions' binaries)\n"
 	"  -v, --verbose            debug output, including libbpf's log\n"
 	"  -h, --help               this help\n"
 	"      --version            version\n"
@@ -403,6 +408,9 @@ static bool parse_profile_option(int c, char *arg, struct cli *cli)
 	case OPT_NO_CHILDREN:
 		o->follow_children = false;
 		break;
+	case OPT_FRAME_POINTERS:
+		o->frame_pointers = true;
+		break;
 	case OPT_MAP_SIZE:
 		o->map_entries = (uint32_t)parse_ulong(arg, "map size", 256, 1u << 22);
 		break;
@@ -431,6 +439,7 @@ static const struct option longopts[] = {
 	{"map-size", required_argument, NULL, OPT_MAP_SIZE},
 	{"top", required_argument, NULL, OPT_TOP},
 	{"debug-dir", required_argument, NULL, OPT_DEBUG_DIR},
+	{"frame-pointers", no_argument, NULL, OPT_FRAME_POINTERS},
 	{"server", required_argument, NULL, OPT_SERVER},
 	{"server-protocol", required_argument, NULL, OPT_SERVER_PROTOCOL},
 	{"interval", required_argument, NULL, OPT_INTERVAL},

@@ -37,9 +37,12 @@
 #include "lib/words.h"
 #include "resolve/symbolizer.h"
 #include "resolve/task_feed.h"
+#include "sample/region_feed.h"
 #include "sample/sampler.h"
 #include "sample/target.h"
 #include "sample/task_events.h"
+#include "sample/unwinder.h"
+#include "unwind/stack_walk.h"
 #include "session.h"
 #include "signals.h"
 #include "summary.h"
@@ -89,8 +92,10 @@ struct run {
 	struct profile *prof;
 	struct symbolizer *sym;
 	struct sampler *sampler;
-	int errors;	/* entries that could not be added (allocation failures) */
-	uint32_t *pids; /* -p targets, thread IDs replaced by their process */
+	struct unwinder *unwinder; /* the CFI tables' maps; NULL: frame pointers */
+	struct region_feed *feed;  /* keeps them current */
+	int errors;		   /* entries that could not be added (allocation failures) */
+	uint32_t *pids;		   /* -p targets, thread IDs replaced by their process */
 	size_t npids;
 	/* --server */
 	struct upload *upload;
@@ -119,6 +124,8 @@ static void on_task_event(void *ctx, const struct task_event *ev)
 	struct run *r = ctx;
 
 	task_feed__apply(r->sym, ev);
+	if (r->feed)
+		region_feed__apply(r->feed, ev);
 }
 
 /* The kernel's process records timed up to `until` (CLOCK_MONOTONIC ns), in time order. */
@@ -157,6 +164,8 @@ static void on_process(void *ctx, uint32_t pid)
 	struct run *r = ctx;
 
 	symbolizer__note_process(r->sym, pid);
+	if (r->feed)
+		region_feed__note_process(r->feed, pid);
 	if (r->batcher)
 		batcher__note_process(r->batcher, pid);
 }
@@ -171,6 +180,26 @@ static uint32_t lost_stack_frame(struct run *r, int err, int kernel)
 	else
 		what = kernel ? "[kernel stack lost: error]" : "[user stack lost: error]";
 	return symbolizer__placeholder(r->sym, what, kernel);
+}
+
+/* The root end of a walk that stopped before a thread's root: why. */
+static uint32_t truncated_frame(struct run *r, uint32_t stop)
+{
+	char what[96];
+
+	snprintf(what, sizeof(what), "[truncated: %s]", stack_walk__stop_name(stop));
+	return symbolizer__placeholder(r->sym, what, 0);
+}
+
+static void count_walk(struct run *r, const struct sampler_entry *e)
+{
+	if (e->user_walked) {
+		r->base.walked += e->count;
+		r->base.walk_stops[e->user_stop < CPROF_STOP_MAX ? e->user_stop
+								 : CPROF_STOP_BAD_CFI] += e->count;
+	} else if (e->user_n && r->base.unwind_status == 0) {
+		r->base.fp_user += e->count;
+	}
 }
 
 static void on_entry(void *ctx, const struct sampler_entry *e)
@@ -197,6 +226,9 @@ static void on_entry(void *ctx, const struct sampler_entry *e)
 	} else if (e->user_err) {
 		frames[n++] = lost_stack_frame(r, e->user_err, 0);
 	}
+	count_walk(r, e);
+	if (e->user_walked && e->user_n && e->user_stop != CPROF_STOP_NONE)
+		frames[n++] = truncated_frame(r, e->user_stop);
 	if (n == 0)
 		frames[n++] = symbolizer__placeholder(r->sym, "[no stack]", 0);
 
@@ -358,6 +390,10 @@ static struct summary_info since(const struct summary_info *cur, const struct su
 	d.records_lost -= prev->records_lost;
 	d.records_broken -= prev->records_broken;
 	d.records_late -= prev->records_late;
+	d.walked -= prev->walked;
+	for (i = 0; i < CPROF_STOP_MAX; i++)
+		d.walk_stops[i] -= prev->walk_stops[i];
+	d.fp_user -= prev->fp_user;
 	return d;
 }
 
@@ -574,6 +610,47 @@ static int open_task_events(struct run *r)
 	return err;
 }
 
+/* The CFI tables' maps, unless frame pointers were asked for; NULL when they cannot be. */
+static struct unwinder *open_unwinder(struct run *r)
+{
+	struct unwinder_opts uo = {0};
+	int err;
+
+	r->base.unwind_status = -ENOENT;
+	if (r->o->frame_pointers)
+		return NULL;
+	err = unwinder__new(&uo, &r->unwinder);
+	r->base.unwind_status = err;
+	return r->unwinder;
+}
+
+/* Says how user stacks are walked; with the tables, starts keeping them current. */
+static int start_unwinding(struct run *r)
+{
+	int err;
+
+	if (r->unwinder)
+		r->base.unwind_status = sampler__unwind_status(r->sampler);
+	if (r->base.unwind_status) {
+		unwinder__free(r->unwinder);
+		r->unwinder = NULL;
+		if (r->base.unwind_status == -ENOENT)
+			pr_info("user stacks: frame pointers only (--frame-pointers)");
+		else
+			pr_info("user stacks: frame pointers only: the unwinder cannot run here: "
+				"%s",
+				strerror(-r->base.unwind_status));
+		return 0;
+	}
+	err = region_feed__new(r->unwinder, r->sampler, &r->feed);
+	if (err) {
+		pr_err("out of memory");
+		return err;
+	}
+	pr_info("user stacks: walked in the kernel with the CFI tables (.eh_frame)");
+	return 0;
+}
+
 /* The profile, the symbolizer and the loaded BPF program with its targets. */
 static int prepare(struct run *r)
 {
@@ -597,14 +674,18 @@ static int prepare(struct run *r)
 		pr_err("out of memory");
 		return -ENOMEM;
 	}
+	so.unwinder = open_unwinder(r);
 	err = sampler__new(&so, &r->sampler);
+	if (err)
+		return err;
+	err = start_unwinding(r);
 	if (err)
 		return err;
 	for (i = 0; i < r->npids; i++) {
 		err = sampler__add_target(r->sampler, r->pids[i]);
 		if (err)
 			return err;
-		symbolizer__note_process(r->sym, r->pids[i]);
+		on_process(r, r->pids[i]);
 	}
 	if (o->command) {
 		err = target__spawn(o->command, &r->cmd);
@@ -612,6 +693,9 @@ static int prepare(struct run *r)
 			err = sampler__add_command(r->sampler, (uint32_t)target__pid(r->cmd));
 		if (err)
 			return err;
+		/* Tracked from its fork, so its exec's records build its regions. */
+		if (r->feed)
+			region_feed__note_process(r->feed, (uint32_t)target__pid(r->cmd));
 	}
 	return open_task_events(r);
 }
@@ -800,7 +884,9 @@ static void teardown(struct run *r)
 	cancel__free(r->cancel);
 	target__free(r->cmd);
 	task_events__free(r->events);
+	region_feed__free(r->feed);
 	sampler__free(r->sampler);
+	unwinder__free(r->unwinder);
 	symbolizer__free(r->sym);
 	profile__free(r->prof);
 	output__free(r->out);

@@ -11,9 +11,14 @@
  * spaces; the kernel escapes a newline in a file name as "\012".
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
 
 #define LOG_MODULE "maps"
 #include "lib/log.h"
@@ -303,4 +308,51 @@ const struct proc_map *proc_maps__find(const struct proc_maps *m, uint64_t addr)
 size_t proc_maps__bad_lines(const struct proc_maps *m)
 {
 	return m ? m->bad_lines : 0;
+}
+
+/* Opens path if it is the file mapped by m (device and inode), else a negative errno. */
+static int open_if_mapped(const char *path, const struct proc_map *m)
+{
+	struct stat st;
+	int fd;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) || st.st_ino != m->inode || major(st.st_dev) != m->dev_major ||
+	    minor(st.st_dev) != m->dev_minor) {
+		close(fd);
+		return -ESTALE;
+	}
+	return fd;
+}
+
+/*
+ * /proc/PID/map_files first: that is the exact file that is mapped, even if
+ * it was deleted or replaced on disk, and it works across mount namespaces.
+ * /proc/PID/root/PATH is the fallback, accepted only when its device and
+ * inode match the mapping, so a different file that now sits at the same
+ * path is never used. Last, for a process that has exited (no
+ * /proc/PID/root to go through), the path as cprof sees it, if it is still
+ * the same file.
+ */
+int proc_map__open(uint32_t pid, const struct proc_map *m)
+{
+	char path[4096 + 64];
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%u/map_files/%" PRIx64 "-%" PRIx64, pid, m->start,
+		 m->end);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd >= 0)
+		return fd;
+	if (m->deleted)
+		return -ENOENT;
+	snprintf(path, sizeof(path), "/proc/%u/root%s", pid, m->path);
+	fd = open_if_mapped(path, m);
+	if (fd == -ENOENT && !procfs__pid_exists(pid))
+		fd = open_if_mapped(m->path, m);
+	if (fd == -ESTALE)
+		pr_debug("%s: not the file mapped by PID %u (identity differs)", m->path, pid);
+	return fd;
 }

@@ -59,6 +59,12 @@ const struct proc_map *proc_maps__get(const struct proc_maps *m, size_t i);
 const struct proc_map *proc_maps__find(const struct proc_maps *m, uint64_t addr);
 /* Same, and *idx (optional) gets its index for proc_maps__get and per-mapping arrays. */
 const struct proc_map *proc_maps__find_index(const struct proc_maps *m, uint64_t addr, size_t *idx);
+/*
+ * Opens the file m maps in process pid, checked to be that very file
+ * (device and inode): an fd, or a negative errno.
+ */
+int proc_map__open(uint32_t pid, const struct proc_map *m);
+
 /* Number of lines that could not be parsed. */
 size_t proc_maps__bad_lines(const struct proc_maps *m);
 

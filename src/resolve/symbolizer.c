@@ -305,49 +305,6 @@ int symbolizer__set_debug_dir(struct symbolizer *s, const char *dir)
 	return 0;
 }
 
-/* Opens path if it is the file mapped by m (device and inode), else a negative errno. */
-static int open_if_mapped(const char *path, const struct proc_map *m)
-{
-	struct stat st;
-	int fd;
-
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	if (fstat(fd, &st) || st.st_ino != m->inode || major(st.st_dev) != m->dev_major ||
-	    minor(st.st_dev) != m->dev_minor) {
-		close(fd);
-		return -ESTALE;
-	}
-	return fd;
-}
-
-/*
- * Opens the file behind an executable mapping; see the top comment for the
- * order. Last, for a process that has exited (no /proc/PID/root to go
- * through), the path as cprof sees it, if it is still the same file.
- */
-static int open_mapped_file(uint32_t pid, const struct proc_map *m)
-{
-	char path[4096 + 64];
-	int fd;
-
-	snprintf(path, sizeof(path), "/proc/%u/map_files/%" PRIx64 "-%" PRIx64, pid, m->start,
-		 m->end);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd >= 0)
-		return fd;
-	if (m->deleted)
-		return -ENOENT;
-	snprintf(path, sizeof(path), "/proc/%u/root%s", pid, m->path);
-	fd = open_if_mapped(path, m);
-	if (fd == -ENOENT && !procfs__pid_exists(pid))
-		fd = open_if_mapped(m->path, m);
-	if (fd == -ESTALE)
-		pr_debug("%s: not the file mapped by PID %u (identity differs)", m->path, pid);
-	return fd;
-}
-
 /* A stripped file: its symbols may be in a separate debug file. */
 static void attach_debug_file(struct symbolizer *s, uint32_t pid, const struct proc_map *m,
 			      struct elf_symtab *elf)
@@ -496,7 +453,7 @@ static struct elf_symtab *elf_for_map(struct symbolizer *s, uint32_t pid, const 
 	e->dev_minor = m->dev_minor;
 	e->inode = m->inode;
 	e->mapped_ns = clock__mono_ns();
-	fd = open_mapped_file(pid, m);
+	fd = proc_map__open(pid, m);
 	if (fd >= 0) {
 		err = elf_symtab__open_fd(fd, m->path, &e->elf);
 		if (err)

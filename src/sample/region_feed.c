@@ -1,0 +1,264 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The unwinder's maps, kept current; see region_feed.h.
+ *
+ * A region set is valid for one address space, the id the BPF hooks give
+ * each fork and exec (`spaces`): a sample taken in another space is not
+ * walked with it. Binding a process therefore needs its space's id, read
+ * from the kernel: before reading /proc/PID/maps for a snapshot (if the
+ * process execs in between, the set is bound to the older id and samples of
+ * the new program find no table, rather than a wrong one), and right after
+ * the exec record for an exec, checked to be that exec's (the BPF hook runs
+ * just after the kernel stamps the record). A copy on write keeps the id
+ * the kernel holds (a forked child's, which user space never read).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#define LOG_MODULE "unwind"
+#include "lib/log.h"
+#include "lib/u64map.h"
+#include "resolve/proc_maps.h"
+#include "sample/region_feed.h"
+#include "sample/sampler.h"
+#include "sample/unwinder.h"
+
+#define MAX_SETS 65536
+/* An exec's record and its BPF hook are microseconds apart; another exec, much more. */
+#define EXEC_SPACE_SLACK_NS 10000000ull
+/* Never the id of a space: a process bound with it has no valid set (no table yet). */
+#define NO_SPACE UINT64_MAX
+
+struct region_feed {
+	struct unwinder *unwinder;
+	struct sampler *sampler;
+	struct table_cache *cache;
+	struct process_regions *regions;
+	struct u64map *loaded; /* cached_table * -> struct unwinder_table *, in the maps */
+	bool keep_space;       /* binds now come from a copy on write */
+	uint64_t snapshots_failed, stale_execs;
+};
+
+static int sink_open(void *ctx, uint32_t pid, const struct proc_map *m)
+{
+	(void)ctx;
+	return proc_map__open(pid, m);
+}
+
+static int sink_load_table(void *ctx, const struct cached_table *ct)
+{
+	struct region_feed *f = ctx;
+	struct unwinder_table *ut = malloc(sizeof(*ut));
+	int err;
+
+	if (!ut)
+		return -ENOMEM;
+	err = unwinder__sync_rules(f->unwinder, table_cache__rules(f->cache));
+	if (!err)
+		err = unwinder__add_table(f->unwinder, ct->table, ut);
+	if (!err)
+		err = u64map__set(f->loaded, (uintptr_t)ct, (uintptr_t)ut);
+	if (err) {
+		if (err != -ENOSPC)
+			pr_debug("cannot load an unwind table: %s", strerror(-err));
+		free(ut);
+	}
+	return err;
+}
+
+static struct unwinder_table *loaded_table(struct region_feed *f, const struct cached_table *ct)
+{
+	uint64_t v;
+
+	if (!ct || !u64map__get(f->loaded, (uintptr_t)ct, &v))
+		return NULL;
+	return (struct unwinder_table *)(uintptr_t)v;
+}
+
+static void sink_unload_table(void *ctx, const struct cached_table *ct)
+{
+	struct region_feed *f = ctx;
+	struct unwinder_table *ut = loaded_table(f, ct);
+
+	if (!ut)
+		return;
+	unwinder__remove_table(f->unwinder, ut);
+	u64map__delete(f->loaded, (uintptr_t)ct);
+	free(ut);
+}
+
+static int sink_add_region(void *ctx, uint32_t set, uint64_t start, uint64_t end, uint64_t bias,
+			   const struct cached_table *ct)
+{
+	struct region_feed *f = ctx;
+
+	return unwinder__add_region(f->unwinder, set, start, end, bias, loaded_table(f, ct));
+}
+
+static void sink_remove_region(void *ctx, uint32_t set, uint64_t start, uint64_t end)
+{
+	struct region_feed *f = ctx;
+
+	unwinder__remove_region(f->unwinder, set, start, end);
+}
+
+static int sink_bind(void *ctx, uint32_t pid, uint32_t set, uint64_t space)
+{
+	struct region_feed *f = ctx;
+	int err;
+
+	if (!f->keep_space)
+		return unwinder__bind(f->unwinder, pid, set, space);
+	err = unwinder__rebind(f->unwinder, pid, set);
+	/* Not bound in the kernel: an exec came first, and its record will follow. */
+	return err == -ENOENT ? 0 : err;
+}
+
+static void sink_unbind(void *ctx, uint32_t pid)
+{
+	struct region_feed *f = ctx;
+
+	unwinder__unbind(f->unwinder, pid);
+}
+
+int region_feed__new(struct unwinder *u, struct sampler *s, struct region_feed **out)
+{
+	struct region_feed *f = calloc(1, sizeof(*f));
+	struct region_sink sink = {
+		.ctx = f,
+		.open_file = sink_open,
+		.load_table = sink_load_table,
+		.unload_table = sink_unload_table,
+		.add_region = sink_add_region,
+		.remove_region = sink_remove_region,
+		.bind = sink_bind,
+		.unbind = sink_unbind,
+	};
+	int err = -ENOMEM;
+
+	*out = NULL;
+	if (!f)
+		return err;
+	f->unwinder = u;
+	f->sampler = s;
+	f->loaded = u64map__new();
+	if (f->loaded)
+		err = table_cache__new(&f->cache);
+	if (!err)
+		err = process_regions__new(f->cache, &sink, MAX_SETS, &f->regions);
+	if (err) {
+		region_feed__free(f);
+		return err;
+	}
+	*out = f;
+	return 0;
+}
+
+void region_feed__free(struct region_feed *f)
+{
+	uint64_t key, v;
+	size_t pos = 0;
+
+	if (!f)
+		return;
+	process_regions__free(f->regions);
+	while (f->loaded && u64map__next(f->loaded, &pos, &key, &v))
+		free((void *)(uintptr_t)v);
+	u64map__free(f->loaded);
+	table_cache__free(f->cache);
+	free(f);
+}
+
+void region_feed__note_process(struct region_feed *f, uint32_t pid)
+{
+	struct proc_maps *maps = NULL;
+	uint64_t space;
+	int err;
+
+	if (!pid || process_regions__tracked(f->regions, pid))
+		return;
+	/* Read first: see the top of this file. */
+	space = sampler__space_of(f->sampler, pid);
+	err = proc_maps__read((int)pid, &maps);
+	if (err) {
+		f->snapshots_failed++;
+		return;
+	}
+	err = process_regions__snapshot(f->regions, pid, space, maps);
+	if (err)
+		pr_debug("PID %u: no region set: %s", pid, strerror(-err));
+	proc_maps__free(maps);
+}
+
+static void apply_exec(struct region_feed *f, const struct task_event *ev)
+{
+	uint64_t space = sampler__space_of(f->sampler, ev->pid);
+
+	if (!process_regions__tracked(f->regions, ev->pid))
+		return;
+	if (space < ev->time || space - ev->time > EXEC_SPACE_SLACK_NS) {
+		/* A later exec already happened: its own record will bind the right set. */
+		f->stale_execs++;
+		space = NO_SPACE;
+	}
+	process_regions__exec(f->regions, ev->pid, space);
+}
+
+static void apply_mmap(struct region_feed *f, const struct task_event *ev)
+{
+	char name[4096 + 16];
+	struct proc_map m = {
+		.start = ev->start,
+		.end = ev->start + ev->len,
+		.offset = ev->pgoff,
+		.inode = ev->inode,
+		.dev_major = ev->dev_major,
+		.dev_minor = ev->dev_minor,
+		.perms = (ev->prot & PROT_EXEC ? PROC_MAP_EXEC : 0) |
+			 (ev->prot & PROT_READ ? PROC_MAP_READ : 0),
+	};
+
+	if (m.end <= m.start || !process_regions__tracked(f->regions, ev->pid))
+		return;
+	snprintf(name, sizeof(name), "%s", ev->filename ? ev->filename : "");
+	proc_map__set_name(&m, name);
+	f->keep_space = true;
+	process_regions__mmap(f->regions, ev->pid, &m);
+	f->keep_space = false;
+}
+
+void region_feed__apply(struct region_feed *f, const struct task_event *ev)
+{
+	switch (ev->type) {
+	case TASK_EVENT_FORK:
+		if (ev->pid != ev->tid)
+			break;
+		process_regions__fork(f->regions, ev->ppid, ev->pid);
+		break;
+	case TASK_EVENT_EXIT:
+		if (ev->pid == ev->tid)
+			process_regions__exit(f->regions, ev->pid);
+		break;
+	case TASK_EVENT_COMM:
+		if (ev->exec)
+			apply_exec(f, ev);
+		break;
+	case TASK_EVENT_MMAP:
+		apply_mmap(f, ev);
+		break;
+	case TASK_EVENT_LOST:
+		break;
+	}
+}
+
+void region_feed__stats(const struct region_feed *f, struct region_feed_stats *out)
+{
+	memset(out, 0, sizeof(*out));
+	process_regions__stats(f->regions, &out->regions);
+	table_cache__stats(f->cache, &out->tables);
+	out->snapshots_failed = f->snapshots_failed;
+	out->stale_execs = f->stale_execs;
+}

@@ -1,0 +1,40 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Keeps the unwinder's maps (sample/unwinder.h) current with the processes
+ * cprof samples: each process's executable mappings as a region set
+ * (unwind/process_regions.h), each mapped file's table built once
+ * (unwind/table_cache.h) and loaded once. It takes the same inputs as the
+ * symbolizer: a process seen for the first time, and the kernel's records
+ * of forks, execs, mmaps and exits, in time order.
+ */
+#ifndef CPROF_REGION_FEED_H
+#define CPROF_REGION_FEED_H
+
+#include <stdint.h>
+
+#include "sample/perf_record.h"
+#include "unwind/process_regions.h"
+#include "unwind/table_cache.h"
+
+struct region_feed;
+struct sampler;
+struct unwinder;
+
+struct region_feed_stats {
+	struct process_regions_stats regions;
+	struct table_cache_stats tables;
+	uint64_t snapshots_failed; /* a process's /proc/PID/maps could not be read */
+	uint64_t stale_execs;	   /* exec records older than the process's space: left unbound */
+};
+
+/* u and s must outlive f. */
+int region_feed__new(struct unwinder *u, struct sampler *s, struct region_feed **out);
+void region_feed__free(struct region_feed *f);
+
+/* A process sampled for the first time: its mappings, read from /proc. */
+void region_feed__note_process(struct region_feed *f, uint32_t pid);
+/* One of the kernel's records, in time order. */
+void region_feed__apply(struct region_feed *f, const struct task_event *ev);
+void region_feed__stats(const struct region_feed *f, struct region_feed_stats *out);
+
+#endif
