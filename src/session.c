@@ -419,6 +419,8 @@ static int end_interval(struct run *r, uint64_t now, bool last)
 	delta.unmapped_samples =
 		summary__unmapped_samples(r->prof, delta.unmapped_who, sizeof(delta.unmapped_who));
 	r->unmapped_samples += delta.unmapped_samples;
+	delta.truncated_samples = summary__truncated_samples(r->prof, delta.truncated_who,
+							     sizeof(delta.truncated_who));
 	r->prev = cur;
 	profile__set_duration(r->prof, delta.duration_ns);
 	summary__add_comments(r->prof, &delta);
@@ -840,6 +842,8 @@ static int finish_oneshot(struct run *r, uint64_t now)
 	info.unnamed_samples = summary__unnamed_samples(r->prof);
 	info.unmapped_samples =
 		summary__unmapped_samples(r->prof, info.unmapped_who, sizeof(info.unmapped_who));
+	info.truncated_samples =
+		summary__truncated_samples(r->prof, info.truncated_who, sizeof(info.truncated_who));
 	/* Symbol tables are done with: encoding the profile does not stack on them. */
 	symbolizer__free(r->sym);
 	r->sym = NULL;
@@ -863,6 +867,9 @@ static int finish_intervals(struct run *r, uint64_t now)
 	info.unnamed_samples = r->unnamed_samples;
 	info.unmapped_samples = r->unmapped_samples;
 	info.unmapped_who[0] = '\0';
+	/* The markers were in the intervals' profiles, each counted in its own comments. */
+	info.truncated_samples = 0;
+	info.truncated_who[0] = '\0';
 	return finish_continuous(r, &info);
 }
 

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include <errno.h>
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -8,6 +9,7 @@
 #include "lib/u64map.h"
 #include "lib/words.h"
 #include "summary.h"
+#include "unwind/stack_walk.h"
 
 struct func_total {
 	const char *name;
@@ -120,6 +122,13 @@ static double pct(uint64_t part, uint64_t whole)
 	return whole ? 100.0 * (double)part / (double)whole : 0.0;
 }
 
+/* The placeholder the session puts at the root end of a walk that stopped before a root. */
+static bool truncation_marker(const struct profile_frame *f)
+{
+	return f->unknown && !f->kernel && !f->address &&
+	       !strncmp(f->name, SUMMARY_TRUNCATED_PREFIX, strlen(SUMMARY_TRUNCATED_PREFIX));
+}
+
 uint64_t summary__unnamed_samples(const struct profile *p)
 {
 	uint64_t n = 0;
@@ -131,7 +140,8 @@ uint64_t summary__unnamed_samples(const struct profile *p)
 		for (uint32_t j = 0; j < smp->nframes; j++) {
 			const struct profile_frame *f = profile__frame(p, smp->frames[j]);
 
-			if (f->unknown && !f->kernel) {
+			/* A truncated walk's marker names no code: the walk's report counts it. */
+			if (f->unknown && !f->kernel && !truncation_marker(f)) {
 				n += smp->count;
 				break;
 			}
@@ -146,27 +156,58 @@ static bool unmapped(const struct profile_frame *f)
 	return f->unknown && !f->kernel && !f->mapping && f->address;
 }
 
+/* (name, count) pairs: most first, then by name, so that ties list the same way every run. */
 static int cmp_count_desc(const void *a, const void *b)
 {
 	const uint64_t *x = a, *y = b;
 
-	return x[1] < y[1] ? 1 : x[1] > y[1] ? -1 : 0;
+	if (x[1] != y[1])
+		return x[1] < y[1] ? 1 : -1;
+	return strcmp((const char *)(uintptr_t)x[0], (const char *)(uintptr_t)y[0]);
 }
 
-/* "name count, ..." of the (name, count) pairs in by, most first, as long as they fit. */
-static void list_who(struct u64map *by, char *who, size_t size)
+static int cmp_name(const void *a, const void *b)
 {
-	size_t n = u64map__count(by), pos = 0, i = 0, off = 0;
-	uint64_t *pairs = calloc(2 * n + 2, sizeof(*pairs));
+	const uint64_t *x = a, *y = b;
+
+	return strcmp((const char *)(uintptr_t)x[0], (const char *)(uintptr_t)y[0]);
+}
+
+/* Adds n to name's count in by (NULL: no memory for the map, nothing counted). */
+static void count_who(struct u64map *by, const char *name, uint64_t n)
+{
+	uint64_t v;
+
+	if (!by)
+		return;
+	if (!u64map__get(by, (uintptr_t)name, &v))
+		v = 0;
+	u64map__set(by, (uintptr_t)name, v + n);
+}
+
+/* The (name, count) pairs of by, in a new array of 2 * count + 2 (NULL: no memory). */
+static uint64_t *who_pairs(struct u64map *by, size_t *n)
+{
+	uint64_t *pairs = by ? calloc(2 * u64map__count(by) + 2, sizeof(*pairs)) : NULL;
+	size_t pos = 0;
+
+	*n = 0;
+	if (!pairs)
+		return NULL;
+	while (u64map__next(by, &pos, &pairs[2 * *n], &pairs[2 * *n + 1]))
+		(*n)++;
+	return pairs;
+}
+
+/* "name count, ..." of n (name, count) pairs: the first most, as long as they fit. */
+static void format_who(uint64_t *pairs, size_t n, size_t most, char *who, size_t size)
+{
+	size_t i, off = 0;
 	int w;
 
 	who[0] = '\0';
-	if (!pairs)
-		return;
-	while (u64map__next(by, &pos, &pairs[2 * i], &pairs[2 * i + 1]))
-		i++;
 	qsort(pairs, n, 2 * sizeof(*pairs), cmp_count_desc);
-	for (i = 0; i < n; i++) {
+	for (i = 0; i < n && i < most; i++) {
 		w = snprintf(who + off, size - off, "%s%s %" PRIu64, i ? ", " : "",
 			     (const char *)(uintptr_t)pairs[2 * i], pairs[2 * i + 1]);
 		if (w < 0 || (size_t)w >= size - off) {
@@ -175,13 +216,24 @@ static void list_who(struct u64map *by, char *who, size_t size)
 		}
 		off += (size_t)w;
 	}
+}
+
+/* "name count, ..." of the (interned name, count) pairs in by (NULL: ""). */
+static void list_who(struct u64map *by, char *who, size_t size)
+{
+	size_t n;
+	uint64_t *pairs = who_pairs(by, &n);
+
+	who[0] = '\0';
+	if (pairs)
+		format_who(pairs, n, n, who, size);
 	free(pairs);
 }
 
 uint64_t summary__unmapped_samples(const struct profile *p, char *who, size_t size)
 {
 	struct u64map *by = u64map__new(); /* interned comm -> samples */
-	uint64_t n = 0, v;
+	uint64_t n = 0;
 	size_t i;
 
 	for (i = 0; i < profile__sample_count(p); i++) {
@@ -192,17 +244,74 @@ uint64_t summary__unmapped_samples(const struct profile *p, char *who, size_t si
 			if (!unmapped(profile__frame(p, smp->frames[j])))
 				continue;
 			n += smp->count;
-			if (by && !u64map__get(by, (uintptr_t)comm, &v))
-				v = 0;
-			if (by)
-				u64map__set(by, (uintptr_t)comm, v + smp->count);
+			count_who(by, comm, smp->count);
 			break;
 		}
 	}
-	if (by)
-		list_who(by, who, size);
-	else
-		who[0] = '\0';
+	list_who(by, who, size);
+	u64map__free(by);
+	return n;
+}
+
+/* Where a walk stopped: the file of the frame (a base name), else what the frame is. */
+static const char *stop_place(const struct profile *p, const struct profile_frame *f)
+{
+	const char *module;
+
+	if (!f->kernel && !f->mapping)
+		return f->name; /* "[unknown]": in no known mapping */
+	module = frame_module(p, f);
+	return *module ? module : "[anon]";
+}
+
+/*
+ * "name count, ..." of the three places in by with the most. Names are base
+ * names: two paths of one file name (/lib and /usr/lib) are one entry,
+ * merged here over the few distinct places rather than per sample.
+ */
+static void list_places(struct u64map *by, char *who, size_t size)
+{
+	size_t n, i, kept = 0;
+	uint64_t *pairs = who_pairs(by, &n);
+
+	who[0] = '\0';
+	if (!pairs)
+		return;
+	qsort(pairs, n, 2 * sizeof(*pairs), cmp_name);
+	for (i = 0; i < n; i++) {
+		if (kept && !cmp_name(&pairs[2 * (kept - 1)], &pairs[2 * i])) {
+			pairs[2 * (kept - 1) + 1] += pairs[2 * i + 1];
+			continue;
+		}
+		pairs[2 * kept] = pairs[2 * i];
+		pairs[2 * kept + 1] = pairs[2 * i + 1];
+		kept++;
+	}
+	format_who(pairs, kept, 3, who, size);
+	free(pairs);
+}
+
+uint64_t summary__truncated_samples(const struct profile *p, char *who, size_t size)
+{
+	struct u64map *by = u64map__new(); /* stop place (a pointer into p) -> samples */
+	const char *place;
+	uint64_t n = 0;
+	size_t i;
+
+	for (i = 0; i < profile__sample_count(p); i++) {
+		const struct profile_sample *smp = profile__sample(p, i);
+
+		if (!smp->nframes ||
+		    !truncation_marker(profile__frame(p, smp->frames[smp->nframes - 1])))
+			continue;
+		n += smp->count;
+		/* A walk keeps at least the interrupted PC: a marker alone is not expected. */
+		place = smp->nframes > 1
+				? stop_place(p, profile__frame(p, smp->frames[smp->nframes - 2]))
+				: "?";
+		count_who(by, place, smp->count);
+	}
+	list_places(by, who, size);
 	u64map__free(by);
 	return n;
 }
@@ -217,6 +326,70 @@ static uint64_t lost_stacks(const struct summary_info *in)
 	return in->stats[CPROF_STAT_USER_COLLISION] + in->stats[CPROF_STAT_KERN_COLLISION] +
 	       in->stats[CPROF_STAT_USER_STACK_ERR] + in->stats[CPROF_STAT_KERN_STACK_ERR] +
 	       in->missing_stacks;
+}
+
+/* The reasons walks stopped before a root that occurred, most first (then in enum order). */
+static size_t stops_by_count(const struct summary_info *in, uint32_t *out)
+{
+	size_t n = 0, j;
+	uint32_t r;
+
+	for (r = CPROF_STOP_NONE + 1; r < CPROF_STOP_MAX; r++) {
+		if (!in->walk_stops[r])
+			continue;
+		for (j = n; j > 0 && in->walk_stops[out[j - 1]] < in->walk_stops[r]; j--)
+			out[j] = out[j - 1];
+		out[j] = r;
+		n++;
+	}
+	return n;
+}
+
+/* snprintf at *off of buf; what does not fit is cut, and *off stays inside buf. */
+static void appendf(char *buf, size_t size, size_t *off, const char *fmt, ...)
+{
+	va_list ap;
+	int w;
+
+	if (*off >= size - 1)
+		return;
+	va_start(ap, fmt);
+	w = vsnprintf(buf + *off, size - *off, fmt, ap);
+	va_end(ap);
+	if (w > 0)
+		*off = (size_t)w < size - *off ? *off + (size_t)w : size - 1;
+}
+
+/* How user stacks were walked, in one comment: snake_case reasons (stack_walk__stop_token). */
+static void user_stacks_comment(char *buf, size_t size, const struct summary_info *in)
+{
+	uint32_t order[CPROF_STOP_MAX];
+	size_t off = 0, n, i;
+
+	if (in->unwind_status == -ENOENT) {
+		snprintf(buf, size, "cprof: user stacks: frame_pointers (asked for)");
+		return;
+	}
+	if (in->unwind_status) {
+		snprintf(
+			buf, size,
+			"cprof: user stacks: frame_pointers (the unwinder could not be loaded: %s)",
+			strerror(-in->unwind_status));
+		return;
+	}
+	appendf(buf, size, &off, "cprof: user stacks: cfi; walked %" PRIu64 ": %s %" PRIu64,
+		in->walked, stack_walk__stop_token(CPROF_STOP_NONE),
+		in->walk_stops[CPROF_STOP_NONE]);
+	n = stops_by_count(in, order);
+	for (i = 0; i < n; i++)
+		appendf(buf, size, &off, ", %s %" PRIu64, stack_walk__stop_token(order[i]),
+			in->walk_stops[order[i]]);
+	appendf(buf, size, &off, "; samples ending in a truncation marker %" PRIu64,
+		in->truncated_samples);
+	if (in->truncated_who[0])
+		appendf(buf, size, &off, " (stopped most in: %s)", in->truncated_who);
+	appendf(buf, size, &off, "; not walked, by frame pointers (taken in the kernel) %" PRIu64,
+		in->fp_user);
 }
 
 int summary__add_comments(struct profile *p, const struct summary_info *in)
@@ -298,6 +471,10 @@ int summary__add_comments(struct profile *p, const struct summary_info *in)
 	err = profile__add_comment(p, buf);
 	if (err)
 		return err;
+	user_stacks_comment(buf, sizeof(buf), in);
+	err = profile__add_comment(p, buf);
+	if (err)
+		return err;
 	if (in->targeted)
 		snprintf(buf, sizeof(buf),
 			 "cprof: idle samples: none (only the targets are sampled)");
@@ -328,6 +505,66 @@ static void print_lost(FILE *f, uint64_t total, const struct summary_info *in)
 			in->stats[CPROF_STAT_USER_COLLISION], in->stats[CPROF_STAT_KERN_COLLISION],
 			in->stats[CPROF_STAT_USER_STACK_ERR] +
 				in->stats[CPROF_STAT_KERN_STACK_ERR] + in->missing_stacks);
+}
+
+/* part of whole in %, never rounded to 0 or 100 when it is neither. */
+static void print_share(FILE *f, uint64_t part, uint64_t whole)
+{
+	double v = pct(part, whole);
+
+	if (part && v < 0.05)
+		fprintf(f, "<0.1%%");
+	else if (part < whole && v >= 99.95)
+		fprintf(f, ">99.9%%");
+	else
+		fprintf(f, "%.1f%%", v);
+}
+
+static void print_user_stacks(FILE *f, const struct summary_info *in)
+{
+	static const char *const fp_caveat =
+		"callers in code built without frame pointers may be missing or wrong";
+	uint64_t root = in->walk_stops[CPROF_STOP_NONE], n = in->fp_user;
+	uint32_t order[CPROF_STOP_MAX];
+	size_t nstops, i;
+
+	if (in->unwind_status == -ENOENT) {
+		fprintf(f, "cprof: user stacks by frame pointers only (--frame-pointers): %s\n",
+			fp_caveat);
+		return;
+	}
+	if (in->unwind_status) {
+		fprintf(f,
+			"cprof: user stacks by frame pointers only: the unwinder could not be "
+			"loaded (%s; run with -v for the verifier log): %s\n",
+			strerror(-in->unwind_status), fp_caveat);
+		return;
+	}
+	/* Nothing walked (kernel threads, or only samples taken in the kernel): nothing to say. */
+	if (in->walked) {
+		fprintf(f,
+			"cprof: user stacks walked with the CFI tables: %" PRIu64 " of %" PRIu64
+			" %s (",
+			root, in->walked, plural(in->walked, "sample", "samples"));
+		print_share(f, root, in->walked);
+		fprintf(f, ") reached a thread root");
+		nstops = stops_by_count(in, order);
+		for (i = 0; i < nstops; i++) {
+			fprintf(f, "%s%" PRIu64 " (",
+				i ? ", " : "; truncated: ", in->walk_stops[order[i]]);
+			print_share(f, in->walk_stops[order[i]], in->walked);
+			fprintf(f, ") %s", stack_walk__stop_name(order[i]));
+		}
+		if (nstops && in->truncated_who[0])
+			fprintf(f, "; stopped most in %s", in->truncated_who);
+		fputc('\n', f);
+	}
+	if (n)
+		fprintf(f,
+			"cprof: %" PRIu64 " %s taken in the kernel %s by frame pointers, not "
+			"walked with the tables: their callers may be missing\n",
+			n, plural(n, "sample", "samples"),
+			plural(n, "has its user stack", "have their user stacks"));
 }
 
 static void print_unnamed(FILE *f, uint64_t total, const struct summary_info *in)
@@ -433,6 +670,7 @@ static void print_rate(FILE *f, const struct summary_info *in)
 void summary__print_losses(FILE *f, uint64_t total, const struct summary_info *in)
 {
 	print_lost(f, total, in);
+	print_user_stacks(f, in);
 	print_unnamed(f, total, in);
 	print_processes(f, in);
 	print_rate(f, in);

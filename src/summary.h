@@ -51,7 +51,17 @@ struct summary_info {
 	uint64_t walk_stops[CPROF_STOP_MAX]; /* of those, by how the walk ended */
 	/* Samples taken in the kernel: their user stacks by frame pointers (not walked). */
 	uint64_t fp_user;
+	/* Samples of the profile that end in a truncation marker, and where those walks stopped. */
+	uint64_t truncated_samples;
+	char truncated_who[160]; /* "liblzma.so.5 120, python3.11 7" (files with the most), or "" */
 };
+
+/*
+ * The name of the placeholder frame at the root end of a user stack whose
+ * walk stopped before a thread root: this prefix, the reason's words
+ * (stack_walk__stop_name), then "]".
+ */
+#define SUMMARY_TRUNCATED_PREFIX "[truncated: "
 
 /* Samples of p that have at least one user frame without a symbol. */
 uint64_t summary__unnamed_samples(const struct profile *p);
@@ -62,6 +72,13 @@ uint64_t summary__unnamed_samples(const struct profile *p);
  * of them, with their counts.
  */
 uint64_t summary__unmapped_samples(const struct profile *p, char *who, size_t size);
+
+/*
+ * Samples of p whose last frame is a truncation marker; who gets the files
+ * (base names) where most of those walks stopped, with their counts, or the
+ * frame's name ("[unknown]") where no file held it.
+ */
+uint64_t summary__truncated_samples(const struct profile *p, char *who, size_t size);
 
 /* Adds the loss accounting to the profile as comments. */
 int summary__add_comments(struct profile *p, const struct summary_info *info);

@@ -88,22 +88,30 @@ void stack_walk__run(const struct stack_walk *w, const struct stack_snapshot *sn
 		out->stop = CPROF_STOP_NONE;
 }
 
+/* The summary's words and the profile comments' tokens, one row per reason. */
+static const struct {
+	const char *name, *token;
+} stops[CPROF_STOP_MAX] = {
+	[CPROF_STOP_NONE] = {"reached a thread root", "root"},
+	[CPROF_STOP_NO_CFI] = {"no CFI for the code", "no_cfi"},
+	[CPROF_STOP_BAD_CFI] = {"corrupt CFI", "bad_cfi"},
+	[CPROF_STOP_UNSUPPORTED] = {"CFI rule not supported", "unsupported"},
+	[CPROF_STOP_NO_RULE_ROOM] = {"rule dictionary full", "no_rule_room"},
+	[CPROF_STOP_NO_MAPPING] = {"address in no known code mapping", "no_mapping"},
+	[CPROF_STOP_NO_TABLE] = {"no unwind table yet", "no_table"},
+	[CPROF_STOP_READ] = {"stack memory unreadable", "read"},
+	[CPROF_STOP_LR] = {"return address in an unknown LR", "lr"},
+	[CPROF_STOP_BAD_FRAME] = {"implausible frame", "bad_frame"},
+	[CPROF_STOP_FP_LOST] = {"frame pointer not recoverable", "fp_lost"},
+	[CPROF_STOP_DEPTH] = {"deeper than 127 frames", "depth"},
+};
+
 const char *stack_walk__stop_name(uint32_t stop)
 {
-	static const char *const names[CPROF_STOP_MAX] = {
-		[CPROF_STOP_NONE] = "reached a thread root",
-		[CPROF_STOP_NO_CFI] = "no CFI for the code",
-		[CPROF_STOP_BAD_CFI] = "corrupt CFI",
-		[CPROF_STOP_UNSUPPORTED] = "CFI rule not supported",
-		[CPROF_STOP_NO_RULE_ROOM] = "rule dictionary full",
-		[CPROF_STOP_NO_MAPPING] = "address in no known code mapping",
-		[CPROF_STOP_NO_TABLE] = "no unwind table yet",
-		[CPROF_STOP_READ] = "stack memory unreadable",
-		[CPROF_STOP_LR] = "return address in an unknown LR",
-		[CPROF_STOP_BAD_FRAME] = "implausible frame",
-		[CPROF_STOP_FP_LOST] = "frame pointer not recoverable",
-		[CPROF_STOP_DEPTH] = "deeper than 127 frames",
-	};
+	return stop < CPROF_STOP_MAX ? stops[stop].name : "unknown reason";
+}
 
-	return stop < CPROF_STOP_MAX ? names[stop] : "unknown reason";
+const char *stack_walk__stop_token(uint32_t stop)
+{
+	return stop < CPROF_STOP_MAX ? stops[stop].token : "unknown";
 }

@@ -52,6 +52,8 @@ struct walk_result {
  * and of a truncated stack's placeholder frame.
  */
 const char *stack_walk__stop_name(uint32_t stop);
+/* The same reason as a snake_case token, for the profile comments ("no_cfi"). */
+const char *stack_walk__stop_token(uint32_t stop);
 
 /* Walks as far as it can; the result says where and why it stopped. */
 void stack_walk__run(const struct stack_walk *w, const struct stack_snapshot *snap,

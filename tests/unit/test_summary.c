@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 /* The summary's words: every loss under one reason, counts that agree with their nouns. */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -7,6 +8,7 @@
 #include "build/profile.h"
 #include "summary.h"
 #include "test.h"
+#include "unwind/stack_walk.h"
 
 /* What summary__print_losses says of info, for total samples. */
 static char *losses(const struct summary_info *in, uint64_t total)
@@ -192,4 +194,248 @@ TEST(summary_unopened_files_by_process)
 			   "replaced by another file): their frames are shown as file+offset; in "
 			   "make 2\n"));
 	free(text);
+}
+
+enum { LZMA = 1, PY, JIT, LZMA2, LIBC, UNMAPPED, NO_TABLE, NO_CFI, LOST, NFRAMES };
+
+/* A profile with the frames above (1-based, in order) and no samples. */
+static struct profile *places_profile(void)
+{
+	static const struct profile_mapping maps[] = {
+		{.start = 0x1000,
+		 .limit = 0x2000,
+		 .path = "/usr/lib/x86_64-linux-gnu/liblzma.so.5"},
+		{.start = 0x3000, .limit = 0x4000, .path = "/usr/bin/python3.11"},
+		{.start = 0x5000, .limit = 0x6000, .path = ""},
+		{.start = 0x7000, .limit = 0x8000, .path = "/lib/x86_64-linux-gnu/liblzma.so.5"},
+		{.start = 0x9000, .limit = 0xa000, .path = "/usr/lib/libc.so.6"},
+	};
+	static const struct profile_frame frames[] = {
+		{.mapping = 1, .address = 0x1100, .name = "lzma_code"},
+		{.mapping = 2, .address = 0x3100, .name = "_PyEval_EvalFrameDefault"},
+		{.mapping = 3, .address = 0x5100, .name = "[anon]+0x5100", .unknown = true},
+		{.mapping = 4, .address = 0x7100, .name = "liblzma.so.5+0x100", .unknown = true},
+		{.mapping = 5, .address = 0x9100, .name = "__libc_start_call_main"},
+		{.address = 0xdead, .name = "[unknown]", .unknown = true},
+		{.name = "[truncated: no unwind table yet]", .unknown = true},
+		{.name = "[truncated: no CFI for the code]", .unknown = true},
+		{.name = "[user stack lost: error]", .unknown = true},
+	};
+	struct profile *p = profile__new(NULL);
+	struct profile_frame f;
+	size_t i;
+
+	CHECK(p);
+	for (i = 0; i < sizeof(maps) / sizeof(maps[0]); i++)
+		CHECK_INT(profile__add_mapping(p, &maps[i]), ==, i + 1);
+	for (i = 0; i < sizeof(frames) / sizeof(frames[0]); i++) {
+		f = frames[i];
+		f.system_name = f.name;
+		CHECK_INT(profile__add_frame(p, &f), ==, i + 1);
+	}
+	CHECK_INT(NFRAMES, ==, i + 1);
+	return p;
+}
+
+/*
+ * Walks that stopped before a root end in a "[truncated: REASON]" marker;
+ * the frame before it is where the walk stopped, named by its file's base
+ * name (one entry for two paths of one name), "[anon]" in anonymous memory,
+ * or the frame's own name in no mapping. Only a marker in last place counts.
+ */
+TEST(summary_truncated_samples_by_file)
+{
+	struct profile_labels xz = {.pid = 1, .comm = "xz"}, py = {.pid = 2, .comm = "python3"};
+	struct profile *p = places_profile();
+	char who[160];
+
+	/* liblzma.so.5 under two paths: 100 + 20. */
+	CHECK_INT(profile__add_sample(p, (uint32_t[]){LIBC, LZMA, NO_CFI}, 3, &xz, 100), ==, 0);
+	CHECK_INT(profile__add_sample(p, (uint32_t[]){LZMA2, NO_TABLE}, 2, &xz, 20), ==, 0);
+	CHECK_INT(profile__add_sample(p, (uint32_t[]){PY, NO_TABLE}, 2, &py, 7), ==, 0);
+	CHECK_INT(profile__add_sample(p, (uint32_t[]){UNMAPPED, NO_CFI}, 2, &py, 5), ==, 0);
+	CHECK_INT(profile__add_sample(p, (uint32_t[]){PY, JIT, NO_CFI}, 3, &py, 2), ==, 0);
+	/* Not truncated: a whole walk, a lost stack, a marker not at the root end. */
+	CHECK_INT(profile__add_sample(p, (uint32_t[]){LZMA, LIBC}, 2, &xz, 1000), ==, 0);
+	CHECK_INT(profile__add_sample(p, (uint32_t[]){LOST}, 1, &py, 50), ==, 0);
+	CHECK_INT(profile__add_sample(p, (uint32_t[]){NO_CFI, PY}, 2, &py, 9), ==, 0);
+
+	CHECK_U64(summary__truncated_samples(p, who, sizeof(who)), ==, 134);
+	CHECK_STR(who, "liblzma.so.5 120, python3.11 7, [unknown] 5");
+	/* The marker is no unnamed code: only the samples with liblzma's unnamed frame, the
+	 * unmapped address, [anon] and the lost stack's placeholder. */
+	CHECK_U64(summary__unnamed_samples(p), ==, 20 + 5 + 2 + 50);
+	/* Too little room: whole entries only. */
+	CHECK_U64(summary__truncated_samples(p, who, 20), ==, 134);
+	CHECK_STR(who, "liblzma.so.5 120");
+	profile__free(p);
+
+	/* Ties list by name; anonymous memory is "[anon]". */
+	p = places_profile();
+	CHECK_INT(profile__add_sample(p, (uint32_t[]){PY, NO_CFI}, 2, &py, 3), ==, 0);
+	CHECK_INT(profile__add_sample(p, (uint32_t[]){JIT, NO_CFI}, 2, &py, 3), ==, 0);
+	CHECK_INT(profile__add_sample(p, (uint32_t[]){LIBC, NO_TABLE}, 2, &py, 3), ==, 0);
+	CHECK_INT(profile__add_sample(p, (uint32_t[]){LZMA, NO_TABLE}, 2, &py, 1), ==, 0);
+	CHECK_U64(summary__truncated_samples(p, who, sizeof(who)), ==, 10);
+	CHECK_STR(who, "[anon] 3, libc.so.6 3, python3.11 3");
+	profile__free(p);
+
+	p = profile__new(NULL);
+	CHECK(p);
+	CHECK_U64(summary__truncated_samples(p, who, sizeof(who)), ==, 0);
+	CHECK_STR(who, "");
+	profile__free(p);
+}
+
+/* A typical run with the unwinder: shares of the walked samples, reasons most first. */
+TEST(summary_user_stacks_walked)
+{
+	struct summary_info in = {.hz = 99, .ncpus = 1};
+	char *text;
+
+	in.walked = 12345;
+	in.walk_stops[CPROF_STOP_NONE] = 12086;
+	in.walk_stops[CPROF_STOP_NO_CFI] = 37;
+	in.walk_stops[CPROF_STOP_NO_TABLE] = 222;
+	snprintf(in.truncated_who, sizeof(in.truncated_who), "liblzma.so.5 120, python3.11 7");
+	in.fp_user = 210;
+	text = losses(&in, 12555);
+	CHECK_STR(text, "cprof: lost samples: 0\n"
+			"cprof: user stacks walked with the CFI tables: 12086 of 12345 samples "
+			"(97.9%) reached a thread root; truncated: 222 (1.8%) no unwind table yet, "
+			"37 (0.3%) no CFI for the code; stopped most in liblzma.so.5 120, "
+			"python3.11 7\n"
+			"cprof: 210 samples taken in the kernel have their user stacks by frame "
+			"pointers, not walked with the tables: their callers may be missing\n");
+	free(text);
+
+	/* Never 100% or 0% unless it is; equal counts in the enum's order. */
+	memset(&in, 0, sizeof(in));
+	in.walked = 10002;
+	in.walk_stops[CPROF_STOP_NONE] = 10000;
+	in.walk_stops[CPROF_STOP_DEPTH] = 1;
+	in.walk_stops[CPROF_STOP_READ] = 1;
+	in.fp_user = 1;
+	text = losses(&in, 10003);
+	CHECK_STR(text, "cprof: lost samples: 0\n"
+			"cprof: user stacks walked with the CFI tables: 10000 of 10002 samples "
+			"(>99.9%) reached a thread root; truncated: 1 (<0.1%) stack memory "
+			"unreadable, 1 (<0.1%) deeper than 127 frames\n"
+			"cprof: 1 sample taken in the kernel has its user stack by frame pointers, "
+			"not walked with the tables: their callers may be missing\n");
+	free(text);
+
+	memset(&in, 0, sizeof(in));
+	in.walked = 1;
+	in.walk_stops[CPROF_STOP_NONE] = 1;
+	text = losses(&in, 1);
+	CHECK_STR(text, "cprof: lost samples: 0\n"
+			"cprof: user stacks walked with the CFI tables: 1 of 1 sample (100.0%) "
+			"reached a thread root\n");
+	free(text);
+
+	/* Nothing walked (kernel threads only): no share of nothing. */
+	memset(&in, 0, sizeof(in));
+	text = losses(&in, 5);
+	CHECK_STR(text, "cprof: lost samples: 0\n");
+	free(text);
+}
+
+/* Without the unwinder, the report says so, why, and what it costs. */
+TEST(summary_user_stacks_by_frame_pointers)
+{
+	struct summary_info in = {.hz = 99, .ncpus = 1, .unwind_status = -ENOENT};
+	char *text;
+
+	in.fp_user = 3; /* not said: every user stack is by frame pointers */
+	text = losses(&in, 5);
+	CHECK_STR(text, "cprof: lost samples: 0\n"
+			"cprof: user stacks by frame pointers only (--frame-pointers): callers in "
+			"code built without frame pointers may be missing or wrong\n");
+	free(text);
+	in.unwind_status = -EINVAL; /* the verifier refused the walk */
+	text = losses(&in, 5);
+	CHECK_STR(text, "cprof: lost samples: 0\n"
+			"cprof: user stacks by frame pointers only: the unwinder could not be "
+			"loaded (Invalid argument; run with -v for the verifier log): "
+			"callers in code built without frame pointers may be missing or wrong\n");
+	free(text);
+}
+
+/* The comment of profile p that begins with prefix, or NULL. */
+static const char *comment_of(const struct profile *p, const char *prefix)
+{
+	size_t i;
+
+	for (i = 0; i < profile__comment_count(p); i++)
+		if (!strncmp(profile__comment(p, i), prefix, strlen(prefix)))
+			return profile__comment(p, i);
+	return NULL;
+}
+
+/* The profile carries the same facts, in stable snake_case tokens. */
+TEST(summary_user_stacks_comment)
+{
+	struct summary_info in = {.hz = 99, .ncpus = 1};
+	struct profile *p = profile__new(NULL);
+
+	CHECK(p);
+	in.walked = 12345;
+	in.walk_stops[CPROF_STOP_NONE] = 12086;
+	in.walk_stops[CPROF_STOP_NO_CFI] = 37;
+	in.walk_stops[CPROF_STOP_NO_TABLE] = 222;
+	in.truncated_samples = 259;
+	snprintf(in.truncated_who, sizeof(in.truncated_who), "liblzma.so.5 120, python3.11 7");
+	in.fp_user = 210;
+	CHECK_INT(summary__add_comments(p, &in), ==, 0);
+	CHECK_STR(comment_of(p, "cprof: user stacks:"),
+		  "cprof: user stacks: cfi; walked 12345: root 12086, no_table 222, no_cfi 37; "
+		  "samples ending in a truncation marker 259 (stopped most in: liblzma.so.5 120, "
+		  "python3.11 7); not walked, by frame pointers (taken in the kernel) 210");
+	profile__free(p);
+
+	memset(&in, 0, sizeof(in));
+	p = profile__new(NULL);
+	CHECK(p);
+	CHECK_INT(summary__add_comments(p, &in), ==, 0);
+	CHECK_STR(comment_of(p, "cprof: user stacks:"),
+		  "cprof: user stacks: cfi; walked 0: root 0; samples ending in a truncation "
+		  "marker 0; not walked, by frame pointers (taken in the kernel) 0");
+	profile__free(p);
+
+	in.unwind_status = -ENOENT;
+	p = profile__new(NULL);
+	CHECK(p);
+	CHECK_INT(summary__add_comments(p, &in), ==, 0);
+	CHECK_STR(comment_of(p, "cprof: user stacks:"),
+		  "cprof: user stacks: frame_pointers (asked for)");
+	profile__free(p);
+
+	in.unwind_status = -EINVAL; /* the verifier refused the walk */
+	p = profile__new(NULL);
+	CHECK(p);
+	CHECK_INT(summary__add_comments(p, &in), ==, 0);
+	CHECK_STR(comment_of(p, "cprof: user stacks:"),
+		  "cprof: user stacks: frame_pointers (the unwinder could not be loaded: "
+		  "Invalid argument)");
+	profile__free(p);
+}
+
+/* Every reason a walk stops has words and a distinct snake_case token (none left NULL). */
+TEST(summary_every_stop_reason_has_words_and_token)
+{
+	const char *tok, *other;
+	uint32_t r, q;
+
+	for (r = 0; r < CPROF_STOP_MAX; r++) {
+		tok = stack_walk__stop_token(r);
+		CHECK(stack_walk__stop_name(r) && *stack_walk__stop_name(r));
+		CHECK(tok && *tok && strspn(tok, "abcdefghijklmnopqrstuvwxyz_") == strlen(tok));
+		for (q = 0; q < r; q++) {
+			other = stack_walk__stop_token(q);
+			CHECK(!tok || !other || strcmp(tok, other));
+		}
+	}
+	CHECK_STR(stack_walk__stop_token(CPROF_STOP_NO_TABLE), "no_table");
+	CHECK_STR(stack_walk__stop_token(CPROF_STOP_MAX), "unknown");
 }
