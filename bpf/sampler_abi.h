@@ -80,6 +80,8 @@ enum cprof_stat {
 	CPROF_STAT_TICKS,	   /* every run of the program: the rate the kernel delivers */
 	CPROF_STAT_WALKS,	   /* user stacks walked with the unwind tables */
 	CPROF_STAT_WALKS_LOST,	   /* walks that could not be finished (a tail call failed) */
+	CPROF_STAT_COPIES,	   /* samples sent as a stack copy, to be walked in user space */
+	CPROF_STAT_COPIES_LOST,	   /* ... that could not be sent: kept with their leaf only */
 	CPROF_STAT_MAX,
 };
 
@@ -110,6 +112,33 @@ struct cprof_spill {
 	__u64 space;
 	__u64 user[CPROF_MAX_STACK_DEPTH]; /* leaf first */
 	__u64 kern[CPROF_MAX_STACK_DEPTH];
+};
+
+#define CPROF_COPY_MAGIC 0x79706f63 /* "copy" */
+#define CPROF_COPY_STACK 16384	    /* bytes of user stack copied from SP up */
+
+/*
+ * Also through `events`: a sample of a process whose unwind tables are not
+ * in the maps yet (its first milliseconds, a program just exec'd), with
+ * the user registers and the top of its user stack, so that user space
+ * walks it with the same tables once it has built them. Only the first
+ * stack_bytes of stack[] are sent.
+ */
+struct cprof_copy {
+	__u32 magic;
+	__u32 set;
+	__u32 pid;
+	__u32 tid;
+	__u64 comm[CPROF_COMM_LEN / 8];
+	__u64 space;
+	__u64 time; /* CLOCK_MONOTONIC ns, as the kernel's records of processes */
+	__u64 pc, sp, fp, lr;
+	__u32 lr_valid;
+	__u32 kern_bytes;
+	__u64 kern[CPROF_MAX_STACK_DEPTH]; /* leaf first, for a sample taken in the kernel */
+	__u32 stack_bytes;
+	__u32 pad;
+	__u8 stack[CPROF_COPY_STACK];
 };
 
 #endif

@@ -73,6 +73,7 @@ enum cprof_unwind_stop {
 	CPROF_STOP_BAD_FRAME,	 /* the caller's SP or return address makes no sense */
 	CPROF_STOP_FP_LOST,	 /* the rule needs a frame pointer that was not recoverable */
 	CPROF_STOP_DEPTH,	 /* the stack is deeper than the frames kept */
+	CPROF_STOP_COPY_END,	 /* user space: the walk left the copied part of the stack */
 	CPROF_STOP_MAX,
 };
 
@@ -139,6 +140,14 @@ struct cprof_unwind_regs {
 
 struct cprof_walk_config {
 	__u64 ra_mask; /* bits of a return address that are address (AArch64 PAC) */
+	/*
+	 * Where a task's user registers are while it runs in the kernel: at the
+	 * top of its kernel stack (task_struct.stack + THREAD_SIZE - padding -
+	 * sizeof(struct pt_regs)), found from the kernel's BTF. stack_off 0:
+	 * unknown, and samples taken in the kernel keep frame-pointer user stacks.
+	 */
+	__u32 task_stack_off;
+	__u32 pt_regs_size;
 };
 
 /* A walked user stack, as kept in the `ustacks` maps by its hash (1 KiB). */
@@ -150,14 +159,15 @@ struct cprof_ustack {
 
 /* A walk: what it keeps between its program runs (per CPU). */
 struct cprof_walk {
-	struct cprof_unwind_regs regs; /* of the frame being walked */
-	struct cprof_region region;    /* the last region found, reused while the PC is inside */
-	struct cprof_key key;	       /* the sample's, as sample_begin made it */
-	__u32 set;		       /* the sample's map set */
-	__u32 region_set;	       /* the process's region set */
+	struct cprof_unwind_regs regs;	/* of the frame being walked */
+	struct cprof_unwind_regs first; /* of the sample: for a stack copy after all */
+	struct cprof_region region;	/* the last region found, reused while the PC is inside */
+	struct cprof_key key;		/* the sample's, as sample_begin made it */
+	__u32 set;			/* the sample's map set */
+	__u32 region_set;		/* the process's region set */
 	__u32 done;
 	__u32 lo, hi; /* the bounds of a row search */
-	__u32 pad;
+	__u32 kernel; /* the sample was taken in the kernel: it has a kernel stack too */
 	struct cprof_ustack u;
 };
 

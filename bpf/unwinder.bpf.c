@@ -62,6 +62,12 @@ static __always_inline void inherit_set(__u32 parent, __u32 child, __u64 now)
 #define FRAMES_PER_RUN 8
 #define PROG_WALK      0
 #define PROG_KEEP      1
+/*
+ * How long after its fork or exec a process's regions may still lack
+ * mappings user space has not read the records of: the records wait a few
+ * milliseconds to be put in order, and building a large table delays them.
+ */
+#define YOUNG_NS 1000000000ull
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
@@ -106,6 +112,14 @@ struct {
 	__uint(key_size, sizeof(__u32));
 	__uint(value_size, sizeof(__u32));
 } walk_progs SEC(".maps");
+
+/* Room to build a stack copy: far beyond the 512-byte BPF stack. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct cprof_copy);
+} copy_buf SEC(".maps");
 
 /* Walked user stacks by hash, one map per set like stacks0/1; sized by user space. */
 struct {
@@ -273,6 +287,11 @@ static __always_inline int spill_walk(struct bpf_perf_event_data *ctx, const str
 	sp->comm[1] = w->key.comm[1];
 	sp->space = w->key.space;
 	sp->kern_bytes = 0;
+	if (w->kernel) {
+		long k = bpf_get_stack(ctx, sp->kern, sizeof(sp->kern), 0);
+
+		sp->kern_bytes = k > 0 ? (__u32)k : 0;
+	}
 	sp->user_walked = 1;
 	sp->user_stop = w->u.stop;
 	for (i = 0; i < CPROF_MAX_STACK_DEPTH; i++) {
@@ -284,15 +303,64 @@ static __always_inline int spill_walk(struct bpf_perf_event_data *ctx, const str
 	return bpf_perf_event_output(ctx, &events, BPF_F_CURRENT_CPU, sp, sizeof(*sp)) == 0;
 }
 
+#define COPY_CHUNK 1024
+
+/*
+ * A sample whose process has no region set for its space yet goes to user
+ * space with its registers and the top of its stack, to be walked there
+ * once the tables are built. The stack is read in chunks up to the first
+ * that cannot be read (the top of the stack's mapping). 1 if it was sent.
+ */
+static __always_inline int copy_sample(struct bpf_perf_event_data *ctx, const struct cprof_walk *w)
+{
+	struct cprof_copy *c;
+	__u32 zero = 0, i, n = 0;
+	long k;
+
+	c = bpf_map_lookup_elem(&copy_buf, &zero);
+	if (!c)
+		return 0;
+	c->magic = CPROF_COPY_MAGIC;
+	c->set = w->set;
+	c->pid = w->key.pid;
+	c->tid = w->key.tid;
+	c->comm[0] = w->key.comm[0];
+	c->comm[1] = w->key.comm[1];
+	c->space = w->key.space;
+	c->time = bpf_ktime_get_ns();
+	c->pc = w->first.pc;
+	c->sp = w->first.sp;
+	c->fp = w->first.fp;
+	c->lr = w->first.lr;
+	c->lr_valid = w->first.lr_valid;
+	c->kern_bytes = 0;
+	if (w->kernel) {
+		k = bpf_get_stack(ctx, c->kern, sizeof(c->kern), 0);
+		c->kern_bytes = k > 0 ? (__u32)k : 0;
+	}
+	for (i = 0; i < CPROF_COPY_STACK / COPY_CHUNK; i++) {
+		if (bpf_probe_read_user(c->stack + n, COPY_CHUNK, (const void *)(w->first.sp + n)))
+			break;
+		n += COPY_CHUNK;
+	}
+	c->stack_bytes = n;
+	if (n > CPROF_COPY_STACK)
+		return 0;
+	return bpf_perf_event_output(ctx, &events, BPF_F_CURRENT_CPU, c,
+				     __builtin_offsetof(struct cprof_copy, stack) + n) == 0;
+}
+
 /*
  * Keeps the walked stack in the set's ustacks map under its hash, and
- * counts the sample with the hash in its key. A different stack already
- * under that hash (or a full map) sends the sample whole instead, as a
- * stack-map collision does.
+ * counts the sample with the hash in its key (and the kernel stack's id,
+ * for a sample taken in the kernel). A different stack already under that
+ * hash, a full map or a kernel stack-map collision sends the sample whole
+ * instead, as a collision does in record().
  */
 static __always_inline void keep_walk(struct bpf_perf_event_data *ctx, struct cprof_walk *w,
-				      void *ustacks, void *counts)
+				      void *ustacks, void *stacks, void *counts)
 {
+	long kid = -14 /* EFAULT: no kernel stack */;
 	struct cprof_ustack *v;
 	__u64 h = stack_hash(&w->u);
 	int kept = 0;
@@ -307,19 +375,27 @@ static __always_inline void keep_walk(struct bpf_perf_event_data *ctx, struct cp
 	}
 	if (v)
 		kept = same_stack(v, &w->u);
+	if (w->kernel)
+		kid = bpf_get_stackid(ctx, stacks, 0);
+	if (kid == -17 /* EEXIST */)
+		kept = 0;
+	else
+		stack_stat(kid, CPROF_STAT_KERN_COLLISION, CPROF_STAT_KERN_STACK_ERR);
 	w->key.user_hash = h;
 	w->key.user_stack_id = (__u32)-14; /* EFAULT: no frame-pointer stack */
-	w->key.kern_stack_id = (__u32)-14; /* a sample of user code */
+	w->key.kern_stack_id = (__u32)kid;
 	if (kept) {
 		count_sample(ctx, counts, &w->key, w->set);
 	} else if (spill_walk(ctx, w)) {
 		stat_add(CPROF_STAT_SPILLED, 1);
 		announce(ctx, &w->key);
 	} else {
-		/* As record() does when even the spill fails: counted, stack lost. */
-		stat_add(CPROF_STAT_USER_COLLISION, 1);
-		w->key.user_hash = 0;
-		w->key.user_stack_id = (__u32)-17;
+		/* As record() does when even the spill fails: counted, stacks lost. */
+		stat_add(kid == -17 ? CPROF_STAT_KERN_COLLISION : CPROF_STAT_USER_COLLISION, 1);
+		if (kid != -17) {
+			w->key.user_hash = 0;
+			w->key.user_stack_id = (__u32)-17;
+		}
 		count_sample(ctx, counts, &w->key, w->set);
 	}
 }
@@ -333,10 +409,21 @@ int cprof_keep(struct bpf_perf_event_data *ctx)
 	w = bpf_map_lookup_elem(&walks, &zero);
 	if (!w)
 		return 0;
+	/*
+	 * A program exec'd moments ago: user space may not have read the
+	 * records of all it mapped yet (see YOUNG_NS); it walks the copy once
+	 * it has.
+	 */
+	if (w->u.stop == CPROF_STOP_NO_MAPPING && w->key.space &&
+	    bpf_ktime_get_ns() - w->key.space < YOUNG_NS && copy_sample(ctx, w)) {
+		stat_add(CPROF_STAT_COPIES, 1);
+		in_flight_add(w->set, -1);
+		return 0;
+	}
 	if (w->set == 0)
-		keep_walk(ctx, w, &ustacks0, &counts0);
+		keep_walk(ctx, w, &ustacks0, &stacks0, &counts0);
 	else
-		keep_walk(ctx, w, &ustacks1, &counts1);
+		keep_walk(ctx, w, &ustacks1, &stacks1, &counts1);
 	in_flight_add(w->set, -1);
 	return 0;
 }
@@ -403,6 +490,69 @@ static __always_inline void start_regs(const struct bpf_perf_event_data *ctx,
 	r->exact_pc = 1;
 }
 
+#if defined(__TARGET_ARCH_x86)
+#define THREAD_SIZE_MIN 16384
+/* FRED kernels (6.9+) keep 16 bytes above the saved registers. */
+#define STACK_PADDING_MAX 16
+
+/* The saved registers are the user's: its code and stack segment selectors. */
+static __always_inline int user_saved(const bpf_user_pt_regs_t *p, struct cprof_unwind_regs *r)
+{
+	if ((p->cs & 0xffff) != 0x33 || (p->ss & 0xffff) != 0x2b)
+		return 0;
+	r->pc = p->rip;
+	r->sp = p->rsp;
+	r->fp = p->rbp;
+	return 1;
+}
+#elif defined(__TARGET_ARCH_arm64)
+#define THREAD_SIZE_MIN	  16384
+#define STACK_PADDING_MAX 0
+
+/* The saved state is EL0's, AArch64 (not a 32-bit task). */
+static __always_inline int user_saved(const bpf_user_pt_regs_t *p, struct cprof_unwind_regs *r)
+{
+	if ((p->pstate & 0x1f) != 0)
+		return 0;
+	r->pc = p->pc;
+	r->sp = p->sp;
+	r->fp = p->regs[29];
+	r->lr = p->regs[30];
+	return 1;
+}
+#endif
+
+/*
+ * A sample taken in the kernel: the registers user code had when it
+ * entered the kernel, saved at the top of the task's kernel stack. Its size
+ * (THREAD_SIZE, doubled by KASAN) and the padding above the registers are
+ * not in the BTF, so the candidates are tried in turn, each checked.
+ */
+static __always_inline int kernel_entry_regs(const struct cprof_walk_config *cfg,
+					     struct cprof_unwind_regs *r)
+{
+	bpf_user_pt_regs_t saved;
+	__u64 task = bpf_get_current_task(), stack = 0, top;
+	__u32 i;
+
+	if (!cfg || !cfg->task_stack_off || !cfg->pt_regs_size ||
+	    bpf_probe_read_kernel(&stack, sizeof(stack), (void *)(task + cfg->task_stack_off)) ||
+	    !stack)
+		return 0;
+	for (i = 0; i < 4; i++) {
+		top = stack + (THREAD_SIZE_MIN << (i >> 1)) - cfg->pt_regs_size;
+		if (i & 1) {
+			if (!STACK_PADDING_MAX)
+				continue;
+			top -= STACK_PADDING_MAX;
+		}
+		if (bpf_probe_read_kernel(&saved, sizeof(saved), (void *)top) == 0 &&
+		    user_saved(&saved, r))
+			return 1;
+	}
+	return 0;
+}
+
 /*
  * Every tick. A sample of user code is walked with its process's region
  * set, if it has one for the space the sample was taken in; else its stack
@@ -420,24 +570,44 @@ int cprof_unwind_sample(struct bpf_perf_event_data *ctx)
 	if (!sample_begin(&key, &set))
 		return 0;
 	w = bpf_map_lookup_elem(&walks, &zero);
-	if (!w || !key.pid || !in_user(ctx)) {
+	if (!w || !key.pid) {
 		record_in(ctx, &key, set);
 		in_flight_add(set, -1);
 		return 0;
 	}
 	__builtin_memset(&w->regs, 0, sizeof(w->regs));
 	__builtin_memset(&w->region, 0, sizeof(w->region));
+	w->kernel = !in_user(ctx);
+	if (w->kernel && !kernel_entry_regs(bpf_map_lookup_elem(&walk_config, &zero), &w->regs)) {
+		/* A kernel thread, or the registers cannot be found: frame pointers. */
+		record_in(ctx, &key, set);
+		in_flight_add(set, -1);
+		return 0;
+	}
 	w->key = key;
 	w->set = set;
 	w->done = 0;
 	w->u.n = 0;
 	w->u.stop = CPROF_STOP_NONE;
-	start_regs(ctx, &w->regs);
+	if (w->kernel) {
+		w->regs.fp_valid = 1;
+		w->regs.lr_valid = 1;
+		w->regs.exact_pc = 1;
+	} else {
+		start_regs(ctx, &w->regs);
+	}
+	w->first = w->regs;
 	us = bpf_map_lookup_elem(&unwind_sets, &key.pid);
 	if (us && us->space == key.space) {
 		w->region_set = us->set;
 		bpf_tail_call(ctx, &walk_progs, PROG_WALK);
+	} else if (copy_sample(ctx, w)) {
+		stat_add(CPROF_STAT_COPIES, 1);
+		announce(ctx, &key);
+		in_flight_add(set, -1);
+		return 0;
 	} else {
+		stat_add(CPROF_STAT_COPIES_LOST, 1);
 		w->u.ips[0] = w->regs.pc;
 		w->u.n = 1;
 		w->u.stop = CPROF_STOP_NO_TABLE;

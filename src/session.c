@@ -94,8 +94,13 @@ struct run {
 	struct sampler *sampler;
 	struct unwinder *unwinder; /* the CFI tables' maps; NULL: frame pointers */
 	struct region_feed *feed;  /* keeps them current */
-	int errors;		   /* entries that could not be added (allocation failures) */
-	uint32_t *pids;		   /* -p targets, thread IDs replaced by their process */
+	/* Stack copies waiting for the records before them, oldest first (see walk_copies). */
+	struct cprof_copy **copies;
+	size_t ncopies, copies_cap;
+	uint64_t followed_until; /* every record timed before this was applied */
+	uint64_t bad_copies;	 /* malformed, or no memory to keep them: lost samples */
+	int errors;		 /* entries that could not be added (allocation failures) */
+	uint32_t *pids;		 /* -p targets, thread IDs replaced by their process */
 	size_t npids;
 	/* --server */
 	struct upload *upload;
@@ -119,10 +124,13 @@ struct run {
 	uint64_t intervals, empty_intervals, unbatched, samples, unnamed_samples, unmapped_samples;
 };
 
+static void walk_copies(struct run *r, uint64_t before);
+
 static void on_task_event(void *ctx, const struct task_event *ev)
 {
 	struct run *r = ctx;
 
+	walk_copies(r, ev->time);
 	task_feed__apply(r->sym, ev);
 	if (r->feed)
 		region_feed__apply(r->feed, ev);
@@ -133,9 +141,13 @@ static void follow(struct run *r, uint64_t until)
 {
 	int err;
 
-	if (!r->events)
-		return;
-	err = task_events__read(r->events, until, on_task_event, r);
+	if (r->events)
+		err = task_events__read(r->events, until, on_task_event, r);
+	else
+		err = 0;
+	if (until > r->followed_until)
+		r->followed_until = until;
+	walk_copies(r, r->followed_until);
 	if (err < 0 && !r->events_failed) {
 		pr_warn("reading the kernel's process records failed: %s", strerror(-err));
 		r->events_failed = true;
@@ -152,10 +164,11 @@ static void catch_up(struct run *r)
 	struct timespec delay = {0, RECORD_DELAY_MS * 1000000L};
 	uint64_t now = clock__mono_ns();
 
-	if (r->caught_up || !r->events)
+	if (r->caught_up)
 		return;
 	r->caught_up = true;
-	nanosleep(&delay, NULL);
+	if (r->events)
+		nanosleep(&delay, NULL);
 	follow(r, now);
 }
 
@@ -187,7 +200,7 @@ static uint32_t truncated_frame(struct run *r, uint32_t stop)
 {
 	char what[96];
 
-	snprintf(what, sizeof(what), "[truncated: %s]", stack_walk__stop_name(stop));
+	snprintf(what, sizeof(what), SUMMARY_TRUNCATED_PREFIX "%s]", stack_walk__stop_name(stop));
 	return symbolizer__placeholder(r->sym, what, 0);
 }
 
@@ -202,15 +215,13 @@ static void count_walk(struct run *r, const struct sampler_entry *e)
 	}
 }
 
-static void on_entry(void *ctx, const struct sampler_entry *e)
+static void add_entry(struct run *r, const struct sampler_entry *e)
 {
-	struct run *r = ctx;
 	uint32_t frames[MAX_FRAMES], n = 0; /* symbolizer frame ids, then the profile's */
 	struct symbolizer_task task = {.pid = e->pid, .space = e->space, .comm = e->comm};
 	struct profile_labels labels = {.pid = e->pid};
 	const char *pname;
 
-	catch_up(r);
 	/* Leaf first: the kernel part (if any) sits on top of the user part. */
 	if (e->kern_n) {
 		if (symbolizer__kernel_frames(r->sym, e->kern_ips, e->kern_n, frames + n))
@@ -247,6 +258,93 @@ fail:
 	r->errors++;
 }
 
+static void on_entry(void *ctx, const struct sampler_entry *e)
+{
+	struct run *r = ctx;
+
+	catch_up(r);
+	add_entry(r, e);
+}
+
+/* A stack copy, walked with the regions of the moment it was taken. */
+static void walk_copy(struct run *r, const struct cprof_copy *c)
+{
+	struct sampler_entry e = {
+		.pid = c->pid,
+		.tid = c->tid,
+		.space = c->space,
+		.count = 1,
+		.kern_ips = (const uint64_t *)c->kern,
+		.kern_n = c->kern_bytes / 8 < CPROF_MAX_STACK_DEPTH ? c->kern_bytes / 8
+								    : CPROF_MAX_STACK_DEPTH,
+		.user_walked = true,
+	};
+	struct walk_result w;
+
+	memcpy(e.comm, c->comm, CPROF_COMM_LEN);
+	region_feed__walk(r->feed, c, &w);
+	e.user_ips = w.ips;
+	e.user_n = w.n;
+	e.user_stop = w.stop;
+	add_entry(r, &e);
+}
+
+/*
+ * Walks the copies taken before `before`: every record timed before them
+ * has been applied, so their processes' regions are those they ran with.
+ */
+static void walk_copies(struct run *r, uint64_t before)
+{
+	size_t i;
+
+	for (i = 0; i < r->ncopies && r->copies[i]->time < before; i++) {
+		walk_copy(r, r->copies[i]);
+		free(r->copies[i]);
+	}
+	if (!i)
+		return;
+	memmove(r->copies, r->copies + i, (r->ncopies - i) * sizeof(*r->copies));
+	r->ncopies -= i;
+}
+
+/* A stack copy from the sampler: queued in time order until its records are in. */
+static void on_copy(void *ctx, const void *data, uint32_t size)
+{
+	const size_t head = offsetof(struct cprof_copy, stack);
+	struct run *r = ctx;
+	struct cprof_copy *c, **tmp;
+	uint32_t bytes;
+	size_t i;
+
+	memcpy(&bytes, (const char *)data + offsetof(struct cprof_copy, stack_bytes),
+	       sizeof(bytes));
+	if (bytes > CPROF_COPY_STACK || bytes > size - head || !r->feed) {
+		r->bad_copies++;
+		return;
+	}
+	if (r->ncopies == r->copies_cap) {
+		tmp = realloc(r->copies, (r->copies_cap ? 2 * r->copies_cap : 64) * sizeof(*tmp));
+		if (!tmp) {
+			r->bad_copies++;
+			return;
+		}
+		r->copies = tmp;
+		r->copies_cap = r->copies_cap ? 2 * r->copies_cap : 64;
+	}
+	c = malloc(head + bytes);
+	if (!c) {
+		r->bad_copies++;
+		return;
+	}
+	memcpy(c, data, head + bytes);
+	/* Each CPU's buffer is in order, not the CPUs together. */
+	for (i = r->ncopies; i > 0 && r->copies[i - 1]->time > c->time; i--)
+		;
+	memmove(r->copies + i + 1, r->copies + i, (r->ncopies - i) * sizeof(*r->copies));
+	r->copies[i] = c;
+	r->ncopies++;
+}
+
 static int drain(struct run *r)
 {
 	uint64_t begun = clock__mono_ns();
@@ -254,6 +352,8 @@ static int drain(struct run *r)
 
 	r->caught_up = false;
 	err = sampler__drain(r->sampler, on_entry, r);
+	/* Before spaces are forgotten: the copies whose records are in. */
+	catch_up(r);
 	/*
 	 * Not this drain's start: a process is still sampled in its exit path
 	 * after the kernel's exit record ended its space, and such a sample can
@@ -357,7 +457,7 @@ static void read_info(struct run *r, struct summary_info *in)
 	sampler__read_stats(r->sampler, in->stats);
 	in->lost_notifications = sampler__lost_notifications(r->sampler);
 	in->missing_stacks = sampler__missing_stacks(r->sampler);
-	in->lost_spills = sampler__lost_spills(r->sampler);
+	in->lost_spills = sampler__lost_spills(r->sampler) + r->bad_copies;
 	memcpy(in->sym, symbolizer__stats(r->sym), sizeof(in->sym));
 	symbolizer__unopened_who(r->sym, in->unopened_who, sizeof(in->unopened_who));
 	if (r->events) {
@@ -677,6 +777,8 @@ static int prepare(struct run *r)
 		return -ENOMEM;
 	}
 	so.unwinder = open_unwinder(r);
+	so.on_copy = on_copy;
+	so.copy_ctx = r;
 	err = sampler__new(&so, &r->sampler);
 	if (err)
 		return err;
@@ -838,6 +940,12 @@ static int finish_oneshot(struct run *r, uint64_t now)
 
 	profile__finish_frames(r->prof, r->sym, true);
 	read_info(r, &info);
+	pr_debug("walks %llu (lost %llu); stack copies %llu (lost %llu, malformed or unkept %llu)",
+		 (unsigned long long)info.stats[CPROF_STAT_WALKS],
+		 (unsigned long long)info.stats[CPROF_STAT_WALKS_LOST],
+		 (unsigned long long)info.stats[CPROF_STAT_COPIES],
+		 (unsigned long long)info.stats[CPROF_STAT_COPIES_LOST],
+		 (unsigned long long)r->bad_copies);
 	info.duration_ns = now - r->start;
 	info.unnamed_samples = summary__unnamed_samples(r->prof);
 	info.unmapped_samples =
@@ -891,6 +999,9 @@ static void teardown(struct run *r)
 	cancel__free(r->cancel);
 	target__free(r->cmd);
 	task_events__free(r->events);
+	for (size_t i = 0; i < r->ncopies; i++)
+		free(r->copies[i]);
+	free(r->copies);
 	region_feed__free(r->feed);
 	sampler__free(r->sampler);
 	unwinder__free(r->unwinder);

@@ -16,7 +16,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #define LOG_MODULE "unwind"
 #include "lib/log.h"
@@ -39,12 +41,58 @@ struct region_feed {
 	struct process_regions *regions;
 	struct u64map *loaded; /* cached_table * -> struct unwinder_table *, in the maps */
 	bool keep_space;       /* binds now come from a copy on write */
+	int vdso_fd, vdso_err; /* our vDSO's image as a file, or why there is none */
+	/*
+	 * pid -> the time from which its regions follow the kernel's records
+	 * (its fork or exec); a process read from /proc has none, only the
+	 * space it was read in (snap_space).
+	 */
+	struct u64map *exact_since, *snap_space;
 	uint64_t snapshots_failed, stale_execs;
 };
 
+/*
+ * The vDSO as a file: our own image, the same as every 64-bit process's
+ * (one per kernel), in a memory file made once.
+ */
+static int open_vdso(struct region_feed *f)
+{
+	unsigned long base = getauxval(AT_SYSINFO_EHDR);
+	struct proc_maps *maps = NULL;
+	const struct proc_map *m;
+	int fd, err = -ENOENT;
+
+	if (f->vdso_fd >= 0 || f->vdso_err)
+		return f->vdso_fd >= 0 ? dup(f->vdso_fd) : f->vdso_err;
+	if (base && proc_maps__read(getpid(), &maps) == 0 && (m = proc_maps__find(maps, base)) &&
+	    m->start == base) {
+		fd = memfd_create("vdso", MFD_CLOEXEC);
+		if (fd < 0)
+			err = -errno;
+		else if (write(fd, (const void *)base, m->end - m->start) !=
+			 (ssize_t)(m->end - m->start)) {
+			err = -EIO;
+			close(fd);
+		} else {
+			f->vdso_fd = fd;
+			err = 0;
+		}
+	}
+	proc_maps__free(maps);
+	if (err) {
+		pr_debug("[vdso]: no image of it: %s", strerror(-err));
+		f->vdso_err = err;
+		return err;
+	}
+	return dup(f->vdso_fd);
+}
+
 static int sink_open(void *ctx, uint32_t pid, const struct proc_map *m)
 {
-	(void)ctx;
+	struct region_feed *f = ctx;
+
+	if (m->kind == PROC_MAP_SPECIAL)
+		return open_vdso(f);
 	return proc_map__open(pid, m);
 }
 
@@ -144,8 +192,11 @@ int region_feed__new(struct unwinder *u, struct sampler *s, struct region_feed *
 		return err;
 	f->unwinder = u;
 	f->sampler = s;
+	f->vdso_fd = -1;
 	f->loaded = u64map__new();
-	if (f->loaded)
+	f->exact_since = u64map__new();
+	f->snap_space = u64map__new();
+	if (f->loaded && f->exact_since && f->snap_space)
 		err = table_cache__new(&f->cache);
 	if (!err)
 		err = process_regions__new(f->cache, &sink, MAX_SETS, &f->regions);
@@ -168,7 +219,11 @@ void region_feed__free(struct region_feed *f)
 	while (f->loaded && u64map__next(f->loaded, &pos, &key, &v))
 		free((void *)(uintptr_t)v);
 	u64map__free(f->loaded);
+	u64map__free(f->exact_since);
+	u64map__free(f->snap_space);
 	table_cache__free(f->cache);
+	if (f->vdso_fd >= 0)
+		close(f->vdso_fd);
 	free(f);
 }
 
@@ -190,7 +245,19 @@ void region_feed__note_process(struct region_feed *f, uint32_t pid)
 	err = process_regions__snapshot(f->regions, pid, space, maps);
 	if (err)
 		pr_debug("PID %u: no region set: %s", pid, strerror(-err));
+	u64map__delete(f->exact_since, pid);
+	u64map__set(f->snap_space, pid, space);
 	proc_maps__free(maps);
+}
+
+/* From t on, pid's regions are exactly what the kernel's records made them. */
+static void since(struct region_feed *f, uint32_t pid, uint64_t t)
+{
+	u64map__delete(f->snap_space, pid);
+	if (process_regions__tracked(f->regions, pid))
+		u64map__set(f->exact_since, pid, t ? t : 1);
+	else
+		u64map__delete(f->exact_since, pid);
 }
 
 static void apply_exec(struct region_feed *f, const struct task_event *ev)
@@ -205,6 +272,7 @@ static void apply_exec(struct region_feed *f, const struct task_event *ev)
 		space = NO_SPACE;
 	}
 	process_regions__exec(f->regions, ev->pid, space);
+	since(f, ev->pid, ev->time);
 }
 
 static void apply_mmap(struct region_feed *f, const struct task_event *ev)
@@ -237,10 +305,14 @@ void region_feed__apply(struct region_feed *f, const struct task_event *ev)
 		if (ev->pid != ev->tid)
 			break;
 		process_regions__fork(f->regions, ev->ppid, ev->pid);
+		since(f, ev->pid, ev->time);
 		break;
 	case TASK_EVENT_EXIT:
-		if (ev->pid == ev->tid)
-			process_regions__exit(f->regions, ev->pid);
+		if (ev->pid != ev->tid)
+			break;
+		process_regions__exit(f->regions, ev->pid);
+		u64map__delete(f->exact_since, ev->pid);
+		u64map__delete(f->snap_space, ev->pid);
 		break;
 	case TASK_EVENT_COMM:
 		if (ev->exec)
@@ -261,4 +333,60 @@ void region_feed__stats(const struct region_feed *f, struct region_feed_stats *o
 	table_cache__stats(f->cache, &out->tables);
 	out->snapshots_failed = f->snapshots_failed;
 	out->stale_execs = f->stale_execs;
+}
+
+struct walk_ctx {
+	struct region_feed *f;
+	uint32_t pid;
+};
+
+static int find_code(void *arg, uint64_t pc, struct walk_code *out)
+{
+	const struct walk_ctx *w = arg;
+	struct region_code rc;
+
+	if (process_regions__find(w->f->regions, w->pid, pc, &rc))
+		return -ENOENT;
+	*out = (struct walk_code){rc.table, rc.bias};
+	return 0;
+}
+
+/* Whether pid's regions are those of the space the copy was taken in. */
+static bool regions_fit(struct region_feed *f, const struct cprof_copy *c)
+{
+	uint64_t v;
+
+	if (u64map__get(f->exact_since, c->pid, &v))
+		return v <= c->time;
+	return u64map__get(f->snap_space, c->pid, &v) && v == c->space;
+}
+
+void region_feed__walk(struct region_feed *f, const struct cprof_copy *c, struct walk_result *out)
+{
+	struct unwind_rules *rules = table_cache__rules(f->cache);
+	struct walk_ctx ctx = {f, c->pid};
+	struct stack_walk w = {
+		.rules = unwind_rules__all(rules),
+		.nrules = unwind_rules__count(rules),
+		.ra_mask = unwinder__ra_mask(f->unwinder),
+		.find = find_code,
+		.arg = &ctx,
+	};
+	struct stack_snapshot snap = {
+		.pc = c->pc,
+		.sp = c->sp,
+		.fp = c->fp,
+		.lr = c->lr,
+		.stack = c->stack,
+		.stack_size = c->stack_bytes,
+	};
+
+	if (!regions_fit(f, c)) {
+		memset(out, 0, sizeof(*out));
+		out->ips[0] = c->pc;
+		out->n = 1;
+		out->stop = CPROF_STOP_NO_TABLE;
+		return;
+	}
+	stack_walk__run(&w, &snap, out);
 }

@@ -13,6 +13,8 @@
 #include <stdint.h>
 
 #include "sample/perf_record.h"
+#include "sampler_abi.h"
+#include "unwind/stack_walk.h"
 #include "unwind/process_regions.h"
 #include "unwind/table_cache.h"
 
@@ -36,5 +38,12 @@ void region_feed__note_process(struct region_feed *f, uint32_t pid);
 /* One of the kernel's records, in time order. */
 void region_feed__apply(struct region_feed *f, const struct task_event *ev);
 void region_feed__stats(const struct region_feed *f, struct region_feed_stats *out);
+
+/*
+ * Walks a stack copy (struct cprof_copy) with the tables, as the BPF walk
+ * would have: call it once every record timed before the copy was applied,
+ * so that the regions are those of the moment the sample was taken.
+ */
+void region_feed__walk(struct region_feed *f, const struct cprof_copy *c, struct walk_result *out);
 
 #endif

@@ -16,6 +16,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,6 +33,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "lib/clock.h"
 #include "sample/parallel_maps.h"
 #include "sample/perf_attach.h"
 #include "sample/sampler.h"
@@ -43,7 +45,9 @@
 #define LOG_MODULE "bpf"
 #include "lib/log.h"
 
-#define NOTIFY_PAGES	  8 /* per-CPU perf buffer for first-sight notifications */
+#define NOTIFY_PAGES 8 /* per-CPU perf buffer for first-sight notifications */
+/* With the unwinder it also carries stack copies of some 17 KiB: room for a burst of them. */
+#define COPY_PAGES	  32
 #define IN_FLIGHT_WAIT_US 1000000
 
 /* The tracepoints that follow processes: see `spaces` in the BPF program. */
@@ -346,10 +350,17 @@ static void on_notify(void *ctx, int cpu, void *data, __u32 size)
 	__u32 magic = 0;
 
 	(void)cpu;
-	if (size >= sizeof(struct cprof_spill))
+	if (size >= sizeof(magic))
 		memcpy(&magic, data, sizeof(magic));
-	if (magic == CPROF_SPILL_MAGIC) {
+	if (magic == CPROF_SPILL_MAGIC && size >= sizeof(struct cprof_spill)) {
 		keep_spill(s, data);
+		return;
+	}
+	if (magic == CPROF_COPY_MAGIC && size >= offsetof(struct cprof_copy, stack)) {
+		if (s->opts.on_copy)
+			s->opts.on_copy(s->opts.copy_ctx, data, size);
+		else
+			s->spills_dropped++;
 		return;
 	}
 	if (size < sizeof(*ev))
@@ -458,7 +469,8 @@ static int open_notifications(struct sampler *s)
 		pr_err("cannot create the notification map: %s", strerror(-err));
 		return err;
 	}
-	s->pb = perf_buffer__new(s->events_fd, NOTIFY_PAGES, on_notify, on_notify_lost, s, NULL);
+	s->pb = perf_buffer__new(s->events_fd, s->unwinder ? COPY_PAGES : NOTIFY_PAGES, on_notify,
+				 on_notify_lost, s, NULL);
 	if (!s->pb) {
 		err = -errno;
 		pr_err("cannot create the notification perf buffer: %s", strerror(-err));
@@ -509,12 +521,14 @@ static int instance_open(struct sampler *s, struct instance *i)
 static int instance_load(struct instance *i)
 {
 	struct bpf_program *progs[2];
+	uint64_t t0 = clock__mono_ns();
 	__u32 key;
 	int err, fd;
 
 	if (i->sk)
 		return sampler_bpf__load(i->sk);
 	err = unwinder_bpf__load(i->uk);
+	pr_debug("the unwinder's object: loaded in %.1f ms", (double)(clock__mono_ns() - t0) / 1e6);
 	if (err)
 		return err;
 	progs[0] = PROG(i, cprof_walk);

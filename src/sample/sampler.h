@@ -27,6 +27,13 @@ struct sampler_opts {
 	 * unwinder's object, Linux 5.5+), else by frame pointers. Borrowed.
 	 */
 	struct unwinder *unwinder;
+	/*
+	 * Samples sent as a stack copy (struct cprof_copy, size bytes, only
+	 * 4-byte aligned: copy it out), to be walked in user space; NULL: none
+	 * are kept, and they are counted as lost.
+	 */
+	void (*on_copy)(void *ctx, const void *copy, uint32_t size);
+	void *copy_ctx;
 };
 
 /* One aggregated entry: a (pid, tid, comm, user stack, kernel stack) and its count. */
@@ -109,7 +116,10 @@ int sampler__read_stats(struct sampler *s, uint64_t *stats);
 uint64_t sampler__lost_notifications(const struct sampler *s);
 /* Entries whose stacks had vanished from the stack map when drained. */
 uint64_t sampler__missing_stacks(const struct sampler *s);
-/* Samples sent whole past a stack-map collision that could not be kept (no memory). */
+/*
+ * Samples sent whole past a stack-map collision, or as a stack copy, that
+ * could not be kept (no memory, no taker).
+ */
 uint64_t sampler__lost_spills(const struct sampler *s);
 
 #endif

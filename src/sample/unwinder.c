@@ -33,6 +33,7 @@ struct space {
 
 struct unwinder {
 	int fds[UMAP_MAX];
+	struct cprof_walk_config cfg;
 	struct space rows, pages;
 	size_t rules_sent;
 	uint64_t map_bytes;
@@ -150,7 +151,6 @@ static int create_maps(struct unwinder *u, const struct unwinder_opts *o)
 
 int unwinder__new(const struct unwinder_opts *opts, struct unwinder **out)
 {
-	struct cprof_walk_config cfg = {.ra_mask = opts->ra_mask ? opts->ra_mask : ~0ull};
 	struct unwinder *u = calloc(1, sizeof(*u));
 	__u32 zero = 0;
 	int err = -ENOMEM, i;
@@ -168,7 +168,8 @@ int unwinder__new(const struct unwinder_opts *opts, struct unwinder **out)
 		pr_debug("cannot create the unwinder's maps: %s", strerror(-err));
 		goto cleanup;
 	}
-	if (bpf_map_update_elem(u->fds[UMAP_CONFIG], &zero, &cfg, BPF_ANY)) {
+	u->cfg.ra_mask = opts->ra_mask ? opts->ra_mask : ~0ull;
+	if (bpf_map_update_elem(u->fds[UMAP_CONFIG], &zero, &u->cfg, BPF_ANY)) {
 		err = -errno;
 		goto cleanup;
 	}
@@ -369,6 +370,20 @@ int unwinder__rebind(struct unwinder *u, uint32_t pid, uint32_t set)
 void unwinder__unbind(struct unwinder *u, uint32_t pid)
 {
 	bpf_map_delete_elem(u->fds[UMAP_SETS], &pid);
+}
+
+int unwinder__set_task_regs(struct unwinder *u, uint32_t task_stack_off, uint32_t pt_regs_size)
+{
+	__u32 zero = 0;
+
+	u->cfg.task_stack_off = task_stack_off;
+	u->cfg.pt_regs_size = pt_regs_size;
+	return bpf_map_update_elem(u->fds[UMAP_CONFIG], &zero, &u->cfg, BPF_ANY) ? -errno : 0;
+}
+
+uint64_t unwinder__ra_mask(const struct unwinder *u)
+{
+	return u->cfg.ra_mask;
 }
 
 void unwinder__stats(const struct unwinder *u, struct unwinder_stats *out)

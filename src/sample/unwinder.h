@@ -74,6 +74,13 @@ int unwinder__bind(struct unwinder *u, uint32_t pid, uint32_t set, uint64_t spac
 /* Rebinds pid to set only if the kernel still has it bound (to any set). */
 int unwinder__rebind(struct unwinder *u, uint32_t pid, uint32_t set);
 void unwinder__unbind(struct unwinder *u, uint32_t pid);
+/*
+ * Where a task's user registers are saved while it runs in the kernel (from
+ * the kernel's BTF): samples taken in the kernel get their user stacks
+ * walked too, from then on.
+ */
+int unwinder__set_task_regs(struct unwinder *u, uint32_t task_stack_off, uint32_t pt_regs_size);
+uint64_t unwinder__ra_mask(const struct unwinder *u);
 void unwinder__stats(const struct unwinder *u, struct unwinder_stats *out);
 
 #endif

@@ -249,13 +249,11 @@ static int region_make(struct process_regions *p, uint32_t pid, const struct pro
 {
 	*r = (struct region){.start = m->start, .end = m->end};
 	p->stats.regions_made++;
-	if (m->kind == PROC_MAP_FILE)
+	/* The vDSO has CFI too: the sink opens an image of it (file identity 0:0, inode 0). */
+	if (m->kind == PROC_MAP_FILE ||
+	    (m->kind == PROC_MAP_SPECIAL && m->path && !strcmp(m->path, "[vdso]")))
 		return file_region(p, pid, m, r);
-	/*
-	 * JIT code, or the vDSO: the vDSO has CFI, but no file to open; its
-	 * table would have to be read from our own copy in memory. Frame-pointer
-	 * steps for now.
-	 */
+	/* JIT code: frame-pointer steps. */
 	p->stats.regions_not_file++;
 	return 0;
 }
@@ -634,4 +632,22 @@ uint32_t process_regions__set(const struct process_regions *p, uint32_t pid)
 void process_regions__stats(const struct process_regions *p, struct process_regions_stats *out)
 {
 	*out = p->stats;
+}
+
+int process_regions__find(const struct process_regions *p, uint32_t pid, uint64_t pc,
+			  struct region_code *out)
+{
+	struct proc *pr = proc_of(p, pid);
+	const struct region *r;
+	ptrdiff_t i;
+
+	if (!pr)
+		return -ESRCH;
+	i = range_find(pr->set->arr, pr->set->n, sizeof(*pr->set->arr), pc);
+	if (i < 0)
+		return -ENOENT;
+	r = &pr->set->arr[i];
+	out->table = r->ref ? r->ref->ct->table : NULL;
+	out->bias = r->bias;
+	return 0;
 }

@@ -120,4 +120,14 @@ bool process_regions__tracked(const struct process_regions *p, uint32_t pid);
 uint32_t process_regions__set(const struct process_regions *p, uint32_t pid);
 void process_regions__stats(const struct process_regions *p, struct process_regions_stats *out);
 
+/* The code at an address of a process, for a walk in user space. */
+struct region_code {
+	const struct unwind_table *table; /* NULL: no table (frame-pointer steps) */
+	uint64_t bias;			  /* table address = pc - bias */
+};
+
+/* 0 and *out; -ESRCH for an untracked pid, -ENOENT for an address in no region. */
+int process_regions__find(const struct process_regions *p, uint32_t pid, uint64_t pc,
+			  struct region_code *out);
+
 #endif

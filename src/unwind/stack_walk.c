@@ -86,6 +86,9 @@ void stack_walk__run(const struct stack_walk *w, const struct stack_snapshot *sn
 	}
 	if (kind == CPROF_STEP_ROOT)
 		out->stop = CPROF_STOP_NONE;
+	/* The only memory a walk here reads is the copy: a read it refused was past its end. */
+	else if (out->stop == CPROF_STOP_READ)
+		out->stop = CPROF_STOP_COPY_END;
 }
 
 /* The summary's words and the profile comments' tokens, one row per reason. */
@@ -104,6 +107,7 @@ static const struct {
 	[CPROF_STOP_BAD_FRAME] = {"implausible frame", "bad_frame"},
 	[CPROF_STOP_FP_LOST] = {"frame pointer not recoverable", "fp_lost"},
 	[CPROF_STOP_DEPTH] = {"deeper than 127 frames", "depth"},
+	[CPROF_STOP_COPY_END] = {"beyond the stack copy", "copy_end"},
 };
 
 const char *stack_walk__stop_name(uint32_t stop)
