@@ -79,7 +79,7 @@ enum cprof_stat {
 	CPROF_STAT_BEFORE_EXEC,	   /* samples of the command's process still running cprof */
 	CPROF_STAT_TICKS,	   /* every run of the program: the rate the kernel delivers */
 	CPROF_STAT_WALKS,	   /* user stacks walked with the unwind tables */
-	CPROF_STAT_WALKS_LOST,	   /* walks that could not be finished (a tail call failed) */
+	CPROF_STAT_WALKS_LOST,	   /* samples lost: a walk could not be finished nor copied */
 	CPROF_STAT_COPIES,	   /* samples sent as a stack copy, to be walked in user space */
 	CPROF_STAT_COPIES_LOST,	   /* ... that could not be sent: kept with their leaf only */
 	CPROF_STAT_MAX,

@@ -218,37 +218,63 @@ static __always_inline void walk_frame(struct cprof_walk *w, __u64 ra_mask)
 	w->done = 1;
 }
 
-/* Records the current frame, then steps to its caller. */
-static __always_inline void walk_some(struct cprof_walk *w, __u64 ra_mask)
+/* Records the current frame, then steps to its caller; 1 when the walk is done. */
+static __always_inline int walk_one(struct cprof_walk *w, __u64 ra_mask)
 {
-	__u32 i, n;
+	__u32 n;
 
-	for (i = 0; i < FRAMES_PER_RUN; i++) {
-		if (w->done)
-			return;
-		n = w->u.n;
-		if (n >= CPROF_MAX_STACK_DEPTH) {
-			w->u.stop = CPROF_STOP_DEPTH;
-			w->done = 1;
-			return;
-		}
-		/* As user space: an exact pc after the leaf goes in as pc + 1 (looked up at ip -
-		 * 1). */
-		w->u.ips[n] = w->regs.exact_pc && n ? w->regs.pc + 1 : w->regs.pc;
-		w->u.n = n + 1;
-		walk_frame(w, ra_mask);
+	if (w->done)
+		return 1;
+	n = w->u.n;
+	if (n >= CPROF_MAX_STACK_DEPTH) {
+		w->u.stop = CPROF_STOP_DEPTH;
+		w->done = 1;
+		return 1;
 	}
+	/* As user space: an exact pc after the leaf goes in as pc + 1 (looked up at ip - 1). */
+	w->u.ips[n] = w->regs.exact_pc && n ? w->regs.pc + 1 : w->regs.pc;
+	w->u.n = n + 1;
+	walk_frame(w, ra_mask);
+	return w->done;
 }
 
-/* Over the frames and the stop: stacks that differ there are different stacks. */
+static __always_inline void walk_some(struct cprof_walk *w, __u64 ra_mask)
+{
+	__u32 i;
+
+	for (i = 0; i < FRAMES_PER_RUN; i++)
+		if (walk_one(w, ra_mask))
+			return;
+}
+
+/* bpf_loop's body: verified once, whatever the number of frames. */
+static long walk_loop_step(__u32 index, void *ctx)
+{
+	struct cprof_walk_config *cfg;
+	struct cprof_walk *w;
+	__u32 zero = 0;
+
+	(void)index;
+	(void)ctx;
+	w = bpf_map_lookup_elem(&walks, &zero);
+	if (!w)
+		return 1;
+	cfg = bpf_map_lookup_elem(&walk_config, &zero);
+	return walk_one(w, cfg ? cfg->ra_mask : ~0ull) ? 1 : 0;
+}
+
+/*
+ * Over the frames and the stop: stacks that differ there are different
+ * stacks. Frames past n are zero (see cprof_unwind_sample), so the loops
+ * run over all of them without a branch, which the verifier goes through
+ * in one path.
+ */
 static __always_inline __u64 stack_hash(const struct cprof_ustack *u)
 {
 	__u64 h = 0xcbf29ce484222325ull ^ ((__u64)u->stop << 32 | u->n);
 	__u32 i;
 
 	for (i = 0; i < CPROF_MAX_STACK_DEPTH; i++) {
-		if (i >= u->n)
-			break;
 		h = (h ^ u->ips[i]) * 0x100000001b3ull;
 		h ^= h >> 29;
 	}
@@ -257,24 +283,19 @@ static __always_inline __u64 stack_hash(const struct cprof_ustack *u)
 
 static __always_inline int same_stack(const struct cprof_ustack *a, const struct cprof_ustack *b)
 {
+	__u64 diff = (a->n ^ b->n) | (a->stop ^ b->stop);
 	__u32 i;
 
-	if (a->n != b->n || a->stop != b->stop)
-		return 0;
-	for (i = 0; i < CPROF_MAX_STACK_DEPTH; i++) {
-		if (i >= a->n)
-			break;
-		if (a->ips[i] != b->ips[i])
-			return 0;
-	}
-	return 1;
+	for (i = 0; i < CPROF_MAX_STACK_DEPTH; i++)
+		diff |= a->ips[i] ^ b->ips[i];
+	return diff == 0;
 }
 
 /* As spill_sample, for a walked stack that met another under the same hash; 1 if sent. */
 static __always_inline int spill_walk(struct bpf_perf_event_data *ctx, const struct cprof_walk *w)
 {
 	struct cprof_spill *sp;
-	__u32 zero = 0, i, n = w->u.n;
+	__u32 zero = 0, n = w->u.n;
 
 	sp = bpf_map_lookup_elem(&spill, &zero);
 	if (!sp)
@@ -294,12 +315,8 @@ static __always_inline int spill_walk(struct bpf_perf_event_data *ctx, const str
 	}
 	sp->user_walked = 1;
 	sp->user_stop = w->u.stop;
-	for (i = 0; i < CPROF_MAX_STACK_DEPTH; i++) {
-		if (i >= n)
-			break;
-		sp->user[i] = w->u.ips[i];
-	}
-	sp->user_bytes = i * sizeof(__u64);
+	__builtin_memcpy(sp->user, w->u.ips, sizeof(sp->user));
+	sp->user_bytes = (n < CPROF_MAX_STACK_DEPTH ? n : CPROF_MAX_STACK_DEPTH) * sizeof(__u64);
 	return bpf_perf_event_output(ctx, &events, BPF_F_CURRENT_CPU, sp, sizeof(*sp)) == 0;
 }
 
@@ -428,11 +445,17 @@ int cprof_keep(struct bpf_perf_event_data *ctx)
 	return 0;
 }
 
-/* The walk could not go on to its next program: the sample keeps its frame-pointer stacks. */
-static __always_inline void walk_lost(struct bpf_perf_event_data *ctx, struct cprof_walk *w)
+/*
+ * The walk could not go on to its last step (never once loaded): user space
+ * walks the sample instead, or it is counted lost. The walk programs touch
+ * no map of a map set, so that one load serves both sets (see sampler.c).
+ */
+static __always_inline void keep_elsewhere(struct bpf_perf_event_data *ctx, struct cprof_walk *w)
 {
-	stat_add(CPROF_STAT_WALKS_LOST, 1);
-	record_in(ctx, &w->key, w->set);
+	if (copy_sample(ctx, w))
+		stat_add(CPROF_STAT_COPIES, 1);
+	else
+		stat_add(CPROF_STAT_WALKS_LOST, 1);
 	in_flight_add(w->set, -1);
 }
 
@@ -456,7 +479,31 @@ int cprof_walk(struct bpf_perf_event_data *ctx)
 		w->done = 1;
 	}
 	bpf_tail_call(ctx, &walk_progs, PROG_KEEP);
-	walk_lost(ctx, w);
+	keep_elsewhere(ctx, w);
+	return 0;
+}
+
+/*
+ * The same walk in one run where the kernel has bpf_loop (5.17+): its body
+ * is verified once, where cprof_walk's unrolled frames cost the verifier
+ * some 50,000 instructions each (user space loads one of the two).
+ */
+SEC("perf_event")
+int cprof_walk_loop(struct bpf_perf_event_data *ctx)
+{
+	struct cprof_walk *w;
+	__u32 zero = 0;
+
+	w = bpf_map_lookup_elem(&walks, &zero);
+	if (!w)
+		return 0;
+	bpf_loop(CPROF_MAX_STACK_DEPTH + 1, walk_loop_step, NULL, 0);
+	if (!w->done) {
+		w->u.stop = CPROF_STOP_DEPTH;
+		w->done = 1;
+	}
+	bpf_tail_call(ctx, &walk_progs, PROG_KEEP);
+	keep_elsewhere(ctx, w);
 	return 0;
 }
 
@@ -587,6 +634,7 @@ int cprof_unwind_sample(struct bpf_perf_event_data *ctx)
 	w->key = key;
 	w->set = set;
 	w->done = 0;
+	__builtin_memset(&w->u, 0, sizeof(w->u));
 	w->u.n = 0;
 	w->u.stop = CPROF_STOP_NONE;
 	if (w->kernel) {
@@ -601,20 +649,23 @@ int cprof_unwind_sample(struct bpf_perf_event_data *ctx)
 	if (us && us->space == key.space) {
 		w->region_set = us->set;
 		bpf_tail_call(ctx, &walk_progs, PROG_WALK);
-	} else if (copy_sample(ctx, w)) {
+		/* The walk is not loaded yet (see sampler.c): as for a process without tables. */
+	}
+	if (copy_sample(ctx, w)) {
 		stat_add(CPROF_STAT_COPIES, 1);
 		announce(ctx, &key);
 		in_flight_add(set, -1);
 		return 0;
-	} else {
-		stat_add(CPROF_STAT_COPIES_LOST, 1);
-		w->u.ips[0] = w->regs.pc;
-		w->u.n = 1;
-		w->u.stop = CPROF_STOP_NO_TABLE;
-		w->done = 1;
-		bpf_tail_call(ctx, &walk_progs, PROG_KEEP);
 	}
-	walk_lost(ctx, w);
+	stat_add(CPROF_STAT_COPIES_LOST, 1);
+	w->u.ips[0] = w->regs.pc;
+	w->u.n = 1;
+	w->u.stop = CPROF_STOP_NO_TABLE;
+	w->done = 1;
+	bpf_tail_call(ctx, &walk_progs, PROG_KEEP);
+	/* Not even the last step: the frame-pointer stacks. */
+	record_in(ctx, &key, set);
+	in_flight_add(set, -1);
 	return 0;
 }
 

@@ -318,7 +318,8 @@ uint64_t summary__truncated_samples(const struct profile *p, char *who, size_t s
 
 static uint64_t lost_samples(const struct summary_info *in)
 {
-	return in->stats[CPROF_STAT_COUNTS_FULL] + in->lost_spills;
+	return in->stats[CPROF_STAT_COUNTS_FULL] + in->lost_spills +
+	       in->stats[CPROF_STAT_WALKS_LOST];
 }
 
 static uint64_t lost_stacks(const struct summary_info *in)
@@ -399,7 +400,8 @@ int summary__add_comments(struct profile *p, const struct summary_info *in)
 
 	snprintf(buf, sizeof(buf),
 		 "cprof: samples taken %" PRIu64 ", in profile %" PRIu64 ", lost %" PRIu64
-		 " (counts map full, or no memory for a spilled stack); of the command before "
+		 " (counts map full, or no room for a spilled or copied stack); of the command "
+		 "before "
 		 "its exec, not kept %" PRIu64 "; ticks %" PRIu64 " at %" PRIu64
 		 " Hz on %d CPUs; kernel.perf_event_max_sample_rate %" PRIu64,
 		 in->stats[CPROF_STAT_SAMPLES], profile__total_count(p), lost_samples(in),
@@ -491,8 +493,9 @@ static void print_lost(FILE *f, uint64_t total, const struct summary_info *in)
 	if (lost)
 		fprintf(f, "cprof: LOST %" PRIu64 " %s (%.1f%%): %s\n", lost,
 			plural(lost, "sample", "samples"), pct(lost, total + lost),
-			in->lost_spills
-				? "the counts map was full, or no memory for a spilled stack"
+			in->lost_spills || in->stats[CPROF_STAT_WALKS_LOST]
+				? "the counts map was full, or the perf buffer or memory for a "
+				  "spilled or copied stack"
 				: "the counts map was full; raise --map-size");
 	else
 		fprintf(f, "cprof: lost samples: 0\n");

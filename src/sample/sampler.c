@@ -15,6 +15,7 @@
  * anything flip to set 1.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <fcntl.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -70,14 +71,24 @@ struct instance {
 #define PROG(i, name) bpf_object__find_program_by_name((i)->obj, #name)
 #define FD(i, name)   bpf_map__fd(MAP(i, name))
 
+/* The unwinder's walk, loaded on a thread (see start_walker). */
+struct walker {
+	struct unwinder_bpf *k;
+	struct bpf_program *prog;
+	pthread_t thread;
+	bool started;
+	int err;
+};
+
 struct sampler {
 	/* The loaded instance: the first (one map set) until complete, then the second. */
 	struct instance cur;
 	struct unwinder *unwinder; /* the tables' maps, when the unwinder's object is loaded */
-	int unwind_err;		   /* why it is not: it was not asked for, or could not load */
-	bool complete;		   /* both map sets exist and the second instance samples */
-	int complete_err;	   /* why it could not be completed: not tried again */
-	const char *tracefs;	   /* where tracepoints are, or NULL */
+	struct walker walker;
+	int unwind_err;	     /* why it is not: it was not asked for, or could not load */
+	bool complete;	     /* both map sets exist and the second instance samples */
+	int complete_err;    /* why it could not be completed: not tried again */
+	const char *tracefs; /* where tracepoints are, or NULL */
 	struct perf_attach *pa;
 	struct perf_attach *next_pa; /* the second instance's events, until handed over */
 	/* The fork, exec and exit hooks (enum hook): links, and events until a link owns them (or
@@ -517,28 +528,111 @@ static int instance_open(struct sampler *s, struct instance *i)
 	return 0;
 }
 
-/* Loads it; the unwinder's walk continues through its own programs (walk_progs). */
+/*
+ * Loads it. The unwinder's walk goes on through the programs in walk_progs:
+ * the walk itself, slot 0, which the walker loads in the background (see
+ * start_walker), and the last step, slot 1, which records into the map sets
+ * and so comes with each instance.
+ */
 static int instance_load(struct instance *i)
 {
-	struct bpf_program *progs[2];
 	uint64_t t0 = clock__mono_ns();
-	__u32 key;
+	__u32 key = 1;
 	int err, fd;
 
 	if (i->sk)
 		return sampler_bpf__load(i->sk);
+	bpf_program__set_autoload(PROG(i, cprof_walk), false);
+	bpf_program__set_autoload(PROG(i, cprof_walk_loop), false);
 	err = unwinder_bpf__load(i->uk);
 	pr_debug("the unwinder's object: loaded in %.1f ms", (double)(clock__mono_ns() - t0) / 1e6);
 	if (err)
 		return err;
-	progs[0] = PROG(i, cprof_walk);
-	progs[1] = PROG(i, cprof_keep);
-	for (key = 0; key < 2; key++) {
-		fd = bpf_program__fd(progs[key]);
-		if (bpf_map_update_elem(FD(i, walk_progs), &key, &fd, BPF_ANY))
-			return -errno;
+	fd = bpf_program__fd(PROG(i, cprof_keep));
+	return bpf_map_update_elem(FD(i, walk_progs), &key, &fd, BPF_ANY) ? -errno : 0;
+}
+
+/*
+ * The walk, which costs the verifier tens to hundreds of milliseconds:
+ * loaded on a thread once sampling has begun. Until it is in walk_progs,
+ * samples go to user space as stack copies and are walked there.
+ */
+static void *load_walker(void *arg)
+{
+	struct sampler *s = arg;
+	struct walker *w = &s->walker;
+	uint64_t t0 = clock__mono_ns();
+	__u32 key = 0;
+	int fd;
+
+	w->err = unwinder_bpf__load(w->k);
+	if (!w->err) {
+		fd = bpf_program__fd(w->prog);
+		if (bpf_map_update_elem(bpf_map__fd(w->k->maps.walk_progs), &key, &fd, BPF_ANY))
+			w->err = -errno;
 	}
+	if (w->err)
+		pr_info("user stacks are walked in user space: the kernel refused the in-kernel "
+			"walk "
+			"(%s; -v shows the verifier's log)",
+			strerror(-w->err));
+	else
+		pr_debug("the walk (%s): loaded in %.1f ms", bpf_program__name(w->prog),
+			 (double)(clock__mono_ns() - t0) / 1e6);
+	return NULL;
+}
+
+/* Opens the walker on the current instance's maps, and loads it on a thread. */
+static int start_walker(struct sampler *s)
+{
+	struct walker *w = &s->walker;
+	struct bpf_map *m, *src;
+	struct bpf_program *p;
+	bool loop;
+	int err;
+
+	if (!s->cur.uk)
+		return 0;
+	w->k = unwinder_bpf__open();
+	if (!w->k)
+		return -errno;
+	bpf_object__for_each_map(m, w->k->obj)
+	{
+		/*
+		 * The first instance's set-1 maps took set 0's names when they were
+		 * shared: the walk uses neither, so they are not created at all.
+		 */
+		src = bpf_object__find_map_by_name(s->cur.obj, bpf_map__name(m));
+		if (!src) {
+			bpf_map__set_autocreate(m, false);
+			continue;
+		}
+		err = bpf_map__reuse_fd(m, bpf_map__fd(src));
+		if (err) {
+			pr_debug("the walker cannot share map '%s': %s", bpf_map__name(m),
+				 strerror(-err));
+			return err;
+		}
+	}
+	/* Where the kernel has bpf_loop (5.17), its walk costs the verifier a tenth of the other.
+	 */
+	loop = libbpf_probe_bpf_helper(BPF_PROG_TYPE_PERF_EVENT, BPF_FUNC_loop, NULL) == 1;
+	w->prog = loop ? w->k->progs.cprof_walk_loop : w->k->progs.cprof_walk;
+	bpf_object__for_each_program(p, w->k->obj) bpf_program__set_autoload(p, p == w->prog);
+	err = pthread_create(&w->thread, NULL, load_walker, s);
+	if (err)
+		return -err;
+	w->started = true;
 	return 0;
+}
+
+static void stop_walker(struct sampler *s)
+{
+	if (s->walker.started)
+		pthread_join(s->walker.thread, NULL);
+	s->walker.started = false;
+	unwinder_bpf__destroy(s->walker.k);
+	s->walker.k = NULL;
 }
 
 static void instance_destroy(struct instance *i)
@@ -806,16 +900,21 @@ int sampler__start(struct sampler *s)
 	if (err)
 		return err;
 	s->started = true;
+	err = start_walker(s);
+	if (err)
+		pr_info("user stacks are walked in user space: cannot load the in-kernel walk: %s",
+			strerror(-err));
 	return 0;
 }
 
 /* The second instance takes every map of the first but set 1. */
 static int share_maps(struct instance *k, struct instance *first)
 {
-	static const char *const names[] = {"config", "targets",   "stacks0", "counts0",
-					    "stats",  "in_flight", "seen",    "events",
-					    "spill",  "spaces",	   "ustacks0"};
-	size_t i, n = sizeof(names) / sizeof(names[0]) - (k->uk ? 0 : 1);
+	static const char *const names[] = {
+		"config", "targets", "stacks0", "counts0",  "stats",	  "in_flight", "seen",
+		"events", "spill",   "spaces",	"ustacks0", "walk_progs", "walks",     "copy_buf"};
+	/* The last four are the unwinder's. */
+	size_t i, n = sizeof(names) / sizeof(names[0]) - (k->uk ? 0 : 4);
 	int err = 0;
 
 	for (i = 0; i < n && !err; i++)
@@ -1242,6 +1341,7 @@ void sampler__free(struct sampler *s)
 	if (!s)
 		return;
 	sampler__stop(s);
+	stop_walker(s);
 	perf_buffer__free(s->pb);
 	if (s->events_fd >= 0)
 		close(s->events_fd);
