@@ -177,8 +177,14 @@ static __always_inline int cprof_unwind_step(const void *mem, const struct cprof
 		err = CPROF_STOP_READ;
 	if (!err)
 		err = cprof_unwind_fp(mem, rule, r, cfa);
+	/*
+	 * A zero return address ends the stack, as libgcc's unwinder takes it
+	 * (Go's goroutines start under runtime.goexit with one above it).
+	 */
+	if (!err && !(ra & ra_mask))
+		return CPROF_STEP_ROOT;
 	/* The stack grows down: a caller's frame is never below its callee's. */
-	if (!err && (cfa < r->sp || !(ra & ra_mask)))
+	if (!err && cfa < r->sp)
 		err = CPROF_STOP_BAD_FRAME;
 	if (err) {
 		*stop = err;
