@@ -93,6 +93,8 @@ struct elf_symtab {
 	struct fn_extent *fns;
 	size_t nfns;
 	uint64_t fn_base;
+	/* A file's: read at the first address no symbol names, then closed. */
+	int fns_fd;
 };
 
 struct fn_extent {
@@ -317,6 +319,7 @@ static struct elf_symtab *new_symtab(const char *display_path)
 	if (!e)
 		return NULL;
 	e->fd = -1;
+	e->fns_fd = -1;
 	e->path = strdup(display_path);
 	if (!e->path) {
 		free(e);
@@ -465,6 +468,8 @@ void elf_symtab__free(struct elf_symtab *e)
 	if (!e)
 		return;
 	close_file(e);
+	if (e->fns_fd >= 0)
+		close(e->fns_fd);
 	free(e->segs);
 	free(e->ranges);
 	free(e->names);
@@ -1077,13 +1082,15 @@ static void ensure_loaded(struct elf_symtab *e)
 	t0 = clock__mono_ns();
 	err = load_symbols(e);
 	/*
-	 * In-memory images only (the vDSO): for a file, parsing every FDE at
-	 * load doubled libLLVM's load time (34 -> 64 ms) and its peak RSS
-	 * growth (9 -> 23 MB, .eh_frame's pages); the unwinder's tables will
-	 * give files' function starts at no extra cost.
+	 * An in-memory image (the vDSO) now; a file at the first address no
+	 * symbol names: parsing every FDE doubles libLLVM's load time (34 -> 64
+	 * ms) and its peak RSS growth (9 -> 23 MB, .eh_frame's pages), which
+	 * most files, their code all named, never need.
 	 */
 	if (!err && !e->has_symtab && !e->debug && e->image)
 		err = load_function_extents(e);
+	else if (!err && !e->has_symtab && !e->debug && e->fd >= 0)
+		e->fns_fd = fcntl(e->fd, F_DUPFD_CLOEXEC, 0);
 	if (err) {
 		pr_warn("%s: cannot load symbols: %s", e->path, strerror(-err));
 		free(e->ranges);
@@ -1117,6 +1124,25 @@ const char *elf_symtab__lookup(struct elf_symtab *e, uint64_t vaddr, uint64_t *s
 	return r->name;
 }
 
+/* The function extents of a file, read once, the first time they are needed. */
+static void load_file_extents(struct elf_symtab *e)
+{
+	int err;
+
+	if (e->fns_fd < 0)
+		return;
+	e->elf = elf_begin(e->fns_fd, ELF_C_READ_MMAP, NULL);
+	err = e->elf ? load_function_extents(e) : -EINVAL;
+	if (err)
+		pr_debug("%s: no function extents: %s", e->path, strerror(-err));
+	else
+		pr_debug("%s: %zu function extents from .eh_frame_hdr", e->path, e->nfns);
+	elf_end(e->elf);
+	e->elf = NULL;
+	close(e->fns_fd);
+	e->fns_fd = -1;
+}
+
 bool elf_symtab__function_start(struct elf_symtab *e, uint64_t vaddr, uint64_t *start)
 {
 	size_t lo = 0, hi, mid;
@@ -1125,6 +1151,7 @@ bool elf_symtab__function_start(struct elf_symtab *e, uint64_t vaddr, uint64_t *
 	if (!e)
 		return false;
 	ensure_loaded(e);
+	load_file_extents(e);
 	if (!e->nfns || vaddr < e->fn_base || vaddr - e->fn_base > UINT32_MAX)
 		return false;
 	off = vaddr - e->fn_base;
