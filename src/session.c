@@ -42,6 +42,7 @@
 #include "sample/target.h"
 #include "sample/task_events.h"
 #include "sample/unwinder.h"
+#include "unwind/kernel_btf.h"
 #include "unwind/stack_walk.h"
 #include "session.h"
 #include "signals.h"
@@ -148,6 +149,8 @@ static void follow(struct run *r, uint64_t until)
 	if (until > r->followed_until)
 		r->followed_until = until;
 	walk_copies(r, r->followed_until);
+	if (r->feed)
+		region_feed__reap(r->feed, r->followed_until);
 	if (err < 0 && !r->events_failed) {
 		pr_warn("reading the kernel's process records failed: %s", strerror(-err));
 		r->events_failed = true;
@@ -804,6 +807,25 @@ static int prepare(struct run *r)
 	return open_task_events(r);
 }
 
+/*
+ * Samples taken in the kernel find their user registers with two facts of
+ * the kernel's BTF (some 5 ms to read): after sampling has begun, which
+ * they do not delay; until then, and without BTF, frame pointers.
+ */
+static void find_user_registers(struct run *r)
+{
+	struct kernel_btf_facts k;
+	int err = kernel_btf__read_vmlinux(&k);
+
+	if (!err)
+		err = unwinder__set_task_regs(r->unwinder, k.task_stack_off, k.pt_regs_size);
+	if (err)
+		pr_info("user stacks of samples taken in the kernel: by frame pointers (the "
+			"kernel's "
+			"BTF: %s)",
+			strerror(-err));
+}
+
 /* Sampling begins, then the command is let go. Returns an exit code: 0 to go on. */
 static int start(struct run *r)
 {
@@ -815,6 +837,8 @@ static int start(struct run *r)
 	profile__set_time(r->prof, clock__real_ns());
 	r->base.ncpus = sampler__cpu_count(r->sampler);
 	pr_info("sampling started at %u Hz on %d CPUs", o->hz, r->base.ncpus);
+	if (r->unwinder)
+		find_user_registers(r);
 	r->deadline = o->duration_ms ? r->start + o->duration_ms * 1000000ull : UINT64_MAX;
 	r->next_drain = r->start + DRAIN_INTERVAL_MS * 1000000ull;
 	r->next_boundary = UINT64_MAX;
@@ -879,10 +903,14 @@ static void wait_news(struct run *r, int timeout_ms)
 		timeout_ms = RECORD_DELAY_MS + 1;
 	if (poll(fds, 2, timeout_ms) < 0 && errno != EINTR)
 		pr_warn("polling for new processes failed: %s", strerror(errno));
-	follow(r, clock__mono_ns() - RECORD_DELAY_MS * 1000000ull);
+	/*
+	 * Notifications first: a stack copy must be queued before the records
+	 * timed after it are applied (its process's exit among them).
+	 */
 	err = sampler__consume(r->sampler, on_process, r);
 	if (err < 0)
 		pr_warn("reading new processes failed: %s", strerror(-err));
+	follow(r, clock__mono_ns() - RECORD_DELAY_MS * 1000000ull);
 }
 
 /* Samples until -d, a signal, or the end of the targets. */

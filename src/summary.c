@@ -560,7 +560,8 @@ static void print_user_stacks(FILE *f, const struct summary_info *in)
 		}
 		if (nstops && in->truncated_who[0])
 			fprintf(f, "; stopped most in %s", in->truncated_who);
-		/* Their tables not loaded yet, or the in-kernel walk not: walked by cprof itself. */
+		/* Their tables not loaded yet, or the in-kernel walk not: walked by cprof itself.
+		 */
 		if (in->stats[CPROF_STAT_COPIES])
 			fprintf(f, "; %" PRIu64 " walked in user space from a copy of the stack",
 				in->stats[CPROF_STAT_COPIES]);

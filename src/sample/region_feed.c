@@ -31,6 +31,8 @@
 #define MAX_SETS 65536
 /* An exec's record and its BPF hook are microseconds apart; another exec, much more. */
 #define EXEC_SPACE_SLACK_NS 10000000ull
+/* How long an exited process's regions are kept for its late stack copies. */
+#define EXIT_GRACE_NS 500000000ull
 /* Never the id of a space: a process bound with it has no valid set (no table yet). */
 #define NO_SPACE UINT64_MAX
 
@@ -48,6 +50,7 @@ struct region_feed {
 	 * space it was read in (snap_space).
 	 */
 	struct u64map *exact_since, *snap_space;
+	struct u64map *exits; /* pid -> the time of its exit, not applied yet */
 	uint64_t snapshots_failed, stale_execs;
 };
 
@@ -196,7 +199,8 @@ int region_feed__new(struct unwinder *u, struct sampler *s, struct region_feed *
 	f->loaded = u64map__new();
 	f->exact_since = u64map__new();
 	f->snap_space = u64map__new();
-	if (f->loaded && f->exact_since && f->snap_space)
+	f->exits = u64map__new();
+	if (f->loaded && f->exact_since && f->snap_space && f->exits)
 		err = table_cache__new(&f->cache);
 	if (!err)
 		err = process_regions__new(f->cache, &sink, MAX_SETS, &f->regions);
@@ -221,6 +225,7 @@ void region_feed__free(struct region_feed *f)
 	u64map__free(f->loaded);
 	u64map__free(f->exact_since);
 	u64map__free(f->snap_space);
+	u64map__free(f->exits);
 	table_cache__free(f->cache);
 	if (f->vdso_fd >= 0)
 		close(f->vdso_fd);
@@ -248,6 +253,50 @@ void region_feed__note_process(struct region_feed *f, uint32_t pid)
 	u64map__delete(f->exact_since, pid);
 	u64map__set(f->snap_space, pid, space);
 	proc_maps__free(maps);
+}
+
+static void exit_now(struct region_feed *f, uint32_t pid)
+{
+	process_regions__exit(f->regions, pid);
+	u64map__delete(f->exact_since, pid);
+	u64map__delete(f->snap_space, pid);
+}
+
+/* Applies pid's deferred exit, if it has one. */
+static void finish_exit(struct region_feed *f, uint32_t pid)
+{
+	if (u64map__delete(f->exits, pid))
+		exit_now(f, pid);
+}
+
+/*
+ * An exit is applied EXIT_GRACE_NS later: a stack copy reaches user space
+ * through another ring than the records, and one taken just before its
+ * process exited may come after the exit record; it is walked with the
+ * regions the process had.
+ */
+static void defer_exit(struct region_feed *f, uint32_t pid, uint64_t t)
+{
+	if (u64map__set(f->exits, pid, t ? t : 1))
+		exit_now(f, pid);
+}
+
+void region_feed__reap(struct region_feed *f, uint64_t now)
+{
+	uint32_t gone[64];
+	uint64_t pid, t;
+	size_t pos = 0, n = 0, i;
+
+	/* Collected first: deleting while iterating moves entries. */
+	do {
+		n = 0;
+		pos = 0;
+		while (n < 64 && u64map__next(f->exits, &pos, &pid, &t))
+			if (t + EXIT_GRACE_NS < now)
+				gone[n++] = (uint32_t)pid;
+		for (i = 0; i < n; i++)
+			finish_exit(f, gone[i]);
+	} while (n == 64);
 }
 
 /* From t on, pid's regions are exactly what the kernel's records made them. */
@@ -300,6 +349,10 @@ static void apply_mmap(struct region_feed *f, const struct task_event *ev)
 
 void region_feed__apply(struct region_feed *f, const struct task_event *ev)
 {
+	/* A pid used again: its former process is gone for good. */
+	if ((ev->type == TASK_EVENT_FORK && ev->pid == ev->tid) ||
+	    (ev->type == TASK_EVENT_COMM && ev->exec))
+		finish_exit(f, ev->pid);
 	switch (ev->type) {
 	case TASK_EVENT_FORK:
 		if (ev->pid != ev->tid)
@@ -308,11 +361,8 @@ void region_feed__apply(struct region_feed *f, const struct task_event *ev)
 		since(f, ev->pid, ev->time);
 		break;
 	case TASK_EVENT_EXIT:
-		if (ev->pid != ev->tid)
-			break;
-		process_regions__exit(f->regions, ev->pid);
-		u64map__delete(f->exact_since, ev->pid);
-		u64map__delete(f->snap_space, ev->pid);
+		if (ev->pid == ev->tid && process_regions__tracked(f->regions, ev->pid))
+			defer_exit(f, ev->pid, ev->time);
 		break;
 	case TASK_EVENT_COMM:
 		if (ev->exec)

@@ -37,6 +37,8 @@ void region_feed__free(struct region_feed *f);
 void region_feed__note_process(struct region_feed *f, uint32_t pid);
 /* One of the kernel's records, in time order. */
 void region_feed__apply(struct region_feed *f, const struct task_event *ev);
+/* Applies the exits of processes gone long enough before now (CLOCK_MONOTONIC ns). */
+void region_feed__reap(struct region_feed *f, uint64_t now);
 void region_feed__stats(const struct region_feed *f, struct region_feed_stats *out);
 
 /*

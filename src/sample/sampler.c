@@ -35,6 +35,7 @@
 #include <bpf/libbpf.h>
 
 #include "lib/clock.h"
+#include "sample/event_reader.h"
 #include "sample/parallel_maps.h"
 #include "sample/perf_attach.h"
 #include "sample/sampler.h"
@@ -95,11 +96,11 @@ struct sampler {
 	 * -1). */
 	struct bpf_link *hook_links[HOOK_MAX];
 	int hook_fds[HOOK_MAX];
-	int tracepoint_err;   /* why they could not be opened */
-	bool spaces;	      /* `spaces` is maintained: every hook attached */
-	uint32_t command_pid; /* the process that will exec the command, or 0 */
-	struct perf_buffer *pb;
-	int events_fd; /* the map pb sends through */
+	int tracepoint_err;	     /* why they could not be opened */
+	bool spaces;		     /* `spaces` is maintained: every hook attached */
+	uint32_t command_pid;	     /* the process that will exec the command, or 0 */
+	struct event_reader *reader; /* of `events` */
+	int events_fd;		     /* the map the reader reads */
 	struct sampler_opts opts;
 	struct cprof_config cfg;
 	int ncpus_possible;
@@ -354,13 +355,12 @@ static void keep_spill(struct sampler *s, const void *data)
 	memcpy(&s->spills[s->nspills++], data, sizeof(*s->spills));
 }
 
-static void on_notify(void *ctx, int cpu, void *data, __u32 size)
+static void on_notify(void *ctx, const void *data, uint32_t size)
 {
 	struct sampler *s = ctx;
 	const struct cprof_event *ev = data;
 	__u32 magic = 0;
 
-	(void)cpu;
 	if (size >= sizeof(magic))
 		memcpy(&magic, data, sizeof(magic));
 	if (magic == CPROF_SPILL_MAGIC && size >= sizeof(struct cprof_spill)) {
@@ -387,14 +387,6 @@ static void on_notify(void *ctx, int cpu, void *data, __u32 size)
 	}
 	s->poll_fn(s->poll_ctx, ev->pid);
 	s->polled++;
-}
-
-static void on_notify_lost(void *ctx, int cpu, __u64 cnt)
-{
-	struct sampler *s = ctx;
-
-	(void)cpu;
-	s->lost_notify += cnt;
 }
 
 /* Sizes, and which programs and maps an instance loads itself (the others are reused). */
@@ -480,10 +472,8 @@ static int open_notifications(struct sampler *s)
 		pr_err("cannot create the notification map: %s", strerror(-err));
 		return err;
 	}
-	s->pb = perf_buffer__new(s->events_fd, s->unwinder ? COPY_PAGES : NOTIFY_PAGES, on_notify,
-				 on_notify_lost, s, NULL);
-	if (!s->pb) {
-		err = -errno;
+	err = event_reader__new(s->events_fd, s->unwinder ? COPY_PAGES : NOTIFY_PAGES, &s->reader);
+	if (err) {
 		pr_err("cannot create the notification perf buffer: %s", strerror(-err));
 		return err;
 	}
@@ -499,7 +489,7 @@ static int prepare_first(struct sampler *s)
 {
 	int err;
 
-	if (s->pb)
+	if (s->reader)
 		return bpf_map__reuse_fd(MAP(&s->cur, events), s->events_fd);
 	/* The first tick comes sooner: see perf_attach.c. */
 	err = perf_attach__open(s->opts.hz, true, &s->pa);
@@ -1000,14 +990,12 @@ int sampler__cpu_count(const struct sampler *s)
 
 int sampler__fd(const struct sampler *s)
 {
-	return s->pb ? perf_buffer__epoll_fd(s->pb) : -1;
+	return s->reader ? event_reader__fd(s->reader) : -1;
 }
 
 int sampler__consume(struct sampler *s, sampler_process_fn fn, void *ctx)
 {
-	int err;
-
-	if (!s->pb)
+	if (!s->reader)
 		return 0;
 	s->poll_fn = fn;
 	s->poll_ctx = ctx;
@@ -1015,9 +1003,9 @@ int sampler__consume(struct sampler *s, sampler_process_fn fn, void *ctx)
 	for (size_t i = 0; i < s->nearly; i++, s->polled++)
 		fn(ctx, s->early_pids[i]);
 	s->nearly = 0;
-	err = perf_buffer__consume(s->pb);
+	event_reader__take(s->reader, on_notify, s);
 	s->poll_fn = NULL;
-	return err < 0 ? err : s->polled;
+	return s->polled;
 }
 
 int sampler__read_stats(struct sampler *s, uint64_t *stats)
@@ -1044,7 +1032,7 @@ int sampler__read_stats(struct sampler *s, uint64_t *stats)
 
 uint64_t sampler__lost_notifications(const struct sampler *s)
 {
-	return s->lost_notify;
+	return s->lost_notify + (s->reader ? event_reader__lost(s->reader) : 0);
 }
 
 uint64_t sampler__lost_spills(const struct sampler *s)
@@ -1265,8 +1253,8 @@ static void drain_spills(struct sampler *s, __u32 set, bool all, sampler_entry_f
 	size_t i, kept = 0;
 
 	/* Their samples ended before in_flight fell: what they sent is in the buffer. */
-	if (s->pb)
-		perf_buffer__consume(s->pb);
+	if (s->reader)
+		event_reader__flush(s->reader, on_notify, s);
 	for (i = 0; i < s->nspills; i++) {
 		const struct cprof_spill *sp = &s->spills[i];
 		struct sampler_entry e = {
@@ -1342,7 +1330,7 @@ void sampler__free(struct sampler *s)
 		return;
 	sampler__stop(s);
 	stop_walker(s);
-	perf_buffer__free(s->pb);
+	event_reader__free(s->reader);
 	if (s->events_fd >= 0)
 		close(s->events_fd);
 	close_hook_fds(s);

@@ -1,0 +1,206 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The events buffer read on a thread; see event_reader.h. The thread waits
+ * on the perf buffer's epoll descriptor and a stop descriptor, and reads
+ * the rings under the queue's lock, which the main thread takes too to
+ * read them itself (event_reader__flush): libbpf's perf buffer is not read
+ * from two threads at once.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include <bpf/libbpf.h>
+
+#define LOG_MODULE "bpf"
+#include "lib/log.h"
+#include "sample/event_reader.h"
+
+/* Queued bytes at most: past this, records are counted lost. */
+#define QUEUE_MAX_BYTES (64u << 20)
+
+struct record {
+	struct record *next;
+	uint32_t size;
+	uint32_t pad;
+	uint64_t data[]; /* 8-byte aligned for the taker */
+};
+
+struct event_reader {
+	struct perf_buffer *pb;
+	pthread_t thread;
+	bool started;
+	int ready_fd; /* readable while records wait */
+	int stop_fd;  /* readable when the thread must end */
+	pthread_mutex_t lock;
+	struct record *head, **tail;
+	size_t queued_bytes;
+	uint64_t lost; /* under lock */
+};
+
+/* Called by libbpf with the lock held. */
+static void on_record(void *ctx, int cpu, void *data, __u32 size)
+{
+	struct event_reader *r = ctx;
+	struct record *rec;
+
+	(void)cpu;
+	rec = r->queued_bytes + size > QUEUE_MAX_BYTES ? NULL : malloc(sizeof(*rec) + size);
+	if (!rec) {
+		r->lost++;
+		return;
+	}
+	rec->next = NULL;
+	rec->size = size;
+	memcpy(rec->data, data, size);
+	*r->tail = rec;
+	r->tail = &rec->next;
+	r->queued_bytes += size;
+}
+
+static void on_lost(void *ctx, int cpu, __u64 cnt)
+{
+	struct event_reader *r = ctx;
+
+	(void)cpu;
+	r->lost += cnt;
+}
+
+/* Reads the rings into the queue; true if records wait. */
+static bool read_rings(struct event_reader *r)
+{
+	bool waiting;
+
+	pthread_mutex_lock(&r->lock);
+	perf_buffer__consume(r->pb);
+	waiting = r->head != NULL;
+	pthread_mutex_unlock(&r->lock);
+	return waiting;
+}
+
+static void *run(void *arg)
+{
+	struct event_reader *r = arg;
+	struct pollfd fds[2] = {
+		{.fd = perf_buffer__epoll_fd(r->pb), .events = POLLIN},
+		{.fd = r->stop_fd, .events = POLLIN},
+	};
+	uint64_t one = 1;
+
+	for (;;) {
+		if (poll(fds, 2, -1) < 0 && errno != EINTR)
+			break;
+		if (fds[1].revents)
+			break;
+		if (fds[0].revents && read_rings(r) && write(r->ready_fd, &one, sizeof(one)) < 0)
+			pr_debug("cannot signal queued events: %s", strerror(errno));
+	}
+	return NULL;
+}
+
+int event_reader__new(int map_fd, size_t pages, struct event_reader **out)
+{
+	struct event_reader *r = calloc(1, sizeof(*r));
+	int err;
+
+	*out = NULL;
+	if (!r)
+		return -ENOMEM;
+	pthread_mutex_init(&r->lock, NULL);
+	r->tail = &r->head;
+	r->ready_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	r->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (r->ready_fd < 0 || r->stop_fd < 0) {
+		err = -errno;
+		goto cleanup;
+	}
+	r->pb = perf_buffer__new(map_fd, pages, on_record, on_lost, r, NULL);
+	if (!r->pb) {
+		err = -errno;
+		goto cleanup;
+	}
+	err = -pthread_create(&r->thread, NULL, run, r);
+	if (err)
+		goto cleanup;
+	r->started = true;
+	*out = r;
+	return 0;
+cleanup:
+	event_reader__free(r);
+	return err;
+}
+
+static void free_records(struct record *rec)
+{
+	struct record *next;
+
+	for (; rec; rec = next) {
+		next = rec->next;
+		free(rec);
+	}
+}
+
+void event_reader__free(struct event_reader *r)
+{
+	uint64_t one = 1;
+
+	if (!r)
+		return;
+	if (r->started) {
+		if (write(r->stop_fd, &one, sizeof(one)) < 0)
+			pr_debug("cannot stop the event reader: %s", strerror(errno));
+		pthread_join(r->thread, NULL);
+	}
+	perf_buffer__free(r->pb);
+	free_records(r->head);
+	if (r->ready_fd >= 0)
+		close(r->ready_fd);
+	if (r->stop_fd >= 0)
+		close(r->stop_fd);
+	pthread_mutex_destroy(&r->lock);
+	free(r);
+}
+
+int event_reader__fd(const struct event_reader *r)
+{
+	return r->ready_fd;
+}
+
+void event_reader__take(struct event_reader *r, event_reader_fn fn, void *ctx)
+{
+	struct record *list, *rec;
+	uint64_t n;
+
+	pthread_mutex_lock(&r->lock);
+	list = r->head;
+	r->head = NULL;
+	r->tail = &r->head;
+	r->queued_bytes = 0;
+	/* Under the lock: a record queued after this read signals again. */
+	if (read(r->ready_fd, &n, sizeof(n)) < 0 && errno != EAGAIN)
+		pr_debug("cannot clear queued events: %s", strerror(errno));
+	pthread_mutex_unlock(&r->lock);
+	for (rec = list; rec; rec = rec->next)
+		fn(ctx, rec->data, rec->size);
+	free_records(list);
+}
+
+void event_reader__flush(struct event_reader *r, event_reader_fn fn, void *ctx)
+{
+	read_rings(r);
+	event_reader__take(r, fn, ctx);
+}
+
+uint64_t event_reader__lost(const struct event_reader *r)
+{
+	uint64_t n;
+
+	pthread_mutex_lock((pthread_mutex_t *)&r->lock);
+	n = r->lost;
+	pthread_mutex_unlock((pthread_mutex_t *)&r->lock);
+	return n;
+}

@@ -1,0 +1,34 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Reads a BPF perf event array (the sampler's `events`: new processes,
+ * spilled samples, stack copies) on a thread of its own, into a queue the
+ * main thread takes from. Stack copies arrive by the thousand when
+ * processes start, some 5 KiB each: while the main thread builds a table,
+ * loads symbols or drains, the kernel's rings would fill and lose them.
+ */
+#ifndef CPROF_EVENT_READER_H
+#define CPROF_EVENT_READER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct event_reader;
+
+/* One record as the BPF program sent it; data is 8-byte aligned. */
+typedef void (*event_reader_fn)(void *ctx, const void *data, uint32_t size);
+
+/* Opens the perf buffer on map_fd (pages per CPU) and starts the thread. */
+int event_reader__new(int map_fd, size_t pages, struct event_reader **out);
+/* Stops the thread; what is queued is dropped. */
+void event_reader__free(struct event_reader *r);
+
+/* A descriptor that polls readable when records wait in the queue. */
+int event_reader__fd(const struct event_reader *r);
+/* Hands every queued record to fn, in the order read, and forgets them. */
+void event_reader__take(struct event_reader *r, event_reader_fn fn, void *ctx);
+/* Reads what the kernel's rings hold right now into the queue, then takes. */
+void event_reader__flush(struct event_reader *r, event_reader_fn fn, void *ctx);
+/* Records lost: the kernel's rings were full, or no memory to queue them. */
+uint64_t event_reader__lost(const struct event_reader *r);
+
+#endif
