@@ -968,7 +968,10 @@ static int finish_oneshot(struct run *r, uint64_t now)
 
 	profile__finish_frames(r->prof, r->sym, true);
 	read_info(r, &info);
-	pr_debug("walks %llu (lost %llu); stack copies %llu (lost %llu, malformed or unkept %llu)",
+	pr_debug("ticks %llu samples %llu, walks %llu (lost %llu); stack copies %llu (lost %llu, "
+		 "malformed or unkept %llu)",
+		 (unsigned long long)info.stats[CPROF_STAT_TICKS],
+		 (unsigned long long)info.stats[CPROF_STAT_SAMPLES],
 		 (unsigned long long)info.stats[CPROF_STAT_WALKS],
 		 (unsigned long long)info.stats[CPROF_STAT_WALKS_LOST],
 		 (unsigned long long)info.stats[CPROF_STAT_COPIES],
