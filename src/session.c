@@ -752,6 +752,8 @@ static int start_unwinding(struct run *r)
 		pr_err("out of memory");
 		return err;
 	}
+	if (!r->o->npids && !r->o->command)
+		region_feed__follow_all(r->feed);
 	pr_info("user stacks: walked in the kernel with the CFI tables (.eh_frame)");
 	return 0;
 }

@@ -43,6 +43,7 @@ struct region_feed {
 	struct process_regions *regions;
 	struct u64map *loaded; /* cached_table * -> struct unwinder_table *, in the maps */
 	bool keep_space;       /* binds now come from a copy on write */
+	bool follow_all;       /* every process that execs, not only those seen or forked */
 	int vdso_fd, vdso_err; /* our vDSO's image as a file, or why there is none */
 	/*
 	 * pid -> the time from which its regions follow the kernel's records
@@ -309,18 +310,34 @@ static void since(struct region_feed *f, uint32_t pid, uint64_t t)
 		u64map__delete(f->exact_since, pid);
 }
 
+/* A process untracked so far, from its exec on: an empty set its mmaps fill. */
+static int track_from_exec(struct region_feed *f, uint32_t pid, uint64_t space)
+{
+	struct proc_maps *none = NULL;
+	int err = proc_maps__parse("", 0, &none);
+
+	if (!err)
+		err = process_regions__snapshot(f->regions, pid, space, none);
+	proc_maps__free(none);
+	return err;
+}
+
 static void apply_exec(struct region_feed *f, const struct task_event *ev)
 {
 	uint64_t space = sampler__space_of(f->sampler, ev->pid);
+	bool tracked = process_regions__tracked(f->regions, ev->pid);
 
-	if (!process_regions__tracked(f->regions, ev->pid))
+	if (!tracked && !f->follow_all)
 		return;
 	if (space < ev->time || space - ev->time > EXEC_SPACE_SLACK_NS) {
 		/* A later exec already happened: its own record will bind the right set. */
 		f->stale_execs++;
 		space = NO_SPACE;
 	}
-	process_regions__exec(f->regions, ev->pid, space);
+	if (tracked)
+		process_regions__exec(f->regions, ev->pid, space);
+	else if (track_from_exec(f, ev->pid, space))
+		return;
 	since(f, ev->pid, ev->time);
 }
 
@@ -374,6 +391,11 @@ void region_feed__apply(struct region_feed *f, const struct task_event *ev)
 	case TASK_EVENT_LOST:
 		break;
 	}
+}
+
+void region_feed__follow_all(struct region_feed *f)
+{
+	f->follow_all = true;
 }
 
 void region_feed__stats(const struct region_feed *f, struct region_feed_stats *out)

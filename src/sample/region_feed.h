@@ -33,6 +33,11 @@ struct region_feed_stats {
 int region_feed__new(struct unwinder *u, struct sampler *s, struct region_feed **out);
 void region_feed__free(struct region_feed *f);
 
+/*
+ * Whole-system profiles: every process that execs gets its regions from its
+ * exec on, not only once sampled (a compiler under make may live 10 ms).
+ */
+void region_feed__follow_all(struct region_feed *f);
 /* A process sampled for the first time: its mappings, read from /proc. */
 void region_feed__note_process(struct region_feed *f, uint32_t pid);
 /* One of the kernel's records, in time order. */
