@@ -61,26 +61,29 @@ STATS_AWK='BEGIN { re = "^(" m ")[+]0x" }
 	if (leaf == "[unknown]" || (m != "" && leaf ~ re)) lf += n
 	for (i = 2; i <= k; i++) if (f[i] ~ w) {
 		wk += n
-		if (!index(line ";", r) && !(leaf ~ w && callers != ";" && index(r, callers) == 1)) {
+		if (index(line, ";[truncated: ")) tr += n
+		else if (!index(line ";", r) && !(leaf ~ w && callers != ";" && index(r, callers) == 1)) {
 			mis += n
 			if (dump) print $0
 		}
 		break
 	}
 }
-END { if (!dump) print total + 0, ex + 0, un + 0, lf + 0, wk + 0, mis + 0 }'
+END { if (!dump) print total + 0, ex + 0, un + 0, lf + 0, wk + 0, mis + 0, tr + 0 }'
 
 # stats FOLDED PROCESS MODULE WORK_REGEX ROOT: sets total execve unnamed leaf
-# work misrooted (see STATS_AWK) and prints a figure line for the log.
+# work misrooted truncated (see STATS_AWK; truncated: stacks in the work
+# whose walk stopped, marked [truncated: REASON], not counted misrooted) and
+# prints a figure line for the log.
 stats() {
-	read -r total execve unnamed leaf work misrooted <<<"$(awk -v p="$2" -v m="$3" \
+	read -r total execve unnamed leaf work misrooted truncated <<<"$(awk -v p="$2" -v m="$3" \
 		-v w="$4" -v r="$5" "$STATS_AWK" "$1")"
 	local n=$((total - execve))
 	echo "figure $(basename "$1") $2: $total samples; of the $n outside execve," \
 		"$unnamed ($(pct "$unnamed" "$n")%) with an unnamed user frame" \
 		"([unknown] or ${3:-none}+0x)," \
 		"$leaf ($(pct "$leaf" "$n")%) with an unnamed leaf; $work in its work," \
-		"$misrooted of them not under ${5:-(none)}"
+		"$misrooted of them not under ${5:-(none)}, $truncated truncated"
 }
 # fail NAME WORDS...: not_ok with the words as one reason.
 fail() {
@@ -186,12 +189,17 @@ check_named() {
 			"$(unnamed_leaves "$2" "$3" "$4")"
 	fi
 }
-# check_rooted CASE FOLDED PROCESS ROOT WORK_REGEX: after stats, every sample
-# of the fixture's work has its whole known stack.
+# check_rooted CASE FOLDED PROCESS ROOT WORK_REGEX [MAX_TRUNCATED_PCT]: after
+# stats, every sample of the fixture's work has its whole known stack, or a
+# stack marked truncated (at most MAX_TRUNCATED_PCT% of them, default none).
 check_rooted() {
-	if [ "$work" -gt 0 ] && [ "$misrooted" -eq 0 ]; then ok "$1_work_stacks_whole"; else
-		fail "$1_work_stacks_whole" "$misrooted of $work samples in $3's work lack '$4':" \
-			"$(awk -v dump=1 -v p="$3" -v w="$5" -v r="$4" "$STATS_AWK" "$2" | heaviest)"
+	local max_truncated=${6:-0}
+	if [ "$work" -gt 0 ] && [ "$misrooted" -eq 0 ] &&
+		[ $((truncated * 100)) -le $((work * max_truncated)) ]; then ok "$1_work_stacks_whole"; else
+		fail "$1_work_stacks_whole" "$misrooted of $work samples in $3's work lack '$4'," \
+			"$truncated truncated (at most $max_truncated% may be):" \
+			"$(awk -v dump=1 -v p="$3" -v w="$5" -v r="$4" "$STATS_AWK" "$2" | heaviest)" \
+			"$(grep -F "$3;[truncated: " "$2" | sort -t' ' -k2 -rn | head -n2 | cut -c1-120 | paste -sd' ')"
 	fi
 }
 # tag_shares PPROF TAG PPROF-OPTIONS...: "value percent" for each value of TAG
@@ -270,7 +278,11 @@ case_short() {
 		return
 	fi
 	check_named short "$f" brief brief
-	check_rooted short "$f" brief "$BRIEF_ROOT" "$BRIEF_WORK"
+	# At the kernel's highest rate, a process that lives 2 ms has all its
+	# samples sent as stack copies (it ends before its regions can be
+	# bound), some 50 MB/s: a busy machine's rings lose some, which keep
+	# their leaf, marked truncated. None may be wrong.
+	check_rooted short "$f" brief "$BRIEF_ROOT" "$BRIEF_WORK" 30
 }
 
 # --- d. a binary deleted while it runs ------------------------------------------------
