@@ -27,7 +27,7 @@ else
 	check hidden_said_once [ "$(grep -c 'kernel addresses are hidden from cprof' "$TMP/h.err")" -eq 1 ]
 	names=$(grep -oE '[^;]+_\[k\]' "$TMP/h.folded" | sort -u | tr '\n' ' ')
 	check hidden_kernel_frames_kept_as_kernel [ "$names" = "[kernel]_[k] " ]
-	check hidden_user_frames_named grep -qE '^syscall_heavy;.*main;read;(\[kernel\]_\[k\];)*\[kernel\]_\[k\] [0-9]+$' "$TMP/h.folded"
+	check hidden_user_frames_named grep -qE '^syscall_heavy;.*main;(do_reads;)?read;(\[kernel\]_\[k\];)*\[kernel\]_\[k\] [0-9]+$' "$TMP/h.folded"
 	check hidden_counted_unknown grep -qE 'distinct frames without a symbol, shown as module\+offset: user [0-9]+ of [0-9]+, kernel ([1-9][0-9]*) of \1$' "$TMP/h.err"
 fi
 
