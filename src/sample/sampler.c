@@ -398,9 +398,14 @@ static void configure(struct sampler *s, struct instance *k, bool lineage)
 	bpf_map__set_max_entries(MAP(k, stacks1), s->opts.stack_entries);
 	bpf_map__set_max_entries(MAP(k, counts0), s->opts.count_entries);
 	bpf_map__set_max_entries(MAP(k, counts1), s->opts.count_entries);
+	/*
+	 * Preallocated (a perf_event program may not allocate), 1 KiB a stack:
+	 * a walked stack goes in with a new key, and keys are drained at a
+	 * quarter full (sampler__should_drain), so half the keys is room enough.
+	 */
 	if (k->uk) {
-		bpf_map__set_max_entries(MAP(k, ustacks0), s->opts.stack_entries);
-		bpf_map__set_max_entries(MAP(k, ustacks1), s->opts.stack_entries);
+		bpf_map__set_max_entries(MAP(k, ustacks0), s->opts.count_entries / 2);
+		bpf_map__set_max_entries(MAP(k, ustacks1), s->opts.count_entries / 2);
 	}
 	/* Unused without a PID filter; a full-size hash map costs startup time to allocate. */
 	if (!s->opts.filter_pids)
