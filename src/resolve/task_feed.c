@@ -17,10 +17,9 @@ static unsigned int perms_of(const struct task_event *ev)
 	       (ev->flags & MAP_PRIVATE ? PROC_MAP_PRIVATE : 0);
 }
 
-static void feed_mmap(struct symbolizer *s, const struct task_event *ev)
+bool task_feed__mapping(const struct task_event *ev, struct proc_map *m, char *name, size_t size)
 {
-	char name[4096 + 16];
-	struct proc_map m = {
+	*m = (struct proc_map){
 		.start = ev->start,
 		.end = ev->start + ev->len,
 		.offset = ev->pgoff,
@@ -29,13 +28,21 @@ static void feed_mmap(struct symbolizer *s, const struct task_event *ev)
 		.dev_minor = ev->dev_minor,
 		.perms = perms_of(ev),
 	};
-
 	/* A length that wraps is no mapping (the table refuses an empty one). */
-	if (m.end < m.start)
-		return;
-	snprintf(name, sizeof(name), "%s", ev->filename ? ev->filename : "");
-	proc_map__set_name(&m, name);
-	symbolizer__mmap(s, ev->pid, ev->time, &m);
+	if (m->end < m->start)
+		return false;
+	snprintf(name, size, "%s", ev->filename ? ev->filename : "");
+	proc_map__set_name(m, name);
+	return true;
+}
+
+static void feed_mmap(struct symbolizer *s, const struct task_event *ev)
+{
+	char name[4096 + 16];
+	struct proc_map m;
+
+	if (task_feed__mapping(ev, &m, name, sizeof(name)))
+		symbolizer__mmap(s, ev->pid, ev->time, &m);
 }
 
 void task_feed__apply(struct symbolizer *s, const struct task_event *ev)

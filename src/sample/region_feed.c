@@ -24,6 +24,7 @@
 #include "lib/log.h"
 #include "lib/u64map.h"
 #include "resolve/proc_maps.h"
+#include "resolve/task_feed.h"
 #include "sample/region_feed.h"
 #include "sample/sampler.h"
 #include "sample/unwinder.h"
@@ -344,21 +345,11 @@ static void apply_exec(struct region_feed *f, const struct task_event *ev)
 static void apply_mmap(struct region_feed *f, const struct task_event *ev)
 {
 	char name[4096 + 16];
-	struct proc_map m = {
-		.start = ev->start,
-		.end = ev->start + ev->len,
-		.offset = ev->pgoff,
-		.inode = ev->inode,
-		.dev_major = ev->dev_major,
-		.dev_minor = ev->dev_minor,
-		.perms = (ev->prot & PROT_EXEC ? PROC_MAP_EXEC : 0) |
-			 (ev->prot & PROT_READ ? PROC_MAP_READ : 0),
-	};
+	struct proc_map m;
 
-	if (m.end <= m.start || !process_regions__tracked(f->regions, ev->pid))
+	if (!process_regions__tracked(f->regions, ev->pid) ||
+	    !task_feed__mapping(ev, &m, name, sizeof(name)))
 		return;
-	snprintf(name, sizeof(name), "%s", ev->filename ? ev->filename : "");
-	proc_map__set_name(&m, name);
 	f->keep_space = true;
 	process_regions__mmap(f->regions, ev->pid, &m);
 	f->keep_space = false;
