@@ -328,6 +328,19 @@ static int open_if_mapped(const char *path, const struct proc_map *m)
 }
 
 /*
+ * A process that has exited has no root to go through, also while it is a
+ * zombie that /proc still lists (and while it exits, its files closed).
+ */
+static bool root_reachable(uint32_t pid)
+{
+	char path[64];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "/proc/%u/root/", pid);
+	return stat(path, &st) == 0;
+}
+
+/*
  * /proc/PID/map_files first: that is the exact file that is mapped, even if
  * it was deleted or replaced on disk, and it works across mount namespaces.
  * /proc/PID/root/PATH is the fallback, accepted only when its device and
@@ -350,7 +363,7 @@ int proc_map__open(uint32_t pid, const struct proc_map *m)
 		return -ENOENT;
 	snprintf(path, sizeof(path), "/proc/%u/root%s", pid, m->path);
 	fd = open_if_mapped(path, m);
-	if (fd == -ENOENT && !procfs__pid_exists(pid))
+	if (fd == -ENOENT && !root_reachable(pid))
 		fd = open_if_mapped(m->path, m);
 	if (fd == -ESTALE)
 		pr_debug("%s: not the file mapped by PID %u (identity differs)", m->path, pid);

@@ -61,6 +61,7 @@ struct elf_entry {
 	uint64_t inode;
 	uint64_t mapped_ns;	      /* opened, or last found mapped by close_idle_elfs */
 	struct elf_symtab *elf;	      /* NULL: the file could not be opened as ELF */
+	uint32_t unopened_by;	      /* the PID it could not be opened through, if so */
 	struct elf_entry *same_inode; /* chain of the index bucket */
 	struct elf_entry *next;	      /* all entries, for freeing */
 };
@@ -433,26 +434,14 @@ void symbolizer__unopened_who(const struct symbolizer *s, char *buf, size_t size
 	}
 }
 
-static struct elf_symtab *elf_for_map(struct symbolizer *s, uint32_t pid, const struct proc_map *m)
+/* Opens the file of e (mapped by pid as m); a failure is kept in e too. */
+static void open_entry(struct symbolizer *s, struct elf_entry *e, uint32_t pid,
+		       const struct proc_map *m)
 {
-	struct elf_entry *e, *head = NULL;
-	uint64_t v;
 	int fd, err;
 
-	if (u64map__get(s->elf_index, m->inode, &v))
-		head = (struct elf_entry *)(uintptr_t)v;
-	for (e = head; e; e = e->same_inode)
-		if (e->dev_major == m->dev_major && e->dev_minor == m->dev_minor &&
-		    e->inode == m->inode)
-			return e->elf;
-
-	e = calloc(1, sizeof(*e));
-	if (!e)
-		return NULL;
-	e->dev_major = m->dev_major;
-	e->dev_minor = m->dev_minor;
-	e->inode = m->inode;
 	e->mapped_ns = clock__mono_ns();
+	e->unopened_by = 0;
 	fd = proc_map__open(pid, m);
 	if (fd >= 0) {
 		err = elf_symtab__open_fd(fd, m->path, &e->elf);
@@ -464,12 +453,42 @@ static struct elf_symtab *elf_for_map(struct symbolizer *s, uint32_t pid, const 
 		err = fd;
 		pr_debug("%s (PID %u): cannot open: %s", m->path, pid, strerror(-err));
 		note_unopened(s, pid);
+		e->unopened_by = pid;
 	}
 	if (e->elf)
 		s->stats[SYM_STAT_ELF_FILES]++;
 	else
 		s->stats[SYM_STAT_ELF_ERRORS]++;
-	/* Failures are cached too: one bad file is not retried for every frame. */
+}
+
+static struct elf_symtab *elf_for_map(struct symbolizer *s, uint32_t pid, const struct proc_map *m)
+{
+	struct elf_entry *e, *head = NULL;
+	uint64_t v;
+
+	if (u64map__get(s->elf_index, m->inode, &v))
+		head = (struct elf_entry *)(uintptr_t)v;
+	for (e = head; e; e = e->same_inode)
+		if (e->dev_major == m->dev_major && e->dev_minor == m->dev_minor &&
+		    e->inode == m->inode)
+			break;
+	/*
+	 * Failures are cached too: one bad file is not retried for every frame.
+	 * A file one process could not be opened through (it was exiting, or
+	 * its namespace hid it) is tried again for each other process.
+	 */
+	if (e) {
+		if (e->unopened_by && e->unopened_by != pid)
+			open_entry(s, e, pid, m);
+		return e->elf;
+	}
+	e = calloc(1, sizeof(*e));
+	if (!e)
+		return NULL;
+	e->dev_major = m->dev_major;
+	e->dev_minor = m->dev_minor;
+	e->inode = m->inode;
+	open_entry(s, e, pid, m);
 	e->next = s->elf_list;
 	s->elf_list = e;
 	e->same_inode = head;

@@ -5,6 +5,7 @@
  * zombie and of a process that is gone.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -324,39 +325,80 @@ TEST(proc_maps_read_self)
 	proc_maps__free(m);
 }
 
-TEST(proc_maps_read_gone_and_zombie)
+/* Forks a child that exits at once; returns its PID once it is a zombie. */
+static pid_t fork_zombie(void)
 {
-	struct proc_maps *m = (struct proc_maps *)1;
 	char path[64], stat[256];
 	pid_t pid;
 	FILE *f;
-	int i, zombie = 0;
+	int i;
+
+	pid = fork();
+	CHECK_INT(pid, >=, 0);
+	if (pid == 0)
+		_exit(0);
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	for (i = 0; i < 500; i++) {
+		f = fopen(path, "r");
+		if (f) {
+			bool zombie = fgets(stat, sizeof(stat), f) && strstr(stat, ") Z ");
+
+			fclose(f);
+			if (zombie)
+				return pid;
+		}
+		nanosleep(&(struct timespec){0, 10 * 1000 * 1000}, NULL);
+	}
+	test_fail(__FILE__, __LINE__, "PID %d never became a zombie", (int)pid);
+	return pid;
+}
+
+TEST(proc_maps_read_gone_and_zombie)
+{
+	struct proc_maps *m = (struct proc_maps *)1;
+	pid_t pid;
 
 	/* Above any pid_max (4194304), so no process can have it. */
 	CHECK_INT(proc_maps__read(0x7ffffff0, &m), ==, -ESRCH);
 	CHECK(m == NULL);
 	CHECK_INT(proc_maps__read(0, &m), ==, -EINVAL);
 
-	pid = fork();
-	CHECK_INT(pid, >=, 0);
-	if (pid == 0)
-		_exit(0);
-	/* Not reaped yet: wait for it to become a zombie. */
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	for (i = 0; i < 500 && !zombie; i++) {
-		f = fopen(path, "r");
-		if (f) {
-			if (fgets(stat, sizeof(stat), f) && strstr(stat, ") Z "))
-				zombie = 1;
-			fclose(f);
-		}
-		if (!zombie)
-			nanosleep(&(struct timespec){0, 10 * 1000 * 1000}, NULL);
-	}
-	CHECK(zombie);
+	/* Not reaped yet. */
+	pid = fork_zombie();
 	CHECK_INT(proc_maps__read(pid, &m), ==, -ESRCH);
 	CHECK_INT(waitpid(pid, NULL, 0), ==, pid);
 	CHECK_INT(proc_maps__read(pid, &m), ==, -ESRCH);
+}
+
+/*
+ * A zombie is still listed in /proc but has no root and no map_files: the
+ * file it mapped is opened by its path as cprof sees it (same identity).
+ */
+TEST(proc_map_open_through_a_zombie)
+{
+	uint64_t addr = (uint64_t)(uintptr_t)&a_function_in_this_binary;
+	struct proc_maps *m = NULL;
+	struct proc_map other;
+	const struct proc_map *p;
+	pid_t pid;
+	int fd;
+
+	CHECK_INT(proc_maps__read(getpid(), &m), ==, 0);
+	p = proc_maps__find(m, addr);
+	CHECK(p);
+	pid = fork_zombie();
+	fd = proc_map__open(pid, p);
+	CHECK_INT(fd, >=, 0);
+	close(fd);
+	/* Another file's identity is refused, not opened by its path. */
+	other = *p;
+	other.inode++;
+	CHECK_INT(proc_map__open(pid, &other), ==, -ESTALE);
+	CHECK_INT(waitpid(pid, NULL, 0), ==, pid);
+	fd = proc_map__open(pid, p);
+	CHECK_INT(fd, >=, 0);
+	close(fd);
+	proc_maps__free(m);
 }
 
 TEST(proc_map_named_as_the_kernel_names_it)
