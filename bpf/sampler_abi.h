@@ -46,6 +46,12 @@ struct cprof_config {
 	__u32 include_idle;    /* 1: keep samples of the idle task (pid 0) */
 	__u32 fork_layout;     /* sched_process_fork layout, enum cprof_fork_layout */
 	__u32 follow_children; /* with filter_pids: add children of targets as they fork */
+	/*
+	 * 1: a sample is not recorded here but handed to the perf event's own
+	 * ring (the program returns 1), with the user registers and stack the
+	 * event copies: kernels that cannot run the in-kernel walk.
+	 */
+	__u32 copy_samples;
 };
 
 /* Values of the `targets` map. */
@@ -116,6 +122,12 @@ struct cprof_spill {
 
 #define CPROF_COPY_MAGIC 0x79706f63 /* "copy" */
 #define CPROF_COPY_STACK 16384	    /* bytes of user stack copied from SP up */
+/*
+ * The copy came from a perf event's sample, not from the BPF program: no
+ * space id (space is the sample's time: its space is the last one begun
+ * before) and no comm.
+ */
+#define CPROF_COPY_FROM_PERF 1
 
 /*
  * Also through `events`: a sample of a process whose unwind tables are not
@@ -137,7 +149,7 @@ struct cprof_copy {
 	__u32 kern_bytes;
 	__u64 kern[CPROF_MAX_STACK_DEPTH]; /* leaf first, for a sample taken in the kernel */
 	__u32 stack_bytes;
-	__u32 pad;
+	__u32 flags; /* CPROF_COPY_* */
 	__u8 stack[CPROF_COPY_STACK];
 };
 

@@ -361,6 +361,7 @@ static __always_inline int copy_sample(struct bpf_perf_event_data *ctx, const st
 		n += COPY_CHUNK;
 	}
 	c->stack_bytes = n;
+	c->flags = 0;
 	if (n > CPROF_COPY_STACK)
 		return 0;
 	return bpf_perf_event_output(ctx, &events, BPF_F_CURRENT_CPU, c,
