@@ -288,10 +288,13 @@ static __always_inline void record_in(struct bpf_perf_event_data *ctx, struct cp
 		record(ctx, &stacks1, &counts1, key, 1);
 }
 
+/* sample_begin: the perf event's ring takes the sample (copy_samples). */
+#define SAMPLE_TO_RING 2
+
 /*
  * The start of every sample: 1 and the key and map set when the sample is
- * to be recorded. The caller ends it with in_flight_add(set, -1) once the
- * sample is in the set (see the top of bpf/sampler.bpf.c).
+ * to be recorded (SAMPLE_TO_RING: to be handed to the ring). The caller ends it with
+ * in_flight_add(set, -1) once the sample is in the set (see the top of bpf/sampler.bpf.c).
  */
 static __always_inline int sample_begin(struct cprof_key *key, __u32 *setp)
 {
@@ -345,7 +348,7 @@ static __always_inline int sample_begin(struct cprof_key *key, __u32 *setp)
 		in_flight_add(set, 1);
 	}
 	*setp = set;
-	return 1;
+	return cfg->copy_samples ? SAMPLE_TO_RING : 1;
 }
 
 /*

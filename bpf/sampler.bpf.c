@@ -12,6 +12,11 @@
  * `active_set`, waits until `in_flight` for the old set drops to zero, then
  * drains and clears the old set; stack ids are therefore never reused while
  * a count still refers to them, and collisions reset every interval.
+ *
+ * Where the unwinder's object cannot load (before Linux 5.5), user space
+ * sets copy_samples: the program returns 1 for a targeted sample instead,
+ * and the perf event writes it to its ring with the user registers and a
+ * copy of the user stack, which user space walks with the CFI tables.
  */
 #include "sample.h"
 
@@ -20,12 +25,23 @@ int cprof_sample(struct bpf_perf_event_data *ctx)
 {
 	struct cprof_key key = {};
 	__u32 set;
+	int begun, to_ring;
 
-	if (!sample_begin(&key, &set))
+	begun = sample_begin(&key, &set);
+	if (!begun)
 		return 0;
-	record_in(ctx, &key, set);
+	/* Straight on, no shared exit: no backward jump for 4.18 (see count_sample). */
+	to_ring = begun == SAMPLE_TO_RING;
+	asm volatile("" : "+r"(to_ring));
+	if (to_ring) {
+		/* The event's ring gets the sample, with the user stack the kernel copies. */
+		stat_add(CPROF_STAT_COPIES, 1);
+		announce(ctx, &key);
+	} else {
+		record_in(ctx, &key, set);
+	}
 	in_flight_add(set, -1);
-	return 0;
+	return to_ring;
 }
 
 char LICENSE[] SEC("license") = "Dual MIT/GPL";

@@ -7,13 +7,14 @@
 #   qemu/check.sh CONSOLE_LOG MODE DIR
 #
 # MODE is the guest's (btf, no-btf or memlock); the decoded files go to DIR.
-# Prints what passed ("N samples; exec: ...; dlopen: ...") and exits 0, or
+# Prints what passed ("N samples; exec: ...; copies: ...; dlopen: ...") and exits 0, or
 # prints the reason of the failure and exits 1. A guest passes when everything
 # arrived intact, the kernel logged no WARN/BUG/oops, cprof exited 0, the
 # profile holds the fixtures' known stacks (main;work;hot_a and
 # main;work;hot_b) and kernel frames named from kallsyms (vfs_read under
 # syscall_heavy's read(2)), in no-btf mode the kernel's BTF really was out of
-# reach, and the exec and dlopen profiles pass (check_exec, check_dlopen). In
+# reach, and the exec, copies and dlopen profiles pass (check_exec,
+# check_dlopen). In
 # memlock mode cprof must instead fail with the one-line message that names
 # the limit.
 set -euo pipefail
@@ -93,9 +94,12 @@ case_ran() {
 # so that samples filed elsewhere without brief's frames fail too. Not a share
 # of the whole profile: under TCG a loaded host makes sh's forks and execs
 # take a larger share, which says nothing of where brief's samples went.
+# check_exec CASE: the exec case, or copies, the same walked in user space
+# from the stack copies of perf samples (--stack-copies). Sets RESULT.
 check_exec() {
+	local c=$1
 	local total under elsewhere whole_a whole_b lost where
-	case_ran exec
+	case_ran "$c"
 	read -r total under elsewhere whole_a whole_b lost <<<"$(awk '
 		{ n = $NF; total += n; line = $0; sub(/ [0-9]+$/, "", line); split(line, f, ";") }
 		f[1] == "brief" { mine += n }
@@ -105,21 +109,21 @@ check_exec() {
 		{ brief += n }
 		line ~ /;main;work;brief_a(;|$)/ { a += n }
 		line ~ /;main;work;brief_b(;|$)/ { b += n }
-		END { print mine + lost + 0, brief + 0, other + 0, a + 0, b + 0, lost + 0 }' "$DIR/exec.folded")"
+		END { print mine + lost + 0, brief + 0, other + 0, a + 0, b + 0, lost + 0 }' "$DIR/$c.folded")"
 	if [[ $elsewhere -ne 0 ]]; then
 		where=$(awk '$0 ~ /;(work|brief_a|brief_b)(;| )/ && $0 !~ /^brief;/ { split($1, f, ";")
-			c[f[1]] += $NF } END { for (p in c) printf "%s %d ", p, c[p] }' "$DIR/exec.folded")
-		fail "exec: $elsewhere samples with brief's frames not under brief (${where% })"
+			c[f[1]] += $NF } END { for (p in c) printf "%s %d ", p, c[p] }' "$DIR/$c.folded")
+		fail "$c: $elsewhere samples with brief's frames not under brief (${where% })"
 	fi
 	[[ $whole_a -gt 0 && $whole_b -gt 0 ]] ||
-		fail "exec: no whole stack main;work;brief_a ($whole_a) or main;work;brief_b ($whole_b)" \
-			"under brief: $(heaviest "$DIR/exec.folded" '^brief;.*brief_[ab]( |;)')"
+		fail "$c: no whole stack main;work;brief_a ($whole_a) or main;work;brief_b ($whole_b)" \
+			"under brief: $(heaviest "$DIR/$c.folded" '^brief;.*brief_[ab]( |;)')"
 	[[ $((under * 2)) -ge $total ]] ||
-		fail "exec: $under of the $total samples of brief or [unknown] elsewhere ($lost) in" \
+		fail "$c: $under of the $total samples of brief or [unknown] elsewhere ($lost) in" \
 			"brief's code, want half; by process:" \
 			"$(awk '{ split($1, f, ";"); c[f[1]] += $NF } END { for (p in c) printf "%s %d ", p, c[p] }' \
-				"$DIR/exec.folded")"
-	EXEC_RESULT="brief $under of $total under brief, 0 elsewhere"
+				"$DIR/$c.folded")"
+	RESULT="brief $under of $total under brief, 0 elsewhere"
 }
 
 # The dlopen case: dlopen_call loads /lib/libplugin.so and calls it at once,
@@ -184,9 +188,11 @@ main() {
 		fail "no kernel frame vfs_read or ksys_read under syscall_heavy's reads"
 	! grep -qE ';\[kernel\](;| )' "$DIR/profile.folded" || fail "kernel frames without a name ([kernel])"
 	samples=$(awk '{ n += $NF } END { print n + 0 }' "$DIR/profile.folded")
-	check_exec
+	check_exec exec
+	exec_result=$RESULT
+	check_exec copies
 	check_dlopen
-	echo "$samples samples; exec: $EXEC_RESULT; dlopen: $DLOPEN_RESULT"
+	echo "$samples samples; exec: $exec_result; copies: $RESULT; dlopen: $DLOPEN_RESULT"
 }
 
 main "$@"

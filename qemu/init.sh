@@ -89,6 +89,13 @@ else
 		sh -c 'i=0; while [ $i -lt 6 ]; do env brief 40; brief 40; i=$((i + 1)); done' \
 		>/tmp/exec-log 2>&1
 	rc_exec=$?
+	# The same, every user stack walked in user space from the copy each
+	# perf sample carries: the way of kernels before 5.5, proven on these.
+	# shellcheck disable=SC2016 # expanded by the profiled shell
+	cprof --stack-copies -F 999 -o /tmp/copies.pb.gz -- \
+		sh -c 'i=0; while [ $i -lt 6 ]; do env brief 40; brief 40; i=$((i + 1)); done' \
+		>/tmp/copies-log 2>&1
+	rc_copies=$?
 	# A library loaded with dlopen and called at once (musl's dlopen: a
 	# dynamic program under /lib/ld-musl-*.so.1): cprof must follow the new
 	# mapping to name the library's frames.
@@ -103,6 +110,7 @@ dmesg -n 1
 info rc "$rc"
 if [ "$mode" != memlock ]; then
 	info rc-exec "$rc_exec"
+	info rc-copies "$rc_copies"
 	info rc-dlopen "$rc_dlopen"
 fi
 if [ "$rc" -ne 0 ] && [ "$mode" != memlock ]; then
@@ -112,7 +120,7 @@ if [ "$rc" -ne 0 ] && [ "$mode" != memlock ]; then
 fi
 emit log /tmp/log
 [ -f /tmp/profile.pb.gz ] && emit profile /tmp/profile.pb.gz
-for f in exec dlopen; do
+for f in exec copies dlopen; do
 	[ -f "/tmp/$f-log" ] && emit "$f-log" "/tmp/$f-log"
 	[ -f "/tmp/$f.pb.gz" ] && emit "$f" "/tmp/$f.pb.gz"
 done

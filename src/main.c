@@ -50,6 +50,7 @@ enum {
 	OPT_TOP,
 	OPT_DEBUG_DIR,
 	OPT_FRAME_POINTERS,
+	OPT_STACK_COPIES,
 	OPT_SERVER,
 	OPT_SERVER_PROTOCOL,
 	OPT_INTERVAL,
@@ -99,6 +100,9 @@ static const char usage_text[] =
 	"                           the programs' unwind tables (.eh_frame); callers\n"
 	"                           are then missing or wrong in code built without\n"
 	"                           frame pointers (most distributions' binaries)\n"
+	"      --stack-copies       walk user stacks in user space from a 16 KiB copy\n"
+	"                           per sample, as perf does, not in the kernel (the\n"
+	"                           way on kernels before 5.5); costs more CPU\n"
 	"  -v, --verbose            debug output, including libbpf's log\n"
 	"  -h, --help               this help\n"
 	"      --version            version\n"
@@ -411,6 +415,9 @@ static bool parse_profile_option(int c, char *arg, struct cli *cli)
 	case OPT_FRAME_POINTERS:
 		o->frame_pointers = true;
 		break;
+	case OPT_STACK_COPIES:
+		o->stack_copies = true;
+		break;
 	case OPT_MAP_SIZE:
 		o->map_entries = (uint32_t)parse_ulong(arg, "map size", 256, 1u << 22);
 		break;
@@ -440,6 +447,7 @@ static const struct option longopts[] = {
 	{"top", required_argument, NULL, OPT_TOP},
 	{"debug-dir", required_argument, NULL, OPT_DEBUG_DIR},
 	{"frame-pointers", no_argument, NULL, OPT_FRAME_POINTERS},
+	{"stack-copies", no_argument, NULL, OPT_STACK_COPIES},
 	{"server", required_argument, NULL, OPT_SERVER},
 	{"server-protocol", required_argument, NULL, OPT_SERVER_PROTOCOL},
 	{"interval", required_argument, NULL, OPT_INTERVAL},
@@ -501,6 +509,9 @@ static void parse_args(int argc, char **argv, struct cli *cli)
 	}
 	if (optind < argc)
 		cli->o.command = &argv[optind];
+	if (cli->o.frame_pointers && cli->o.stack_copies)
+		usage_error("--frame-pointers and --stack-copies are two ways to walk user stacks: "
+			    "choose one");
 }
 
 /* As perf does: the kernel refuses a sampling event faster than its sysctl allows. */

@@ -34,6 +34,7 @@
 #include "lib/cancel.h"
 #include "lib/clock.h"
 #include "lib/procfs.h"
+#include "lib/u64map.h"
 #include "lib/words.h"
 #include "resolve/symbolizer.h"
 #include "resolve/task_feed.h"
@@ -98,10 +99,11 @@ struct run {
 	/* Stack copies waiting for the records before them, oldest first (see walk_copies). */
 	struct cprof_copy **copies;
 	size_t ncopies, copies_cap;
-	uint64_t followed_until; /* every record timed before this was applied */
-	uint64_t bad_copies;	 /* malformed, or no memory to keep them: lost samples */
-	int errors;		 /* entries that could not be added (allocation failures) */
-	uint32_t *pids;		 /* -p targets, thread IDs replaced by their process */
+	uint64_t followed_until;     /* every record timed before this was applied */
+	uint64_t bad_copies;	     /* malformed, or no memory to keep them: lost samples */
+	struct u64map *thread_names; /* tid -> its comm (malloc'd), for copies from perf samples */
+	int errors;		     /* entries that could not be added (allocation failures) */
+	uint32_t *pids;		     /* -p targets, thread IDs replaced by their process */
 	size_t npids;
 	/* --server */
 	struct upload *upload;
@@ -126,6 +128,7 @@ struct run {
 };
 
 static void walk_copies(struct run *r, uint64_t before);
+static void on_process(void *ctx, uint32_t pid);
 
 static void on_task_event(void *ctx, const struct task_event *ev)
 {
@@ -142,6 +145,14 @@ static void follow(struct run *r, uint64_t until)
 {
 	int err;
 
+	/*
+	 * A copy is walked with the records timed before it applied, and none
+	 * after: every sample taken before until is in its ring, and handed out
+	 * now, before those records (a ring's reader wakes at half full).
+	 */
+	err = sampler__consume(r->sampler, on_process, r, true);
+	if (err < 0)
+		pr_warn("reading new processes failed: %s", strerror(-err));
 	if (r->events)
 		err = task_events__read(r->events, until, on_task_event, r);
 	else
@@ -248,7 +259,7 @@ static void add_entry(struct run *r, const struct sampler_entry *e)
 
 	pname = symbolizer__process_name(r->sym, &task);
 	labels.comm = pname ? pname : e->comm;
-	labels.thread_name = e->comm;
+	labels.thread_name = e->comm[0] ? e->comm : labels.comm;
 	labels.ns_pid = symbolizer__ns_pid(r->sym, &task);
 	if (r->o->per_thread)
 		labels.tid = e->tid;
@@ -285,6 +296,7 @@ static void walk_copy(struct run *r, const struct cprof_copy *c)
 	struct walk_result w;
 
 	memcpy(e.comm, c->comm, CPROF_COMM_LEN);
+	e.space = region_feed__space_of(r->feed, c);
 	region_feed__walk(r->feed, c, &w);
 	e.user_ips = w.ips;
 	e.user_n = w.n;
@@ -308,6 +320,42 @@ static void walk_copies(struct run *r, uint64_t before)
 		return;
 	memmove(r->copies, r->copies + i, (r->ncopies - i) * sizeof(*r->copies));
 	r->ncopies -= i;
+}
+
+/*
+ * A perf sample carries no comm: a thread's, read once while it lives (a
+ * thread renamed later keeps its first name).
+ */
+static void name_thread(struct run *r, struct cprof_copy *c)
+{
+	char *name = NULL;
+	uint64_t v;
+
+	if (!r->thread_names)
+		r->thread_names = u64map__new();
+	if (r->thread_names && u64map__get(r->thread_names, c->tid, &v)) {
+		name = (char *)(uintptr_t)v;
+	} else if ((name = calloc(1, CPROF_COMM_LEN + 1))) {
+		if (procfs__comm(c->tid, name, CPROF_COMM_LEN + 1))
+			name[0] = '\0';
+		if (!r->thread_names || u64map__set(r->thread_names, c->tid, (uintptr_t)name)) {
+			memcpy(c->comm, name, CPROF_COMM_LEN);
+			free(name);
+			return;
+		}
+	}
+	if (name)
+		memcpy(c->comm, name, CPROF_COMM_LEN);
+}
+
+static void free_thread_names(struct run *r)
+{
+	uint64_t tid, v;
+	size_t pos = 0;
+
+	while (r->thread_names && u64map__next(r->thread_names, &pos, &tid, &v))
+		free((void *)(uintptr_t)v);
+	u64map__free(r->thread_names);
 }
 
 /* A stack copy from the sampler: queued in time order until its records are in. */
@@ -340,6 +388,9 @@ static void on_copy(void *ctx, const void *data, uint32_t size)
 		return;
 	}
 	memcpy(c, data, head + bytes);
+	/* A process's main thread is named as the process, in the space of the sample. */
+	if ((c->flags & CPROF_COPY_FROM_PERF) && c->tid != c->pid)
+		name_thread(r, c);
 	/* Each CPU's buffer is in order, not the CPUs together. */
 	for (i = r->ncopies; i > 0 && r->copies[i - 1]->time > c->time; i--)
 		;
@@ -722,11 +773,32 @@ static struct unwinder *open_unwinder(struct run *r)
 	int err;
 
 	r->base.unwind_status = -ENOENT;
-	if (r->o->frame_pointers)
+	if (r->o->frame_pointers || r->o->stack_copies)
 		return NULL;
 	err = unwinder__new(&uo, &r->unwinder);
 	r->base.unwind_status = err;
 	return r->unwinder;
+}
+
+/* Every sample comes with a copy of its user stack, walked here with the tables. */
+static int start_copy_walks(struct run *r)
+{
+	unwinder__free(r->unwinder);
+	r->unwinder = NULL;
+	r->base.copy_walks = true;
+	if (region_feed__new(NULL, r->sampler, &r->feed)) {
+		pr_err("out of memory");
+		return -ENOMEM;
+	}
+	if (!r->o->npids && !r->o->command)
+		region_feed__follow_all(r->feed);
+	if (r->base.unwind_status == -ENOENT)
+		pr_info("user stacks: walked in user space from stack copies (--stack-copies)");
+	else
+		pr_info("user stacks: walked in user space from stack copies: the in-kernel walk "
+			"cannot run here: %s",
+			strerror(-r->base.unwind_status));
+	return 0;
 }
 
 /* Says how user stacks are walked; with the tables, starts keeping them current. */
@@ -736,6 +808,8 @@ static int start_unwinding(struct run *r)
 
 	if (r->unwinder)
 		r->base.unwind_status = sampler__unwind_status(r->sampler);
+	if (sampler__copies(r->sampler))
+		return start_copy_walks(r);
 	if (r->base.unwind_status) {
 		unwinder__free(r->unwinder);
 		r->unwinder = NULL;
@@ -782,6 +856,8 @@ static int prepare(struct run *r)
 		return -ENOMEM;
 	}
 	so.unwinder = open_unwinder(r);
+	/* Without the unwinder's maps, the walk is done in user space: stack copies. */
+	so.copy_samples = o->stack_copies || (!o->frame_pointers && !so.unwinder);
 	so.on_copy = on_copy;
 	so.copy_ctx = r;
 	err = sampler__new(&so, &r->sampler);
@@ -899,19 +975,11 @@ static void wait_news(struct run *r, int timeout_ms)
 		{.fd = sampler__fd(r->sampler), .events = POLLIN},
 		{.fd = r->events ? task_events__fd(r->events) : -1, .events = POLLIN},
 	};
-	int err;
 
 	if (r->events && task_events__queued(r->events) && timeout_ms > RECORD_DELAY_MS + 1)
 		timeout_ms = RECORD_DELAY_MS + 1;
 	if (poll(fds, 2, timeout_ms) < 0 && errno != EINTR)
 		pr_warn("polling for new processes failed: %s", strerror(errno));
-	/*
-	 * Notifications first: a stack copy must be queued before the records
-	 * timed after it are applied (its process's exit among them).
-	 */
-	err = sampler__consume(r->sampler, on_process, r);
-	if (err < 0)
-		pr_warn("reading new processes failed: %s", strerror(-err));
 	follow(r, clock__mono_ns() - RECORD_DELAY_MS * 1000000ull);
 }
 
@@ -1035,6 +1103,7 @@ static void teardown(struct run *r)
 	for (size_t i = 0; i < r->ncopies; i++)
 		free(r->copies[i]);
 	free(r->copies);
+	free_thread_names(r);
 	region_feed__free(r->feed);
 	sampler__free(r->sampler);
 	unwinder__free(r->unwinder);

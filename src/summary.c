@@ -367,20 +367,24 @@ static void user_stacks_comment(char *buf, size_t size, const struct summary_inf
 	uint32_t order[CPROF_STOP_MAX];
 	size_t off = 0, n, i;
 
-	if (in->unwind_status == -ENOENT) {
+	if (in->copy_walks) {
+		appendf(buf, size, &off,
+			"cprof: user stacks: cfi_in_user_space (stack copies: %s);",
+			in->unwind_status == -ENOENT ? "asked for" : strerror(-in->unwind_status));
+	} else if (in->unwind_status == -ENOENT) {
 		snprintf(buf, size, "cprof: user stacks: frame_pointers (asked for)");
 		return;
-	}
-	if (in->unwind_status) {
+	} else if (in->unwind_status) {
 		snprintf(
 			buf, size,
 			"cprof: user stacks: frame_pointers (the unwinder could not be loaded: %s)",
 			strerror(-in->unwind_status));
 		return;
 	}
-	appendf(buf, size, &off, "cprof: user stacks: cfi; walked %" PRIu64 ": %s %" PRIu64,
-		in->walked, stack_walk__stop_token(CPROF_STOP_NONE),
-		in->walk_stops[CPROF_STOP_NONE]);
+	if (!off)
+		appendf(buf, size, &off, "cprof: user stacks: cfi;");
+	appendf(buf, size, &off, " walked %" PRIu64 ": %s %" PRIu64, in->walked,
+		stack_walk__stop_token(CPROF_STOP_NONE), in->walk_stops[CPROF_STOP_NONE]);
 	n = stops_by_count(in, order);
 	for (i = 0; i < n; i++)
 		appendf(buf, size, &off, ", %s %" PRIu64, stack_walk__stop_token(order[i]),
@@ -531,12 +535,19 @@ static void print_user_stacks(FILE *f, const struct summary_info *in)
 	uint32_t order[CPROF_STOP_MAX];
 	size_t nstops, i;
 
-	if (in->unwind_status == -ENOENT) {
+	if (in->copy_walks) {
+		fprintf(f,
+			"cprof: every user stack walked in user space from a copy of the stack (");
+		if (in->unwind_status == -ENOENT)
+			fprintf(f, "--stack-copies)\n");
+		else
+			fprintf(f, "the in-kernel walk cannot run here: %s)\n",
+				strerror(-in->unwind_status));
+	} else if (in->unwind_status == -ENOENT) {
 		fprintf(f, "cprof: user stacks by frame pointers only (--frame-pointers): %s\n",
 			fp_caveat);
 		return;
-	}
-	if (in->unwind_status) {
+	} else if (in->unwind_status) {
 		fprintf(f,
 			"cprof: user stacks by frame pointers only: the unwinder could not be "
 			"loaded (%s; run with -v for the verifier log): %s\n",
@@ -562,7 +573,7 @@ static void print_user_stacks(FILE *f, const struct summary_info *in)
 			fprintf(f, "; stopped most in %s", in->truncated_who);
 		/* Their tables not loaded yet, or the in-kernel walk not: walked by cprof itself.
 		 */
-		if (in->stats[CPROF_STAT_COPIES])
+		if (in->stats[CPROF_STAT_COPIES] && !in->copy_walks)
 			fprintf(f, "; %" PRIu64 " walked in user space from a copy of the stack",
 				in->stats[CPROF_STAT_COPIES]);
 		fputc('\n', f);

@@ -47,6 +47,12 @@ struct summary_info {
 	 * object could not be loaded (e.g. a kernel before 5.5).
 	 */
 	int unwind_status;
+	/*
+	 * Every user stack was walked with the CFI tables in user space, from
+	 * the copy of it each sample carried (--stack-copies: unwind_status is
+	 * -ENOENT; or the unwinder's object could not be loaded: why).
+	 */
+	bool copy_walks;
 	uint64_t walked;		     /* samples whose user stack the tables walked */
 	uint64_t walk_stops[CPROF_STOP_MAX]; /* of those, by how the walk ended */
 	/* Samples taken in the kernel: their user stacks by frame pointers (not walked). */

@@ -7,6 +7,7 @@
  * from two threads at once.
  */
 #include <errno.h>
+#include <linux/perf_event.h>
 #include <poll.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -35,6 +36,7 @@ struct event_reader {
 	pthread_t thread;
 	bool started;
 	int ready_fd; /* readable while records wait */
+	int wake_fd;  /* signalled when records come: ready_fd, or another reader's */
 	int stop_fd;  /* readable when the thread must end */
 	pthread_mutex_t lock;
 	struct record *head, **tail;
@@ -42,13 +44,11 @@ struct event_reader {
 	uint64_t lost; /* under lock */
 };
 
-/* Called by libbpf with the lock held. */
-static void on_record(void *ctx, int cpu, void *data, __u32 size)
+/* Queues a copy of data; called by libbpf with the lock held. */
+static void queue_record(struct event_reader *r, const void *data, uint32_t size)
 {
-	struct event_reader *r = ctx;
 	struct record *rec;
 
-	(void)cpu;
 	rec = r->queued_bytes + size > QUEUE_MAX_BYTES ? NULL : malloc(sizeof(*rec) + size);
 	if (!rec) {
 		r->lost++;
@@ -60,6 +60,29 @@ static void on_record(void *ctx, int cpu, void *data, __u32 size)
 	*r->tail = rec;
 	r->tail = &rec->next;
 	r->queued_bytes += size;
+}
+
+static void on_record(void *ctx, int cpu, void *data, __u32 size)
+{
+	(void)cpu;
+	queue_record(ctx, data, size);
+}
+
+/* A raw ring's record: samples are queued whole, losses counted. */
+static enum bpf_perf_event_ret on_raw(void *ctx, int cpu, struct perf_event_header *hdr)
+{
+	struct event_reader *r = ctx;
+	__u64 lost;
+
+	(void)cpu;
+	if (hdr->type == PERF_RECORD_SAMPLE) {
+		queue_record(r, hdr, hdr->size);
+	} else if (hdr->type == PERF_RECORD_LOST && hdr->size >= sizeof(*hdr) + 16) {
+		/* u64 id, u64 lost */
+		memcpy(&lost, (const char *)hdr + sizeof(*hdr) + 8, sizeof(lost));
+		r->lost += lost;
+	}
+	return LIBBPF_PERF_EVENT_CONT;
 }
 
 static void on_lost(void *ctx, int cpu, __u64 cnt)
@@ -96,13 +119,14 @@ static void *run(void *arg)
 			break;
 		if (fds[1].revents)
 			break;
-		if (fds[0].revents && read_rings(r) && write(r->ready_fd, &one, sizeof(one)) < 0)
+		if (fds[0].revents && read_rings(r) && write(r->wake_fd, &one, sizeof(one)) < 0)
 			pr_debug("cannot signal queued events: %s", strerror(errno));
 	}
 	return NULL;
 }
 
-int event_reader__new(int map_fd, size_t pages, struct event_reader **out)
+/* The reader without its buffer: the queue, its descriptors; freed on failure. */
+static int reader_new(struct event_reader **out)
 {
 	struct event_reader *r = calloc(1, sizeof(*r));
 	int err;
@@ -114,11 +138,20 @@ int event_reader__new(int map_fd, size_t pages, struct event_reader **out)
 	r->tail = &r->head;
 	r->ready_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	r->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	r->wake_fd = r->ready_fd;
 	if (r->ready_fd < 0 || r->stop_fd < 0) {
 		err = -errno;
-		goto cleanup;
+		event_reader__free(r);
+		return err;
 	}
-	r->pb = perf_buffer__new(map_fd, pages, on_record, on_lost, r, NULL);
+	*out = r;
+	return 0;
+}
+
+static int reader_start(struct event_reader *r, struct event_reader **out)
+{
+	int err;
+
 	if (!r->pb) {
 		err = -errno;
 		goto cleanup;
@@ -132,6 +165,43 @@ int event_reader__new(int map_fd, size_t pages, struct event_reader **out)
 cleanup:
 	event_reader__free(r);
 	return err;
+}
+
+int event_reader__new(int map_fd, size_t pages, struct event_reader **out)
+{
+	struct event_reader *r;
+	int err = reader_new(&r);
+
+	*out = NULL;
+	if (err)
+		return err;
+	r->pb = perf_buffer__new(map_fd, pages, on_record, on_lost, r, NULL);
+	return reader_start(r, out);
+}
+
+int event_reader__new_raw(int map_fd, size_t pages, struct perf_event_attr *attr,
+			  const struct event_reader *wake, struct event_reader **out)
+{
+	struct event_reader *r;
+	int err = reader_new(&r);
+
+	*out = NULL;
+	if (err)
+		return err;
+	if (wake)
+		r->wake_fd = wake->ready_fd;
+	r->pb = perf_buffer__new_raw(map_fd, pages, attr, on_raw, r, NULL);
+	return reader_start(r, out);
+}
+
+int event_reader__count(const struct event_reader *r)
+{
+	return (int)perf_buffer__buffer_cnt(r->pb);
+}
+
+int event_reader__event_fd(const struct event_reader *r, int i)
+{
+	return perf_buffer__buffer_fd(r->pb, i);
 }
 
 static void free_records(struct record *rec)

@@ -13,12 +13,25 @@
 #include <stdint.h>
 
 struct event_reader;
+struct perf_event_attr;
 
 /* One record as the BPF program sent it; data is 8-byte aligned. */
 typedef void (*event_reader_fn)(void *ctx, const void *data, uint32_t size);
 
 /* Opens the perf buffer on map_fd (pages per CPU) and starts the thread. */
 int event_reader__new(int map_fd, size_t pages, struct event_reader **out);
+/*
+ * The rings of events of its own, opened with attr on every online CPU
+ * (map_fd: a perf event array the buffer fills): each record is queued
+ * whole, header included (PERF_RECORD_SAMPLE; PERF_RECORD_LOST is counted).
+ * libbpf enables the events at once. With wake, records waiting make
+ * wake's descriptor readable, not its own: one poll for both.
+ */
+int event_reader__new_raw(int map_fd, size_t pages, struct perf_event_attr *attr,
+			  const struct event_reader *wake, struct event_reader **out);
+/* The events of a raw reader: how many, and the descriptor of each. */
+int event_reader__count(const struct event_reader *r);
+int event_reader__event_fd(const struct event_reader *r, int i);
 /* Stops the thread; what is queued is dropped. */
 void event_reader__free(struct event_reader *r);
 

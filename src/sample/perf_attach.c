@@ -15,12 +15,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <bpf/libbpf.h>
 
 #include "sample/perf_attach.h"
+#include "sample/perf_sample.h"
+#include "sampler_abi.h"
 
 #define LOG_MODULE "perf"
 #include "lib/log.h"
@@ -156,6 +160,23 @@ cleanup:
 	return err;
 }
 
+static struct perf_attach *attach_new(unsigned int hz, int n)
+{
+	struct perf_attach *pa = calloc(1, sizeof(*pa));
+
+	if (!pa)
+		return NULL;
+	pa->hz = hz;
+	pa->fds = calloc(n ? n : 1, sizeof(*pa->fds));
+	pa->cpus = calloc(n ? n : 1, sizeof(*pa->cpus));
+	pa->links = calloc(n ? n : 1, sizeof(*pa->links));
+	if (!pa->fds || !pa->cpus || !pa->links) {
+		perf_attach__free(pa);
+		return NULL;
+	}
+	return pa;
+}
+
 int perf_attach__open(unsigned int hz, bool enabled, struct perf_attach **out)
 {
 	struct perf_event_attr attr = {
@@ -174,16 +195,8 @@ int perf_attach__open(unsigned int hz, bool enabled, struct perf_attach **out)
 	nonline = perf_attach__online_cpus(&online);
 	if (nonline < 0)
 		return nonline;
-	pa = calloc(1, sizeof(*pa));
+	pa = attach_new(hz, nonline);
 	if (!pa) {
-		err = -ENOMEM;
-		goto cleanup;
-	}
-	pa->hz = hz;
-	pa->fds = calloc(nonline ? nonline : 1, sizeof(*pa->fds));
-	pa->cpus = calloc(nonline ? nonline : 1, sizeof(*pa->cpus));
-	pa->links = calloc(nonline ? nonline : 1, sizeof(*pa->links));
-	if (!pa->fds || !pa->cpus || !pa->links) {
 		err = -ENOMEM;
 		goto cleanup;
 	}
@@ -217,6 +230,58 @@ cleanup:
 	return err;
 }
 
+void perf_attach__copy_attr(unsigned int hz, struct perf_event_attr *attr)
+{
+	struct perf_sample_layout l;
+
+	perf_sample__layout(&l);
+	*attr = (struct perf_event_attr){
+		.type = PERF_TYPE_SOFTWARE,
+		.config = PERF_COUNT_SW_CPU_CLOCK,
+		.size = sizeof(*attr),
+		.sample_freq = hz,
+		.freq = 1,
+		.disabled = 1,
+		.sample_type = l.sample_type,
+		.sample_regs_user = l.regs_mask,
+		.sample_stack_user = CPROF_COPY_STACK,
+		.exclude_callchain_user = 1,
+		.use_clockid = 1,
+		.clockid = CLOCK_MONOTONIC,
+		/* Woken at a quarter of the ring, not per sample of 16 KiB. */
+		.watermark = 1,
+	};
+}
+
+int perf_attach__adopt(unsigned int hz, const int *fds, int n, struct perf_attach **out)
+{
+	struct perf_attach *pa = attach_new(hz, n);
+	int i, err;
+
+	*out = NULL;
+	if (!pa)
+		return -ENOMEM;
+	for (i = 0; i < n; i++) {
+		pa->cpus[i] = -1; /* the owner knows it */
+		pa->fds[i] = fcntl(fds[i], F_DUPFD_CLOEXEC, 0);
+		if (pa->fds[i] < 0) {
+			err = -errno;
+			goto cleanup;
+		}
+		pa->ncpus = i + 1;
+		if (ioctl(pa->fds[i], PERF_EVENT_IOC_DISABLE, 0)) {
+			err = -errno;
+			goto cleanup;
+		}
+	}
+	*out = pa;
+	return 0;
+cleanup:
+	pr_err("cannot take over the sampling events: %s", strerror(-err));
+	perf_attach__free(pa);
+	return err;
+}
+
 /* Closing returns once the event's timer callback, and so its program, has finished. */
 static void close_event(struct perf_attach *pa, int i)
 {
@@ -236,7 +301,7 @@ static int attach_event(struct perf_attach *pa, int i, struct bpf_program *prog)
 	pa->links[i] = bpf_program__attach_perf_event(prog, pa->fds[i]);
 	if (!pa->links[i]) {
 		err = -errno;
-		pr_err("cannot attach the BPF program to the cpu-clock event of CPU %d: %s",
+		pr_err("cannot attach the BPF program to cpu-clock event %d (CPU %d): %s", i,
 		       pa->cpus[i], strerror(-err));
 		return err;
 	}

@@ -12,6 +12,7 @@
 
 struct bpf_program;
 struct perf_attach;
+struct perf_event_attr;
 
 /*
  * Opens the events, one per online CPU. Enabled, they tick from now on but
@@ -21,6 +22,18 @@ struct perf_attach;
  * one-line explanation has already been logged.
  */
 int perf_attach__open(unsigned int hz, bool enabled, struct perf_attach **out);
+/*
+ * The attr of sampling events whose samples carry the user registers and
+ * CPROF_COPY_STACK bytes of user stack, and the kernel's callchain, timed
+ * on CLOCK_MONOTONIC (see sample/perf_sample.h): for a ring of their own,
+ * to which the program hands a sample by returning 1. Opened disabled.
+ */
+void perf_attach__copy_attr(unsigned int hz, struct perf_event_attr *attr);
+/*
+ * Takes copies of n events opened elsewhere (with perf_attach__copy_attr,
+ * by the owner of their rings) and disables them until attached.
+ */
+int perf_attach__adopt(unsigned int hz, const int *fds, int n, struct perf_attach **out);
 /* Attaches prog to every event: sampling begins. Logs what failed. */
 int perf_attach__attach(struct perf_attach *pa, struct bpf_program *prog);
 /*

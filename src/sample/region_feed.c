@@ -32,6 +32,8 @@
 #define MAX_SETS 65536
 /* An exec's record and its BPF hook are microseconds apart; another exec, much more. */
 #define EXEC_SPACE_SLACK_NS 10000000ull
+/* The longest exec (record to hook) whose window region_feed__space_of trusts. */
+#define EXEC_WINDOW_NS 3000000ull
 /* How long an exited process's regions are kept for its late stack copies. */
 #define EXIT_GRACE_NS 500000000ull
 /* Never the id of a space: a process bound with it has no valid set (no table yet). */
@@ -52,6 +54,12 @@ struct region_feed {
 	 * space it was read in (snap_space).
 	 */
 	struct u64map *exact_since, *snap_space;
+	/*
+	 * pid -> the end of its last exec (its space id, from the BPF hook):
+	 * from the exec's record (exact_since) to there, the kernel is loading
+	 * the new program while the user registers are still the old one's.
+	 */
+	struct u64map *exec_end;
 	struct u64map *exits; /* pid -> the time of its exit, not applied yet */
 	uint64_t snapshots_failed, stale_execs;
 };
@@ -104,9 +112,13 @@ static int sink_open(void *ctx, uint32_t pid, const struct proc_map *m)
 static int sink_load_table(void *ctx, const struct cached_table *ct)
 {
 	struct region_feed *f = ctx;
-	struct unwinder_table *ut = malloc(sizeof(*ut));
+	struct unwinder_table *ut;
 	int err;
 
+	/* Without the in-kernel walk, tables serve the walks of copies only. */
+	if (!f->unwinder)
+		return 0;
+	ut = malloc(sizeof(*ut));
 	if (!ut)
 		return -ENOMEM;
 	err = unwinder__sync_rules(f->unwinder, table_cache__rules(f->cache));
@@ -148,6 +160,8 @@ static int sink_add_region(void *ctx, uint32_t set, uint64_t start, uint64_t end
 {
 	struct region_feed *f = ctx;
 
+	if (!f->unwinder)
+		return 0;
 	return unwinder__add_region(f->unwinder, set, start, end, bias, loaded_table(f, ct));
 }
 
@@ -155,7 +169,8 @@ static void sink_remove_region(void *ctx, uint32_t set, uint64_t start, uint64_t
 {
 	struct region_feed *f = ctx;
 
-	unwinder__remove_region(f->unwinder, set, start, end);
+	if (f->unwinder)
+		unwinder__remove_region(f->unwinder, set, start, end);
 }
 
 static int sink_bind(void *ctx, uint32_t pid, uint32_t set, uint64_t space)
@@ -163,6 +178,8 @@ static int sink_bind(void *ctx, uint32_t pid, uint32_t set, uint64_t space)
 	struct region_feed *f = ctx;
 	int err;
 
+	if (!f->unwinder)
+		return 0;
 	if (!f->keep_space)
 		return unwinder__bind(f->unwinder, pid, set, space);
 	err = unwinder__rebind(f->unwinder, pid, set);
@@ -174,7 +191,8 @@ static void sink_unbind(void *ctx, uint32_t pid)
 {
 	struct region_feed *f = ctx;
 
-	unwinder__unbind(f->unwinder, pid);
+	if (f->unwinder)
+		unwinder__unbind(f->unwinder, pid);
 }
 
 int region_feed__new(struct unwinder *u, struct sampler *s, struct region_feed **out)
@@ -202,7 +220,8 @@ int region_feed__new(struct unwinder *u, struct sampler *s, struct region_feed *
 	f->exact_since = u64map__new();
 	f->snap_space = u64map__new();
 	f->exits = u64map__new();
-	if (f->loaded && f->exact_since && f->snap_space && f->exits)
+	f->exec_end = u64map__new();
+	if (f->loaded && f->exact_since && f->snap_space && f->exits && f->exec_end)
 		err = table_cache__new(&f->cache);
 	if (!err)
 		err = process_regions__new(f->cache, &sink, MAX_SETS, &f->regions);
@@ -228,6 +247,7 @@ void region_feed__free(struct region_feed *f)
 	u64map__free(f->exact_since);
 	u64map__free(f->snap_space);
 	u64map__free(f->exits);
+	u64map__free(f->exec_end);
 	table_cache__free(f->cache);
 	if (f->vdso_fd >= 0)
 		close(f->vdso_fd);
@@ -262,6 +282,7 @@ static void exit_now(struct region_feed *f, uint32_t pid)
 	process_regions__exit(f->regions, pid);
 	u64map__delete(f->exact_since, pid);
 	u64map__delete(f->snap_space, pid);
+	u64map__delete(f->exec_end, pid);
 }
 
 /* Applies pid's deferred exit, if it has one. */
@@ -305,6 +326,7 @@ void region_feed__reap(struct region_feed *f, uint64_t now)
 static void since(struct region_feed *f, uint32_t pid, uint64_t t)
 {
 	u64map__delete(f->snap_space, pid);
+	u64map__delete(f->exec_end, pid);
 	if (process_regions__tracked(f->regions, pid))
 		u64map__set(f->exact_since, pid, t ? t : 1);
 	else
@@ -340,6 +362,8 @@ static void apply_exec(struct region_feed *f, const struct task_event *ev)
 	else if (track_from_exec(f, ev->pid, space))
 		return;
 	since(f, ev->pid, ev->time);
+	if (space != NO_SPACE)
+		u64map__set(f->exec_end, ev->pid, space);
 }
 
 static void apply_mmap(struct region_feed *f, const struct task_event *ev)
@@ -414,14 +438,49 @@ static int find_code(void *arg, uint64_t pc, struct walk_code *out)
 	return 0;
 }
 
-/* Whether pid's regions are those of the space the copy was taken in. */
+/*
+ * Taken while the kernel loaded the new program, with the old one's user
+ * registers: in the kernel, between the exec's record and its end. The end
+ * is the space id the exec hook left, which a second exec right after
+ * (env, a shell's exec) overwrites: an exec takes well under
+ * EXEC_WINDOW_NS, and a longer window is not taken for this exec's.
+ */
+static bool in_exec(struct region_feed *f, const struct cprof_copy *c)
+{
+	uint64_t from, end;
+
+	return c->kern_bytes && u64map__get(f->exec_end, c->pid, &end) && c->time < end &&
+	       u64map__get(f->exact_since, c->pid, &from) && from <= c->time &&
+	       end - from <= EXEC_WINDOW_NS;
+}
+
+uint64_t region_feed__space_of(struct region_feed *f, const struct cprof_copy *c)
+{
+	uint64_t from;
+
+	/* Its registers are the old program's: named in the space before the exec. */
+	if ((c->flags & CPROF_COPY_FROM_PERF) && in_exec(f, c) &&
+	    u64map__get(f->exact_since, c->pid, &from))
+		return from - 1;
+	return c->space;
+}
+
+/*
+ * Whether pid's regions are those of the space the copy was taken in. A
+ * copy from a perf sample has no space id, only its time: a snapshot fits
+ * if its space had begun by then (had the process exec'd since, the exec's
+ * record, applied before the copy is walked, would have ended the
+ * snapshot's reign).
+ */
 static bool regions_fit(struct region_feed *f, const struct cprof_copy *c)
 {
 	uint64_t v;
 
 	if (u64map__get(f->exact_since, c->pid, &v))
-		return v <= c->time;
-	return u64map__get(f->snap_space, c->pid, &v) && v == c->space;
+		return v <= c->time && !in_exec(f, c);
+	if (!u64map__get(f->snap_space, c->pid, &v))
+		return false;
+	return c->flags & CPROF_COPY_FROM_PERF ? v <= c->time : v == c->space;
 }
 
 void region_feed__walk(struct region_feed *f, const struct cprof_copy *c, struct walk_result *out)
@@ -431,7 +490,7 @@ void region_feed__walk(struct region_feed *f, const struct cprof_copy *c, struct
 	struct stack_walk w = {
 		.rules = unwind_rules__all(rules),
 		.nrules = unwind_rules__count(rules),
-		.ra_mask = unwinder__ra_mask(f->unwinder),
+		.ra_mask = f->unwinder ? unwinder__ra_mask(f->unwinder) : ~0ull,
 		.find = find_code,
 		.arg = &ctx,
 	};

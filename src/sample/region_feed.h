@@ -29,7 +29,7 @@ struct region_feed_stats {
 	uint64_t stale_execs;	   /* exec records older than the process's space: left unbound */
 };
 
-/* u and s must outlive f. */
+/* u and s must outlive f. Without u (NULL), the tables serve region_feed__walk only. */
 int region_feed__new(struct unwinder *u, struct sampler *s, struct region_feed **out);
 void region_feed__free(struct region_feed *f);
 
@@ -52,5 +52,11 @@ void region_feed__stats(const struct region_feed *f, struct region_feed_stats *o
  * so that the regions are those of the moment the sample was taken.
  */
 void region_feed__walk(struct region_feed *f, const struct cprof_copy *c, struct walk_result *out);
+/*
+ * The space id the copy's frames are named in, at the same moment: its
+ * own, but for a copy from a perf sample (its time stands for it) taken
+ * during an exec, whose registers are still the old program's.
+ */
+uint64_t region_feed__space_of(struct region_feed *f, const struct cprof_copy *c);
 
 #endif

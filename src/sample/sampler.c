@@ -29,6 +29,7 @@
 #include <unistd.h>
 
 #include <linux/capability.h>
+#include <linux/perf_event.h>
 #include <sys/syscall.h>
 
 #include <bpf/bpf.h>
@@ -38,6 +39,7 @@
 #include "sample/event_reader.h"
 #include "sample/parallel_maps.h"
 #include "sample/perf_attach.h"
+#include "sample/perf_sample.h"
 #include "sample/sampler.h"
 #include "sample/unwinder.h"
 #include "unwind_abi.h"
@@ -51,6 +53,11 @@
 /* With the unwinder it also carries stack copies of some 17 KiB: room for a burst of them. */
 #define COPY_PAGES	  32
 #define IN_FLIGHT_WAIT_US 1000000
+/*
+ * Per-CPU ring of the sampling events when they copy stacks (16 KiB a
+ * sample), as perf record's default: read at half full, every 16 samples.
+ */
+#define SAMPLE_RING_PAGES 128
 
 /* The tracepoints that follow processes: see `spaces` in the BPF program. */
 enum hook { HOOK_FORK, HOOK_EXEC, HOOK_EXIT, HOOK_MAX };
@@ -86,10 +93,23 @@ struct sampler {
 	struct instance cur;
 	struct unwinder *unwinder; /* the tables' maps, when the unwinder's object is loaded */
 	struct walker walker;
-	int unwind_err;	     /* why it is not: it was not asked for, or could not load */
-	bool complete;	     /* both map sets exist and the second instance samples */
-	int complete_err;    /* why it could not be completed: not tried again */
-	const char *tracefs; /* where tracepoints are, or NULL */
+	int unwind_err; /* why it is not: it was not asked for, or could not load */
+	/*
+	 * Samples go to the sampling events' own rings with a copy of the user
+	 * stack (copy_samples), read by `copies`, whose events libbpf opened on
+	 * the perf event array copies_map_fd; those before copies_from predate
+	 * the program (libbpf enables the events at once).
+	 */
+	bool copy;
+	struct event_reader *copies;
+	int copies_map_fd;
+	uint64_t copies_from;
+	uint64_t copies_bad; /* malformed samples */
+	struct perf_sample_layout layout;
+	struct cprof_copy *copy_buf; /* the sample being handed out */
+	bool complete;		     /* both map sets exist and the second instance samples */
+	int complete_err;	     /* why it could not be completed: not tried again */
+	const char *tracefs;	     /* where tracepoints are, or NULL */
 	struct perf_attach *pa;
 	struct perf_attach *next_pa; /* the second instance's events, until handed over */
 	/* The fork, exec and exit hooks (enum hook): links, and events until a link owns them (or
@@ -106,6 +126,7 @@ struct sampler {
 	int ncpus_possible;
 	bool started;
 	bool stopped;
+	bool draining;	       /* in sampler__drain, whose callbacks may call sampler__consume */
 	uint64_t keys_at_flip; /* NEW_KEYS of the active set when it became active */
 	uint64_t collisions_at_flip;
 	uint64_t lost_notify;
@@ -486,6 +507,44 @@ static int open_notifications(struct sampler *s)
 }
 
 /*
+ * The sampling events with rings of their own, for samples with stack
+ * copies: libbpf opens them on its perf event array, perf_attach takes
+ * copies of their descriptors to attach the program.
+ */
+static int open_copies(struct sampler *s)
+{
+	struct perf_event_attr attr;
+	int *fds = NULL, i, n, err;
+
+	s->copies_map_fd = bpf_map_create(BPF_MAP_TYPE_PERF_EVENT_ARRAY, "copies", sizeof(__u32),
+					  sizeof(__u32), s->ncpus_possible, NULL);
+	if (s->copies_map_fd < 0) {
+		err = -errno;
+		explain_load_error(err);
+		return err;
+	}
+	perf_attach__copy_attr(s->opts.hz, &attr);
+	err = event_reader__new_raw(s->copies_map_fd, SAMPLE_RING_PAGES, &attr, s->reader,
+				    &s->copies);
+	if (err) {
+		pr_err("cannot open the sampling events with their rings: %s%s", strerror(-err),
+		       err == -EPERM ? " (over kernel.perf_event_mlock_kb and RLIMIT_MEMLOCK?)"
+				     : "");
+		return err;
+	}
+	n = event_reader__count(s->copies);
+	fds = calloc(n ? n : 1, sizeof(*fds));
+	if (!fds)
+		return -ENOMEM;
+	for (i = 0; i < n; i++)
+		fds[i] = event_reader__event_fd(s->copies, i);
+	err = perf_attach__adopt(s->opts.hz, fds, n, &s->pa);
+	free(fds);
+	s->copies_from = clock__mono_ns();
+	return err;
+}
+
+/*
  * What the first instance needs besides its maps, done while they are
  * created; done once, when the unwinder's object is refused and the
  * sampler's tried next.
@@ -494,15 +553,22 @@ static int prepare_first(struct sampler *s)
 {
 	int err;
 
-	if (s->reader)
-		return bpf_map__reuse_fd(MAP(&s->cur, events), s->events_fd);
 	/* The first tick comes sooner: see perf_attach.c. */
-	err = perf_attach__open(s->opts.hz, true, &s->pa);
-	if (err)
-		return err;
-	if (s->cfg.fork_layout != CPROF_FORK_NONE)
-		open_tracepoints(s, s->tracefs);
-	return open_notifications(s);
+	if (!s->pa && !s->copy) {
+		err = perf_attach__open(s->opts.hz, true, &s->pa);
+		if (err)
+			return err;
+	}
+	if (!s->reader) {
+		if (s->cfg.fork_layout != CPROF_FORK_NONE)
+			open_tracepoints(s, s->tracefs);
+		err = open_notifications(s);
+	} else {
+		err = bpf_map__reuse_fd(MAP(&s->cur, events), s->events_fd);
+	}
+	if (!err && !s->pa)
+		err = open_copies(s);
+	return err;
 }
 
 /* Opens the unwinder's object when there is an unwinder, else the sampler's. */
@@ -687,11 +753,18 @@ static int init(struct sampler *s, const struct sampler_opts *opts)
 	int n;
 
 	s->events_fd = -1;
+	s->copies_map_fd = -1;
+	perf_sample__layout(&s->layout);
+	s->copy_buf = malloc(sizeof(*s->copy_buf));
+	if (!s->copy_buf)
+		return -ENOMEM;
 	for (n = 0; n < HOOK_MAX; n++)
 		s->hook_fds[n] = -1;
 	s->opts = *opts;
 	s->unwinder = opts->unwinder;
 	s->unwind_err = s->unwinder ? 0 : -ENOENT;
+	s->copy = opts->copy_samples && !s->unwinder;
+	s->cfg.copy_samples = s->copy;
 	if (!s->opts.stack_entries)
 		s->opts.stack_entries = CPROF_DEFAULT_STACK_ENTRIES;
 	if (!s->opts.count_entries)
@@ -720,6 +793,16 @@ static int init(struct sampler *s, const struct sampler_opts *opts)
 	return 0;
 }
 
+/* From now on samples come with stack copies, to be walked in user space. */
+static void use_copies(struct sampler *s)
+{
+	s->copy = true;
+	s->cfg.copy_samples = 1;
+	/* Opened without rings: opened again with them. */
+	perf_attach__free(s->pa);
+	s->pa = NULL;
+}
+
 int sampler__new(const struct sampler_opts *opts, struct sampler **out)
 {
 	struct sampler *s;
@@ -739,11 +822,12 @@ int sampler__new(const struct sampler_opts *opts, struct sampler **out)
 		goto cleanup;
 	err = load_first(s, &explained);
 	if (err && !explained && s->unwinder) {
-		/* Before Linux 5.5, or a verifier that refuses the walk: frame pointers. */
-		pr_debug("cannot load the unwinder: %s; user stacks by frame pointers",
+		/* Before Linux 5.5, or a verifier that refuses the walk: stack copies. */
+		pr_debug("cannot load the unwinder: %s; user stacks walked from stack copies",
 			 strerror(-err));
 		s->unwind_err = err;
 		s->unwinder = NULL;
+		use_copies(s);
 		instance_destroy(&s->cur);
 		err = load_first(s, &explained);
 	}
@@ -771,6 +855,11 @@ cleanup:
 int sampler__unwind_status(const struct sampler *s)
 {
 	return s->unwind_err;
+}
+
+bool sampler__copies(const struct sampler *s)
+{
+	return s->copy;
 }
 
 uint64_t sampler__space_of(struct sampler *s, uint32_t pid)
@@ -998,9 +1087,33 @@ int sampler__fd(const struct sampler *s)
 	return s->reader ? event_reader__fd(s->reader) : -1;
 }
 
-int sampler__consume(struct sampler *s, sampler_process_fn fn, void *ctx)
+/* A sample from a sampling event's ring, handed out as the BPF side's copies are. */
+static void on_ring_sample(void *ctx, const void *data, uint32_t size)
 {
-	if (!s->reader)
+	struct sampler *s = ctx;
+	struct cprof_copy *c = s->copy_buf;
+
+	if (perf_sample__parse(data, size, &s->layout, c)) {
+		s->copies_bad++;
+		return;
+	}
+	/* Taken before the program was attached: not filtered, not ours. */
+	if (c->time < s->copies_from)
+		return;
+	if (s->opts.on_copy)
+		s->opts.on_copy(s->opts.copy_ctx, c,
+				offsetof(struct cprof_copy, stack) + c->stack_bytes);
+	else
+		s->spills_dropped++;
+}
+
+int sampler__consume(struct sampler *s, sampler_process_fn fn, void *ctx, bool now)
+{
+	void (*take)(struct event_reader * r, event_reader_fn fn, void *ctx) =
+		now ? event_reader__flush : event_reader__take;
+
+	/* A drain read the rings first; its spills must not move under it. */
+	if (!s->reader || s->draining)
 		return 0;
 	s->poll_fn = fn;
 	s->poll_ctx = ctx;
@@ -1008,8 +1121,11 @@ int sampler__consume(struct sampler *s, sampler_process_fn fn, void *ctx)
 	for (size_t i = 0; i < s->nearly; i++, s->polled++)
 		fn(ctx, s->early_pids[i]);
 	s->nearly = 0;
-	event_reader__take(s->reader, on_notify, s);
+	take(s->reader, on_notify, s);
 	s->poll_fn = NULL;
+	/* After the notifications: a process is known before its samples. */
+	if (s->copies)
+		take(s->copies, on_ring_sample, s);
 	return s->polled;
 }
 
@@ -1032,6 +1148,9 @@ int sampler__read_stats(struct sampler *s, uint64_t *stats)
 			stats[i] += vals[cpu];
 	}
 	free(vals);
+	/* Samples the rings had no room for, or that made no sense, are lost copies. */
+	if (!err && s->copies)
+		stats[CPROF_STAT_COPIES_LOST] += event_reader__lost(s->copies) + s->copies_bad;
 	return err;
 }
 
@@ -1260,6 +1379,8 @@ static void drain_spills(struct sampler *s, __u32 set, bool all, sampler_entry_f
 	/* Their samples ended before in_flight fell: what they sent is in the buffer. */
 	if (s->reader)
 		event_reader__flush(s->reader, on_notify, s);
+	if (s->copies)
+		event_reader__flush(s->copies, on_ring_sample, s);
 	for (i = 0; i < s->nspills; i++) {
 		const struct cprof_spill *sp = &s->spills[i];
 		struct sampler_entry e = {
@@ -1285,7 +1406,19 @@ static void drain_spills(struct sampler *s, __u32 set, bool all, sampler_entry_f
 	s->nspills = kept;
 }
 
+static int drain(struct sampler *s, sampler_entry_fn fn, void *ctx);
+
 int sampler__drain(struct sampler *s, sampler_entry_fn fn, void *ctx)
+{
+	int err;
+
+	s->draining = true;
+	err = drain(s, fn, ctx);
+	s->draining = false;
+	return err;
+}
+
+static int drain(struct sampler *s, sampler_entry_fn fn, void *ctx)
 {
 	uint64_t st[CPROF_STAT_MAX];
 	__u32 old = s->cfg.active_set;
@@ -1293,7 +1426,8 @@ int sampler__drain(struct sampler *s, sampler_entry_fn fn, void *ctx)
 
 	/* In the first instance set 1 is set 0: no flip before the second exists. */
 	if (!s->complete) {
-		if (s->stopped || !s->started) {
+		/* Samples with copies are not counted in the sets: no second one. */
+		if (s->stopped || !s->started || s->copy) {
 			drain_spills(s, 0, true, fn, ctx);
 			return drain_set(s, 0, fn, ctx);
 		}
@@ -1335,6 +1469,10 @@ void sampler__free(struct sampler *s)
 		return;
 	sampler__stop(s);
 	stop_walker(s);
+	event_reader__free(s->copies);
+	if (s->copies_map_fd >= 0)
+		close(s->copies_map_fd);
+	free(s->copy_buf);
 	event_reader__free(s->reader);
 	if (s->events_fd >= 0)
 		close(s->events_fd);

@@ -28,6 +28,11 @@ struct sampler_opts {
 	 */
 	struct unwinder *unwinder;
 	/*
+	 * Without an unwinder: every sample is handed to user space as a stack
+	 * copy (on_copy), as when the unwinder's object cannot load.
+	 */
+	bool copy_samples;
+	/*
 	 * Samples sent as a stack copy (struct cprof_copy, size bytes, only
 	 * 4-byte aligned: copy it out), to be walked in user space; NULL: none
 	 * are kept, and they are counted as lost.
@@ -68,6 +73,11 @@ void sampler__free(struct sampler *s);
  * sampler's was, and walks by frame pointers).
  */
 int sampler__unwind_status(const struct sampler *s);
+/*
+ * True when samples come as stack copies from the sampling events' rings
+ * (asked for, or the unwinder's object could not load): on_copy gets each.
+ */
+bool sampler__copies(const struct sampler *s);
 /* The id of pid's current address space (the BPF `spaces` map); 0: none since cprof began. */
 uint64_t sampler__space_of(struct sampler *s, uint32_t pid);
 
@@ -94,10 +104,14 @@ int sampler__cpu_count(const struct sampler *s);
 /* A descriptor that polls readable when notifications wait; -1 if there are none. */
 int sampler__fd(const struct sampler *s);
 /*
- * Calls fn for each process whose first-sight notification waits. Returns
- * the number handled, or a negative errno.
+ * Calls fn for each process whose first-sight notification waits, and
+ * hands the stack copies waiting to on_copy. now: what the kernel's rings
+ * hold this moment too, not only what the reader thread has queued (every
+ * sample taken before now is then handed out). Returns the number of
+ * processes handled, or a negative errno. Nothing during sampler__drain
+ * (from its callback), which reads the rings itself.
  */
-int sampler__consume(struct sampler *s, sampler_process_fn fn, void *ctx);
+int sampler__consume(struct sampler *s, sampler_process_fn fn, void *ctx, bool now);
 
 /* True when the active set is filling up and should be drained soon. */
 bool sampler__should_drain(struct sampler *s);

@@ -61,7 +61,10 @@
 # go_work_rooted: [unknown];hot_a (GCC's mid uses rbp as a register), hot_a
 # alone (clang, musl), __libc_start_call_main;main;alpha_leaf (fp_leaf),
 # runtime.goexit.abi0;runtime.main;main.main;main.hot (go_work).
-# Not tagged quick: about 30 s (perf: 40 s).
+# The copies_* tests run seven cases again with --stack-copies: the same
+# stacks walked in user space from the copies perf samples carry, the way
+# of kernels before 5.5.
+# Not tagged quick: about 45 s (perf: 40 s).
 source "$(dirname "$0")/../lib.sh"
 
 if ! why=$(can_bpf 2>&1); then
@@ -169,7 +172,7 @@ END {
 # or with perf when UNWIND_REFERENCE=perf (its stacks folded the same way:
 # user frames only, root first, unnamed frames as MODULE+0xOFFSET).
 profile() {
-	local name=$1
+	local name=$TAG$1
 	shift
 	if [ "$REFERENCE" = perf ]; then
 		perf record -q -F 999 --call-graph dwarf,65528 -o "$TMP/$name.perf" -- "$@" \
@@ -185,7 +188,8 @@ profile() {
 				fr[++n] = sym }
 			END { for (s in c) print s, c[s] }' >"$TMP/$name.folded"
 	else
-		"$CPROF" -F 999 --format folded -o "$TMP/$name.folded" -- "$@" >/dev/null 2>"$TMP/$name.err"
+		"$CPROF" "${CPROF_ARGS[@]}" -F 999 --format folded -o "$TMP/$name.folded" -- "$@" \
+			>/dev/null 2>"$TMP/$name.err"
 	fi
 }
 
@@ -201,7 +205,7 @@ declare -A COUNT
 # them as a "figure" line into the log; a failure also prints the expected
 # stacks and the process's heaviest stacks that match none.
 expect_stacks() {
-	local name=$1 proc=${2:0:15} root=$3 known_pct=$4 pats="" i total rooted known rest r fail=0
+	local name=$TAG$1 proc=${2:0:15} root=$3 known_pct=$4 pats="" i total rooted known rest r fail=0
 	local -a mins=() keys=() counts=()
 	shift 4
 	while [ $# -ge 3 ]; do
@@ -255,8 +259,8 @@ expect_stacks() {
 expect_split() {
 	local a=${COUNT[$2]:-0} b=${COUNT[$3]:-0} s
 	s=$(pct "$a" $((a + b)))
-	if [ $((a + b)) -gt 0 ] && within "$s" "$4" "$5"; then ok "$1_split"; else
-		not_ok "$1_split" "$2 $a, $3 $b samples: $s%, want $4% within $5"; fi
+	if [ $((a + b)) -gt 0 ] && within "$s" "$4" "$5"; then ok "$TAG$1_split"; else
+		not_ok "$TAG$1_split" "$2 $a, $3 $b samples: $s%, want $4% within $5"; fi
 }
 # fail NAME WORDS...: not_ok with the words as one reason.
 fail() {
@@ -457,10 +461,20 @@ EOF
 }
 
 # UNWIND_ONLY=REGEX runs the cases whose fixture's name it matches.
+TAG='' CPROF_ARGS=()
 for c in nofp_gcc nofp_clang static_musl static_musl_gcc fp_leaf qsort_cb threads_nofp cxx_nofp \
 	signal_work go_work brief_nofp dlopen_call_nofp; do
 	[[ $c =~ ${UNWIND_ONLY:-.} ]] && "case_$c"
 done
+# The same stacks walked in user space from the copies perf samples carry,
+# the way of kernels before 5.5 (copies_NAME_...): a signal frame, threads,
+# C++ exceptions, musl, brief processes and a dlopen, from their first sample.
+if [ "$REFERENCE" != perf ]; then
+	TAG=copies_ CPROF_ARGS=(--stack-copies)
+	for c in nofp_gcc static_musl threads_nofp cxx_nofp signal_work brief_nofp dlopen_call_nofp; do
+		[[ $c =~ ${UNWIND_ONLY:-.} ]] && "case_$c"
+	done
+fi
 
 # UNWIND_KEEP=DIR keeps the folded profiles, to look at.
 if [ -n "${UNWIND_KEEP:-}" ]; then

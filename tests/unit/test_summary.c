@@ -374,6 +374,39 @@ static const char *comment_of(const struct profile *p, const char *prefix)
 }
 
 /* The profile carries the same facts, in stable snake_case tokens. */
+/* Every stack walked in user space from perf samples' copies: said, with why. */
+TEST(summary_user_stacks_from_stack_copies)
+{
+	struct summary_info in = {.hz = 99, .ncpus = 1, .unwind_status = -ENOENT};
+	struct profile *p;
+	char *text;
+
+	in.copy_walks = true;
+	in.walked = 100;
+	in.walk_stops[CPROF_STOP_NONE] = 99;
+	in.walk_stops[CPROF_STOP_COPY_END] = 1;
+	in.stats[CPROF_STAT_COPIES] = 100; /* every sample: not said again */
+	text = losses(&in, 100);
+	CHECK_STR(text, "cprof: lost samples: 0\n"
+			"cprof: every user stack walked in user space from a copy of the stack "
+			"(--stack-copies)\n"
+			"cprof: user stacks walked with the CFI tables: 99 of 100 samples (99.0%) "
+			"reached a thread root; truncated: 1 (1.0%) beyond the stack copy\n");
+	free(text);
+	in.unwind_status = -EPERM; /* the unwinder's object could not be loaded */
+	text = losses(&in, 100);
+	CHECK(strstr(text, "(the in-kernel walk cannot run here: Operation not permitted)\n"));
+	free(text);
+	p = profile__new(NULL);
+	CHECK(p);
+	CHECK_INT(summary__add_comments(p, &in), ==, 0);
+	CHECK_STR(comment_of(p, "cprof: user stacks:"),
+		  "cprof: user stacks: cfi_in_user_space (stack copies: Operation not permitted); "
+		  "walked 100: root 99, copy_end 1; samples ending in a truncation marker 0; not "
+		  "walked, by frame pointers (taken in the kernel) 0");
+	profile__free(p);
+}
+
 TEST(summary_user_stacks_comment)
 {
 	struct summary_info in = {.hz = 99, .ncpus = 1};
