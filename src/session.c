@@ -31,6 +31,7 @@
 #include "deliver/upload.h"
 #include "encode/folded.h"
 #include "encode/pprof.h"
+#include "lib/block_pool.h"
 #include "lib/cancel.h"
 #include "lib/clock.h"
 #include "lib/procfs.h"
@@ -60,6 +61,8 @@
  * sleeping.)
  */
 #define RECORD_DELAY_MS 2
+/* Stack copies' memory kept for reuse: some 30 ms of copies on two CPUs. */
+#define COPIES_KEPT 64
 /* Per CPU, for the kernel's process records: some 90 exec'ing processes' worth. */
 #define RECORD_PAGES	  16
 #define DRAIN_INTERVAL_MS 1000
@@ -99,11 +102,12 @@ struct run {
 	/* Stack copies waiting for the records before them, oldest first (see walk_copies). */
 	struct cprof_copy **copies;
 	size_t ncopies, copies_cap;
-	uint64_t followed_until;     /* every record timed before this was applied */
-	uint64_t bad_copies;	     /* malformed, or no memory to keep them: lost samples */
-	struct u64map *thread_names; /* tid -> its comm (malloc'd), for copies from perf samples */
-	int errors;		     /* entries that could not be added (allocation failures) */
-	uint32_t *pids;		     /* -p targets, thread IDs replaced by their process */
+	struct block_pool *copy_pool; /* their memory, reused */
+	uint64_t followed_until;      /* every record timed before this was applied */
+	uint64_t bad_copies;	      /* malformed, or no memory to keep them: lost samples */
+	struct u64map *thread_names;  /* tid -> its comm (malloc'd), for copies from perf samples */
+	int errors;		      /* entries that could not be added (allocation failures) */
+	uint32_t *pids;		      /* -p targets, thread IDs replaced by their process */
 	size_t npids;
 	/* --server */
 	struct upload *upload;
@@ -304,6 +308,11 @@ static void walk_copy(struct run *r, const struct cprof_copy *c)
 	add_entry(r, &e);
 }
 
+static void free_copy(struct run *r, struct cprof_copy *c)
+{
+	block_pool__put(r->copy_pool, c, offsetof(struct cprof_copy, stack) + c->stack_bytes);
+}
+
 /*
  * Walks the copies taken before `before`: every record timed before them
  * has been applied, so their processes' regions are those they ran with.
@@ -314,7 +323,7 @@ static void walk_copies(struct run *r, uint64_t before)
 
 	for (i = 0; i < r->ncopies && r->copies[i]->time < before; i++) {
 		walk_copy(r, r->copies[i]);
-		free(r->copies[i]);
+		free_copy(r, r->copies[i]);
 	}
 	if (!i)
 		return;
@@ -382,7 +391,11 @@ static void on_copy(void *ctx, const void *data, uint32_t size)
 		r->copies = tmp;
 		r->copies_cap = r->copies_cap ? 2 * r->copies_cap : 64;
 	}
-	c = malloc(head + bytes);
+	if (!r->copy_pool && block_pool__new(head + CPROF_COPY_STACK, COPIES_KEPT, &r->copy_pool)) {
+		r->bad_copies++;
+		return;
+	}
+	c = block_pool__get(r->copy_pool, head + bytes);
 	if (!c) {
 		r->bad_copies++;
 		return;
@@ -1101,7 +1114,8 @@ static void teardown(struct run *r)
 	target__free(r->cmd);
 	task_events__free(r->events);
 	for (size_t i = 0; i < r->ncopies; i++)
-		free(r->copies[i]);
+		free_copy(r, r->copies[i]);
+	block_pool__free(r->copy_pool);
 	free(r->copies);
 	free_thread_names(r);
 	region_feed__free(r->feed);

@@ -17,12 +17,17 @@
 
 #include <bpf/libbpf.h>
 
+#include "lib/block_pool.h"
 #define LOG_MODULE "bpf"
 #include "lib/log.h"
 #include "sample/event_reader.h"
 
 /* Queued bytes at most: past this, records are counted lost. */
 #define QUEUE_MAX_BYTES (64u << 20)
+/* A stack copy's record and more (a sample of 16 KiB of stack, its registers and callchain). */
+#define POOL_BLOCK (20u << 10)
+/* Kept for reuse: the copies of some 30 ms of sampling on two CPUs. */
+#define POOL_KEEP 64
 
 struct record {
 	struct record *next;
@@ -40,6 +45,7 @@ struct event_reader {
 	int stop_fd;  /* readable when the thread must end */
 	pthread_mutex_t lock;
 	struct record *head, **tail;
+	struct block_pool *pool; /* of records */
 	size_t queued_bytes;
 	uint64_t lost; /* under lock */
 };
@@ -49,7 +55,9 @@ static void queue_record(struct event_reader *r, const void *data, uint32_t size
 {
 	struct record *rec;
 
-	rec = r->queued_bytes + size > QUEUE_MAX_BYTES ? NULL : malloc(sizeof(*rec) + size);
+	rec = r->queued_bytes + size > QUEUE_MAX_BYTES
+		      ? NULL
+		      : block_pool__get(r->pool, sizeof(*rec) + size);
 	if (!rec) {
 		r->lost++;
 		return;
@@ -139,8 +147,8 @@ static int reader_new(struct event_reader **out)
 	r->ready_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	r->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	r->wake_fd = r->ready_fd;
-	if (r->ready_fd < 0 || r->stop_fd < 0) {
-		err = -errno;
+	if (r->ready_fd < 0 || r->stop_fd < 0 || block_pool__new(POOL_BLOCK, POOL_KEEP, &r->pool)) {
+		err = r->ready_fd < 0 || r->stop_fd < 0 ? -errno : -ENOMEM;
 		event_reader__free(r);
 		return err;
 	}
@@ -204,13 +212,13 @@ int event_reader__event_fd(const struct event_reader *r, int i)
 	return perf_buffer__buffer_fd(r->pb, i);
 }
 
-static void free_records(struct record *rec)
+static void free_records(struct event_reader *r, struct record *rec)
 {
 	struct record *next;
 
 	for (; rec; rec = next) {
 		next = rec->next;
-		free(rec);
+		block_pool__put(r->pool, rec, sizeof(*rec) + rec->size);
 	}
 }
 
@@ -226,7 +234,8 @@ void event_reader__free(struct event_reader *r)
 		pthread_join(r->thread, NULL);
 	}
 	perf_buffer__free(r->pb);
-	free_records(r->head);
+	free_records(r, r->head);
+	block_pool__free(r->pool);
 	if (r->ready_fd >= 0)
 		close(r->ready_fd);
 	if (r->stop_fd >= 0)
@@ -256,7 +265,7 @@ void event_reader__take(struct event_reader *r, event_reader_fn fn, void *ctx)
 	pthread_mutex_unlock(&r->lock);
 	for (rec = list; rec; rec = rec->next)
 		fn(ctx, rec->data, rec->size);
-	free_records(list);
+	free_records(r, list);
 }
 
 void event_reader__flush(struct event_reader *r, event_reader_fn fn, void *ctx)

@@ -414,9 +414,15 @@ static void on_notify(void *ctx, const void *data, uint32_t size)
 static void configure(struct sampler *s, struct instance *k, bool lineage)
 {
 	bool fork = lineage && s->cfg.fork_layout != CPROF_FORK_NONE;
+	uint32_t stack_entries;
 
-	bpf_map__set_max_entries(MAP(k, stacks0), s->opts.stack_entries);
-	bpf_map__set_max_entries(MAP(k, stacks1), s->opts.stack_entries);
+	/*
+	 * With the unwinder a key holds one stack id, the kernel's (its user
+	 * stack is in ustacks): half the stacks fill the map as full.
+	 */
+	stack_entries = k->uk ? s->opts.stack_entries / 2 : s->opts.stack_entries;
+	bpf_map__set_max_entries(MAP(k, stacks0), stack_entries);
+	bpf_map__set_max_entries(MAP(k, stacks1), stack_entries);
 	bpf_map__set_max_entries(MAP(k, counts0), s->opts.count_entries);
 	bpf_map__set_max_entries(MAP(k, counts1), s->opts.count_entries);
 	/*

@@ -1,0 +1,99 @@
+// SPDX-License-Identifier: MIT
+/*
+ * block_pool: a block given back is handed out again (no allocator round
+ * trip), at most max_free are kept, sizes outside the pool's go to malloc,
+ * and every block is whole (ASan checks the sizes).
+ */
+#include <pthread.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lib/block_pool.h"
+#include "test.h"
+
+TEST(block_pool_reuses_what_is_given_back)
+{
+	struct block_pool *p = NULL;
+	void *a, *b, *c;
+
+	CHECK_INT(block_pool__new(4096, 1, &p), ==, 0);
+	a = block_pool__get(p, 4000);
+	CHECK(a);
+	memset(a, 1, 4096); /* the whole block is the caller's, not just size */
+	block_pool__put(p, a, 4000);
+	b = block_pool__get(p, 1500);
+	CHECK(b == a);
+	/* Only one is kept: the second given back is freed. */
+	c = block_pool__get(p, 4096);
+	CHECK(c && c != b);
+	block_pool__put(p, b, 1500);
+	block_pool__put(p, c, 4096);
+	CHECK(block_pool__get(p, 2048) == b);
+	block_pool__put(p, b, 2048);
+	block_pool__free(p);
+}
+
+TEST(block_pool_sizes_outside_go_to_malloc)
+{
+	struct block_pool *p = NULL;
+	void *big, *small, *kept;
+
+	CHECK_INT(block_pool__new(4096, 8, &p), ==, 0);
+	kept = block_pool__get(p, 4096);
+	block_pool__put(p, kept, 4096);
+	/* Larger than a block, or under a quarter of one: malloc'd, never the kept block. */
+	big = block_pool__get(p, 5000);
+	small = block_pool__get(p, 100);
+	CHECK(big && small && big != kept && small != kept);
+	memset(big, 2, 5000);
+	memset(small, 3, 100);
+	block_pool__put(p, big, 5000);
+	block_pool__put(p, small, 100);
+	CHECK(block_pool__get(p, 3000) == kept);
+	block_pool__put(p, kept, 3000);
+	block_pool__put(p, NULL, 10);
+	block_pool__free(p);
+	block_pool__free(NULL);
+	/* Without a pool: malloc and free. */
+	small = block_pool__get(NULL, 10);
+	CHECK(small);
+	block_pool__put(NULL, small, 10);
+}
+
+static void *churn(void *arg)
+{
+	struct block_pool *p = arg;
+	void *v[16];
+	int i, round;
+
+	for (round = 0; round < 2000; round++) {
+		for (i = 0; i < 16; i++) {
+			v[i] = block_pool__get(p, 2048 + (size_t)i * 64);
+			if (!v[i])
+				return (void *)1;
+			memset(v[i], i, 2048 + (size_t)i * 64);
+		}
+		for (i = 0; i < 16; i++)
+			block_pool__put(p, v[i], 2048 + (size_t)i * 64);
+	}
+	return NULL;
+}
+
+/* Got on one thread, given back on another: the event reader's queue. */
+TEST(block_pool_threads)
+{
+	struct block_pool *p = NULL;
+	pthread_t t[4];
+	void *ret;
+	int i;
+
+	CHECK_INT(block_pool__new(4096, 8, &p), ==, 0);
+	for (i = 0; i < 4; i++)
+		CHECK_INT(pthread_create(&t[i], NULL, churn, p), ==, 0);
+	for (i = 0; i < 4; i++) {
+		CHECK_INT(pthread_join(t[i], &ret), ==, 0);
+		CHECK(ret == NULL);
+	}
+	block_pool__free(p);
+}
