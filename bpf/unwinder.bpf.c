@@ -661,7 +661,7 @@ int cprof_unwind_sample(struct bpf_perf_event_data *ctx)
 	stat_add(CPROF_STAT_COPIES_LOST, 1);
 	w->u.ips[0] = w->regs.pc;
 	w->u.n = 1;
-	w->u.stop = CPROF_STOP_NO_TABLE;
+	w->u.stop = CPROF_STOP_COPY_LOST;
 	w->done = 1;
 	bpf_tail_call(ctx, &walk_progs, PROG_KEEP);
 	/* Not even the last step: the frame-pointer stacks. */

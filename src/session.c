@@ -61,8 +61,11 @@
  * sleeping.)
  */
 #define RECORD_DELAY_MS 2
-/* Stack copies' memory kept for reuse: some 30 ms of copies on two CPUs. */
-#define COPIES_KEPT 64
+/*
+ * Stack copies' memory kept for reuse, as much as was queued at once (see
+ * block_pool.h), up to some 16 MB.
+ */
+#define COPIES_KEPT 1000
 /* Per CPU, for the kernel's process records: some 90 exec'ing processes' worth. */
 #define RECORD_PAGES	  16
 #define DRAIN_INTERVAL_MS 1000

@@ -15,8 +15,10 @@ struct block_pool {
 	size_t block_size;
 	size_t max_free;
 	pthread_mutex_t lock;
-	struct free_block *free; /* under lock */
+	struct free_block *free; /* under lock, as the counts */
 	size_t nfree;
+	size_t nout; /* blocks handed out and not given back */
+	size_t peak; /* the most ever out at once */
 };
 
 int block_pool__new(size_t block_size, size_t max_free, struct block_pool **out)
@@ -48,10 +50,14 @@ void block_pool__free(struct block_pool *p)
 	free(p);
 }
 
-/* Small blocks are not worth a whole block: malloc keeps those well. */
+/*
+ * Every size that fits: musl frees a slot of two pages or more with
+ * madvise, a TLB shootdown on every CPU, and stack copies come in all
+ * sizes from 1 to 17 KiB.
+ */
 static bool pooled(const struct block_pool *p, size_t size)
 {
-	return p && size <= p->block_size && size >= p->block_size / 4;
+	return p && size <= p->block_size;
 }
 
 void *block_pool__get(struct block_pool *p, size_t size)
@@ -66,6 +72,8 @@ void *block_pool__get(struct block_pool *p, size_t size)
 		p->free = b->next;
 		p->nfree--;
 	}
+	if (++p->nout > p->peak)
+		p->peak = p->nout;
 	pthread_mutex_unlock(&p->lock);
 	return b ? (void *)b : malloc(p->block_size);
 }
@@ -81,7 +89,10 @@ void block_pool__put(struct block_pool *p, void *block, size_t size)
 		return;
 	}
 	pthread_mutex_lock(&p->lock);
-	if (p->nfree < p->max_free) {
+	if (p->nout)
+		p->nout--;
+	/* As many as were ever out at once: a burst as large comes back without malloc. */
+	if (p->nfree < p->max_free && p->nfree < p->peak) {
 		b->next = p->free;
 		p->free = b;
 		p->nfree++;

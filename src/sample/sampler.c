@@ -50,8 +50,14 @@
 #include "lib/log.h"
 
 #define NOTIFY_PAGES 8 /* per-CPU perf buffer for first-sight notifications */
-/* With the unwinder it also carries stack copies of some 17 KiB: room for a burst of them. */
-#define COPY_PAGES	  32
+/*
+ * With the unwinder it also carries the stack copies of processes not yet
+ * bound to their tables (up to 17 KiB each): processes that live a few
+ * milliseconds send all their samples so, 10,000 a second at -F 9999. At
+ * 32 pages a busy machine lost a fifth of them; 128 (512 KiB, perf
+ * record's default) is what the kernel lets any user lock per CPU.
+ */
+#define COPY_PAGES	  128
 #define IN_FLIGHT_WAIT_US 1000000
 /*
  * Per-CPU ring of the sampling events when they copy stacks (16 KiB a
@@ -126,7 +132,6 @@ struct sampler {
 	int ncpus_possible;
 	bool started;
 	bool stopped;
-	bool draining;	       /* in sampler__drain, whose callbacks may call sampler__consume */
 	uint64_t keys_at_flip; /* NEW_KEYS of the active set when it became active */
 	uint64_t collisions_at_flip;
 	uint64_t lost_notify;
@@ -1118,8 +1123,7 @@ int sampler__consume(struct sampler *s, sampler_process_fn fn, void *ctx, bool n
 	void (*take)(struct event_reader * r, event_reader_fn fn, void *ctx) =
 		now ? event_reader__flush : event_reader__take;
 
-	/* A drain read the rings first; its spills must not move under it. */
-	if (!s->reader || s->draining)
+	if (!s->reader)
 		return 0;
 	s->poll_fn = fn;
 	s->poll_ctx = ctx;
@@ -1380,15 +1384,26 @@ static uint32_t spill_frames(uint32_t bytes)
 /* Reports the spilled samples of set (all once stopped) and forgets them. */
 static void drain_spills(struct sampler *s, __u32 set, bool all, sampler_entry_fn fn, void *ctx)
 {
-	size_t i, kept = 0;
+	struct cprof_spill *list;
+	size_t i, n;
 
 	/* Their samples ended before in_flight fell: what they sent is in the buffer. */
 	if (s->reader)
 		event_reader__flush(s->reader, on_notify, s);
 	if (s->copies)
 		event_reader__flush(s->copies, on_ring_sample, s);
-	for (i = 0; i < s->nspills; i++) {
-		const struct cprof_spill *sp = &s->spills[i];
+	/*
+	 * Taken out of the sampler first: fn may read the rings again
+	 * (sampler__consume, so that no stack copy waits out a long drain),
+	 * which adds the spills of the set now filling.
+	 */
+	list = s->spills;
+	n = s->nspills;
+	s->spills = NULL;
+	s->nspills = 0;
+	s->spills_cap = 0;
+	for (i = 0; i < n; i++) {
+		const struct cprof_spill *sp = &list[i];
 		struct sampler_entry e = {
 			.pid = sp->pid,
 			.space = sp->space,
@@ -1403,28 +1418,16 @@ static void drain_spills(struct sampler *s, __u32 set, bool all, sampler_entry_f
 		};
 
 		if (!all && sp->set != set) {
-			s->spills[kept++] = *sp;
+			keep_spill(s, sp);
 			continue;
 		}
 		memcpy(e.comm, sp->comm, CPROF_COMM_LEN);
 		fn(ctx, &e);
 	}
-	s->nspills = kept;
+	free(list);
 }
-
-static int drain(struct sampler *s, sampler_entry_fn fn, void *ctx);
 
 int sampler__drain(struct sampler *s, sampler_entry_fn fn, void *ctx)
-{
-	int err;
-
-	s->draining = true;
-	err = drain(s, fn, ctx);
-	s->draining = false;
-	return err;
-}
-
-static int drain(struct sampler *s, sampler_entry_fn fn, void *ctx)
 {
 	uint64_t st[CPROF_STAT_MAX];
 	__u32 old = s->cfg.active_set;

@@ -108,8 +108,8 @@ int sampler__fd(const struct sampler *s);
  * hands the stack copies waiting to on_copy. now: what the kernel's rings
  * hold this moment too, not only what the reader thread has queued (every
  * sample taken before now is then handed out). Returns the number of
- * processes handled, or a negative errno. Nothing during sampler__drain
- * (from its callback), which reads the rings itself.
+ * processes handled, or a negative errno. May be called from
+ * sampler__drain's callback.
  */
 int sampler__consume(struct sampler *s, sampler_process_fn fn, void *ctx, bool now);
 

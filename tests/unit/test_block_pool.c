@@ -34,6 +34,38 @@ TEST(block_pool_reuses_what_is_given_back)
 	block_pool__free(p);
 }
 
+/*
+ * As many blocks are kept as were ever out at once (a burst as large comes
+ * back without malloc), never more than max_free.
+ */
+TEST(block_pool_keeps_what_a_burst_needs)
+{
+	struct block_pool *p = NULL;
+	void *b[6];
+	int i;
+
+	CHECK_INT(block_pool__new(1024, 4, &p), ==, 0);
+	for (i = 0; i < 3; i++)
+		b[i] = block_pool__get(p, 1000);
+	for (i = 0; i < 3; i++)
+		block_pool__put(p, b[i], 1000);
+	/* The three come back, in the reverse order of their return. */
+	for (i = 0; i < 3; i++)
+		CHECK(block_pool__get(p, 1000) == b[2 - i]);
+	for (i = 0; i < 3; i++)
+		block_pool__put(p, b[i], 1000);
+	/* Six out at once: only four are kept, the cap. */
+	for (i = 0; i < 6; i++)
+		b[i] = block_pool__get(p, 1000);
+	for (i = 0; i < 6; i++)
+		block_pool__put(p, b[i], 1000);
+	for (i = 0; i < 4; i++)
+		CHECK(block_pool__get(p, 1000) == b[3 - i]);
+	for (i = 0; i < 4; i++)
+		block_pool__put(p, b[3 - i], 1000);
+	block_pool__free(p);
+}
+
 TEST(block_pool_sizes_outside_go_to_malloc)
 {
 	struct block_pool *p = NULL;
@@ -42,13 +74,14 @@ TEST(block_pool_sizes_outside_go_to_malloc)
 	CHECK_INT(block_pool__new(4096, 8, &p), ==, 0);
 	kept = block_pool__get(p, 4096);
 	block_pool__put(p, kept, 4096);
-	/* Larger than a block, or under a quarter of one: malloc'd, never the kept block. */
+	/* Larger than a block: malloc'd, never the kept block; any smaller size is a block. */
 	big = block_pool__get(p, 5000);
-	small = block_pool__get(p, 100);
-	CHECK(big && small && big != kept && small != kept);
+	CHECK(big && big != kept);
 	memset(big, 2, 5000);
-	memset(small, 3, 100);
 	block_pool__put(p, big, 5000);
+	small = block_pool__get(p, 100);
+	CHECK(small == kept);
+	memset(small, 3, 4096);
 	block_pool__put(p, small, 100);
 	CHECK(block_pool__get(p, 3000) == kept);
 	block_pool__put(p, kept, 3000);
