@@ -168,6 +168,7 @@ struct cprof_walk {
 	__u32 region_set;		/* the process's region set */
 	__u32 done;
 	__u32 lo, hi; /* the bounds of a row search */
+	__u32 slot;   /* an index into a chunk, read back (see load_u32) */
 	__u32 kernel; /* the sample was taken in the kernel: it has a kernel stack too */
 	struct cprof_ustack u;
 };

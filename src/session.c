@@ -157,9 +157,7 @@ static void follow(struct run *r, uint64_t until)
 	 * after: every sample taken before until is in its ring, and handed out
 	 * now, before those records (a ring's reader wakes at half full).
 	 */
-	err = sampler__consume(r->sampler, on_process, r, true);
-	if (err < 0)
-		pr_warn("reading new processes failed: %s", strerror(-err));
+	sampler__consume(r->sampler, on_process, r, true);
 	if (r->events)
 		err = task_events__read(r->events, until, on_task_event, r);
 	else
@@ -336,28 +334,27 @@ static void walk_copies(struct run *r, uint64_t before)
 
 /*
  * A perf sample carries no comm: a thread's, read once while it lives (a
- * thread renamed later keeps its first name).
+ * thread renamed later keeps its first name). NULL if it cannot be kept.
  */
-static void name_thread(struct run *r, struct cprof_copy *c)
+static const char *thread_name(struct run *r, uint32_t tid)
 {
-	char *name = NULL;
+	char *name;
 	uint64_t v;
 
-	if (!r->thread_names)
-		r->thread_names = u64map__new();
-	if (r->thread_names && u64map__get(r->thread_names, c->tid, &v)) {
-		name = (char *)(uintptr_t)v;
-	} else if ((name = calloc(1, CPROF_COMM_LEN + 1))) {
-		if (procfs__comm(c->tid, name, CPROF_COMM_LEN + 1))
-			name[0] = '\0';
-		if (!r->thread_names || u64map__set(r->thread_names, c->tid, (uintptr_t)name)) {
-			memcpy(c->comm, name, CPROF_COMM_LEN);
-			free(name);
-			return;
-		}
+	if (!r->thread_names && !(r->thread_names = u64map__new()))
+		return NULL;
+	if (u64map__get(r->thread_names, tid, &v))
+		return (const char *)(uintptr_t)v;
+	name = calloc(1, CPROF_COMM_LEN + 1);
+	if (!name)
+		return NULL;
+	if (procfs__comm(tid, name, CPROF_COMM_LEN + 1))
+		name[0] = '\0';
+	if (u64map__set(r->thread_names, tid, (uintptr_t)name)) {
+		free(name);
+		return NULL;
 	}
-	if (name)
-		memcpy(c->comm, name, CPROF_COMM_LEN);
+	return name;
 }
 
 static void free_thread_names(struct run *r)
@@ -376,6 +373,7 @@ static void on_copy(void *ctx, const void *data, uint32_t size)
 	const size_t head = offsetof(struct cprof_copy, stack);
 	struct run *r = ctx;
 	struct cprof_copy *c, **tmp;
+	const char *name;
 	uint32_t bytes;
 	size_t i;
 
@@ -405,8 +403,9 @@ static void on_copy(void *ctx, const void *data, uint32_t size)
 	}
 	memcpy(c, data, head + bytes);
 	/* A process's main thread is named as the process, in the space of the sample. */
-	if ((c->flags & CPROF_COPY_FROM_PERF) && c->tid != c->pid)
-		name_thread(r, c);
+	if ((c->flags & CPROF_COPY_FROM_PERF) && c->tid != c->pid &&
+	    (name = thread_name(r, c->tid)))
+		memcpy(c->comm, name, CPROF_COMM_LEN);
 	/* Each CPU's buffer is in order, not the CPUs together. */
 	for (i = r->ncopies; i > 0 && r->copies[i - 1]->time > c->time; i--)
 		;

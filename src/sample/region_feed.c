@@ -443,15 +443,16 @@ static int find_code(void *arg, uint64_t pc, struct walk_code *out)
  * registers: in the kernel, between the exec's record and its end. The end
  * is the space id the exec hook left, which a second exec right after
  * (env, a shell's exec) overwrites: an exec takes well under
- * EXEC_WINDOW_NS, and a longer window is not taken for this exec's.
+ * EXEC_WINDOW_NS, and a longer window is not taken for this exec's. from:
+ * the exec record's time, when true.
  */
-static bool in_exec(struct region_feed *f, const struct cprof_copy *c)
+static bool in_exec(struct region_feed *f, const struct cprof_copy *c, uint64_t *from)
 {
-	uint64_t from, end;
+	uint64_t end;
 
 	return c->kern_bytes && u64map__get(f->exec_end, c->pid, &end) && c->time < end &&
-	       u64map__get(f->exact_since, c->pid, &from) && from <= c->time &&
-	       end - from <= EXEC_WINDOW_NS;
+	       u64map__get(f->exact_since, c->pid, from) && *from <= c->time &&
+	       end - *from <= EXEC_WINDOW_NS;
 }
 
 uint64_t region_feed__space_of(struct region_feed *f, const struct cprof_copy *c)
@@ -459,8 +460,7 @@ uint64_t region_feed__space_of(struct region_feed *f, const struct cprof_copy *c
 	uint64_t from;
 
 	/* Its registers are the old program's: named in the space before the exec. */
-	if ((c->flags & CPROF_COPY_FROM_PERF) && in_exec(f, c) &&
-	    u64map__get(f->exact_since, c->pid, &from))
+	if ((c->flags & CPROF_COPY_FROM_PERF) && in_exec(f, c, &from))
 		return from - 1;
 	return c->space;
 }
@@ -474,10 +474,10 @@ uint64_t region_feed__space_of(struct region_feed *f, const struct cprof_copy *c
  */
 static bool regions_fit(struct region_feed *f, const struct cprof_copy *c)
 {
-	uint64_t v;
+	uint64_t v, from;
 
 	if (u64map__get(f->exact_since, c->pid, &v))
-		return v <= c->time && !in_exec(f, c);
+		return v <= c->time && !in_exec(f, c, &from);
 	if (!u64map__get(f->snap_space, c->pid, &v))
 		return false;
 	return c->flags & CPROF_COPY_FROM_PERF ? v <= c->time : v == c->space;
