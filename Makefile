@@ -305,6 +305,13 @@ $(OUT)/fixtures/lib%.so: fixtures/src/lib/%.c $(DEPS)/.stamp | $(OUT)/fixtures
 	$(call msg,FIXTURE,$@)
 	$(Q)$(CURDIR)/.output/$(FLAVOR)/toolchain/cc-dynamic $(FIXTURE_CFLAGS) -shared -o $@ $<
 
+# The unwinding test's call tree without frame pointers (-O2, as distributions
+# build): on every guest kernel its stacks must be walked whole with its CFI.
+GUEST_FIXTURES += $(OUT)/fixtures/nofp
+$(OUT)/fixtures/nofp: fixtures/src/unwind/nofp.c $(UNWIND_DEPS) $(DEPS)/.stamp | $(OUT)/fixtures
+	$(call msg,FIXTURE,$@)
+	$(Q)$(CURDIR)/.output/$(FLAVOR)/toolchain/cc $(UNWIND_CFLAGS) -o $@ $<
+
 guest-fixtures: $(GUEST_FIXTURES)
 
 # The arm64 binary, cross-built: .output/arm64/cprof (./build.sh arm64).

@@ -335,12 +335,13 @@ static __always_inline int spill_walk(struct bpf_perf_event_data *ctx, const str
  * A sample whose process has no region set for its space yet goes to user
  * space with its registers and the top of its stack, to be walked there
  * once the tables are built. The stack is read in chunks up to the first
- * that cannot be read (the top of the stack's mapping). 1 if it was sent.
+ * that cannot be read, then to the page boundary in it (the top of the
+ * stack's mapping). 1 if it was sent.
  */
 static __always_inline int copy_sample(struct bpf_perf_event_data *ctx, const struct cprof_walk *w)
 {
 	struct cprof_copy *c;
-	__u32 zero = 0, i, n = 0;
+	__u32 zero = 0, i, n = 0, rest;
 	long k;
 
 	c = bpf_map_lookup_elem(&copy_buf, &zero);
@@ -369,6 +370,16 @@ static __always_inline int copy_sample(struct bpf_perf_event_data *ctx, const st
 			break;
 		n += COPY_CHUNK;
 	}
+	/*
+	 * The chunk that failed may hold the end of the stack's mapping, at a
+	 * page boundary: up to there too. A shallow main thread keeps its
+	 * outermost frames in that last part (without it, a 1 KiB frame near
+	 * the top of the stack ended the walk "beyond the stack copy").
+	 */
+	rest = -(w->first.sp + n) & 4095;
+	if (n < CPROF_COPY_STACK && rest && rest < COPY_CHUNK &&
+	    !bpf_probe_read_user(c->stack + n, rest, (const void *)(w->first.sp + n)))
+		n += rest;
 	c->stack_bytes = n;
 	c->flags = 0;
 	if (n > CPROF_COPY_STACK)

@@ -7,11 +7,11 @@
 #   qemu/check.sh CONSOLE_LOG MODE DIR
 #
 # MODE is the guest's (btf, no-btf or memlock); the decoded files go to DIR.
-# Prints what passed ("N samples; exec: ...; copies: ...; dlopen: ...") and exits 0, or
-# prints the reason of the failure and exits 1. A guest passes when everything
+# Prints what passed ("N samples; nofp: ...; exec: ...; copies: ...;
+# dlopen: ...") and exits 0, or prints the reason of the failure and exits 1. A guest passes when everything
 # arrived intact, the kernel logged no WARN/BUG/oops, cprof exited 0, the
 # profile holds the fixtures' known stacks (main;work;hot_a and
-# main;work;hot_b) and kernel frames named from kallsyms (vfs_read under
+# main;work;hot_b, and nofp's main;work;mid;hot_a/b, check_nofp) and kernel frames named from kallsyms (vfs_read under
 # syscall_heavy's read(2)), in no-btf mode the kernel's BTF really was out of
 # reach, and the exec, copies and dlopen profiles pass (check_exec,
 # check_dlopen). In
@@ -152,6 +152,29 @@ check_dlopen() {
 	DLOPEN_RESULT="$named of $in_lib named"
 }
 
+# nofp: main -> work -> mid -> hot_a / hot_b, -O2 without frame pointers,
+# static against musl. Its samples in hot_a or hot_b must hold the whole
+# chain main;work;mid above the leaf in 95% of them or more (a walk by frame
+# pointers loses mid and more: rbp is a plain register in mid), both
+# leaves seen so.
+check_nofp() {
+	local leaf whole
+	read -r leaf whole <<<"$(awk '$1 ~ /^nofp;/ {
+			n = $NF; line = $0; sub(/ [0-9]+$/, "", line)
+			if (line !~ /;hot_[ab]$/) next
+			leaf += n
+			if (line ~ /;main;work;mid;hot_[ab]$/) whole += n
+		} END { print leaf + 0, whole + 0 }' "$DIR/profile.folded")"
+	[[ $leaf -gt 0 ]] || fail "nofp: no sample in hot_a or hot_b"
+	[[ $((whole * 100)) -ge $((leaf * 95)) ]] ||
+		fail "nofp: $whole of the $leaf samples in hot_a or hot_b under main;work;mid:" \
+			"$(heaviest "$DIR/profile.folded" '^nofp;.*hot_[ab]( |$)')"
+	grep -qE '^nofp;.*;main;work;mid;hot_a ' "$DIR/profile.folded" &&
+		grep -qE '^nofp;.*;main;work;mid;hot_b ' "$DIR/profile.folded" ||
+		fail "nofp: no whole stack main;work;mid;hot_a or ...;hot_b"
+	NOFP_RESULT="$whole of $leaf whole"
+}
+
 main() {
 	[[ $# -eq 3 ]] || fail "usage: qemu/check.sh CONSOLE_LOG MODE DIR"
 	LOG=$1
@@ -188,11 +211,12 @@ main() {
 		fail "no kernel frame vfs_read or ksys_read under syscall_heavy's reads"
 	! grep -qE ';\[kernel\](;| )' "$DIR/profile.folded" || fail "kernel frames without a name ([kernel])"
 	samples=$(awk '{ n += $NF } END { print n + 0 }' "$DIR/profile.folded")
+	check_nofp
 	check_exec exec
 	exec_result=$RESULT
 	check_exec copies
 	check_dlopen
-	echo "$samples samples; exec: $exec_result; copies: $RESULT; dlopen: $DLOPEN_RESULT"
+	echo "$samples samples; nofp: $NOFP_RESULT; exec: $exec_result; copies: $RESULT; dlopen: $DLOPEN_RESULT"
 }
 
 main "$@"

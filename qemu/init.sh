@@ -75,10 +75,12 @@ if [ "$mode" = memlock ]; then
 	drop_cap 24 cprof -a -d 1 -o /tmp/profile.pb.gz >/tmp/log 2>&1 # 24: CAP_SYS_RESOURCE
 	rc=$?
 else
-	# Both fixtures as children of one command: cprof must follow them (the
-	# fork tracepoint); known_tree gives user stacks, syscall_heavy kernel ones.
+	# The fixtures as children of one command: cprof must follow them (the
+	# fork tracepoint); known_tree gives user stacks, syscall_heavy kernel
+	# ones, nofp user stacks that only its CFI walks whole.
 	cprof -F 499 -o /tmp/profile.pb.gz -- \
-		sh -c "known_tree ${seconds:-3} & syscall_heavy ${seconds:-3} >/dev/null; wait" >/tmp/log 2>&1
+		sh -c "known_tree ${seconds:-3} & nofp ${seconds:-3} & syscall_heavy ${seconds:-3} >/dev/null; wait" \
+		>/tmp/log 2>&1
 	rc=$?
 	# Processes that live 40 ms and come through exec, from the shell and
 	# through a wrapper (busybox's env, itself exec'd by the shell's child,

@@ -17,7 +17,7 @@ set -euo pipefail
 
 QEMU_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ROOT=$(dirname "$QEMU_DIR")
-FIXTURES=(known_tree syscall_heavy drop_cap brief dlopen_call)
+FIXTURES=(known_tree syscall_heavy drop_cap brief dlopen_call nofp)
 
 die() { printf 'qemu/initramfs.sh: %s\n' "$*" >&2; exit 1; }
 
