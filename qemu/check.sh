@@ -153,26 +153,32 @@ check_dlopen() {
 }
 
 # nofp: main -> work -> mid -> hot_a / hot_b, -O2 without frame pointers,
-# static against musl. Its samples in hot_a or hot_b must hold the whole
-# chain main;work;mid above the leaf in 95% of them or more (a walk by frame
-# pointers loses mid and more: rbp is a plain register in mid), both
-# leaves seen so.
+# static against musl. Its samples in hot_a or hot_b must never show a
+# wrong caller (a walk by frame pointers loses mid: rbp is a plain register
+# there); 80% or more must hold the whole chain main;work;mid above the
+# leaf, both leaves seen so. The rest may end in a truncation marker with
+# the end of that chain below it: a guest this slow (TCG) can be over a
+# second late applying a new process's mappings, and a walk that found no
+# mapping then stops and says so.
 check_nofp() {
-	local leaf whole
-	read -r leaf whole <<<"$(awk '$1 ~ /^nofp;/ {
+	local leaf whole cut
+	read -r leaf whole cut <<<"$(awk '$0 ~ /^nofp;/ {
 			n = $NF; line = $0; sub(/ [0-9]+$/, "", line)
 			if (line !~ /;hot_[ab]$/) next
 			leaf += n
 			if (line ~ /;main;work;mid;hot_[ab]$/) whole += n
-		} END { print leaf + 0, whole + 0 }' "$DIR/profile.folded")"
+			else if (line ~ /^nofp;\[truncated: [^]]*\](;(((libc_start_main_stage2;)?main;)?work;)?mid)?;hot_[ab]$/) cut += n
+		} END { print leaf + 0, whole + 0, cut + 0 }' "$DIR/profile.folded")"
 	[[ $leaf -gt 0 ]] || fail "nofp: no sample in hot_a or hot_b"
-	[[ $((whole * 100)) -ge $((leaf * 95)) ]] ||
-		fail "nofp: $whole of the $leaf samples in hot_a or hot_b under main;work;mid:" \
-			"$(heaviest "$DIR/profile.folded" '^nofp;.*hot_[ab]( |$)')"
-	grep -qE '^nofp;.*;main;work;mid;hot_a ' "$DIR/profile.folded" &&
-		grep -qE '^nofp;.*;main;work;mid;hot_b ' "$DIR/profile.folded" ||
+	[[ $((whole + cut)) -eq $leaf && $((whole * 100)) -ge $((leaf * 80)) ]] ||
+		fail "nofp: of the $leaf samples in hot_a or hot_b, $whole under main;work;mid," \
+			"$cut truncated, $((leaf - whole - cut)) wrong:" \
+			"$(heaviest "$DIR/profile.folded" '^nofp;.*hot_[ab] [0-9]+$')"
+	if ! grep -qE '^nofp;.*;main;work;mid;hot_a ' "$DIR/profile.folded" ||
+		! grep -qE '^nofp;.*;main;work;mid;hot_b ' "$DIR/profile.folded"; then
 		fail "nofp: no whole stack main;work;mid;hot_a or ...;hot_b"
-	NOFP_RESULT="$whole of $leaf whole"
+	fi
+	NOFP_RESULT="$whole of $leaf whole, $cut truncated"
 }
 
 main() {
