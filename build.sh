@@ -39,6 +39,7 @@ TEST_PACKAGES=(
 	libc6-dbg                         # glibc's separate debug files (symbolize_debug.sh)
 	protobuf-compiler                 # protoc compiles the upload test server's .proto files
 	linux-perf                        # perf record: the reference of mappings.sh's build profile
+	bpftrace time xz-utils            # the peers and workloads of bench/run (bench_smoke.sh)
 )
 
 # wants_tests MAKE-ARGS...: true when the arguments build or run tests: the

@@ -13,6 +13,29 @@ die() {
 	exit 1
 }
 
+# wait_bounded PID SECONDS WHAT: waits for the child PID; past SECONDS, says
+# where its threads wait and kills it, so that a hung tool costs one figure,
+# not the whole run. Returns PID's status (137 once killed).
+wait_bounded() {
+	local pid=$1 limit=$2 what=$3 dog rc=0
+	(
+		# A trap runs during `wait`, not during a command: the sleep is waited for.
+		trap 'kill "$s" 2>/dev/null; exit 0' TERM
+		sleep "$limit" &
+		s=$!
+		wait "$s"
+		kill -0 "$pid" 2>/dev/null || exit 0
+		say "$what still running after $limit s, killed; its threads wait in:" \
+			"$(ps -L -p "$pid" -o stat=,wchan:32= 2>/dev/null | tr -s ' \n' ' ')"
+		kill -KILL "$pid" 2>/dev/null
+	) &
+	dog=$!
+	wait "$pid" || rc=$?
+	kill "$dog" 2>/dev/null
+	wait "$dog" 2>/dev/null || true
+	return "$rc"
+}
+
 installed() {
 	[[ $(dpkg-query -W -f='${db:Status-Status}' "$1" 2>/dev/null) == installed ]]
 }
