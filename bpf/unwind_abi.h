@@ -149,6 +149,12 @@ struct cprof_walk_config {
 	 */
 	__u32 task_stack_off;
 	__u32 pt_regs_size;
+	/*
+	 * User space has applied the kernel's records of forks, execs and mmaps
+	 * timed before this (CLOCK_MONOTONIC ns, bpf_ktime_get_ns()), and bound
+	 * the regions they made; 0: it has not said.
+	 */
+	__u64 followed_until;
 };
 
 /* A walked user stack, as kept in the `ustacks` maps by its hash (1 KiB). */

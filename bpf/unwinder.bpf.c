@@ -64,8 +64,9 @@ static __always_inline void inherit_set(__u32 parent, __u32 child, __u64 now)
 #define PROG_KEEP      1
 /*
  * How long after its fork or exec a process's regions may still lack
- * mappings user space has not read the records of: the records wait a few
- * milliseconds to be put in order, and building a large table delays them.
+ * mappings, counted from where user space has got to in the kernel's
+ * records (walk_config.followed_until): a young program maps its libraries
+ * and dlopens more, and building a large table delays the next records.
  */
 #define YOUNG_NS 1000000000ull
 
@@ -438,6 +439,19 @@ static __always_inline void keep_walk(struct bpf_perf_event_data *ctx, struct cp
 	}
 }
 
+/* Where user space has got to in the kernel's records; now if it has not said. */
+static __always_inline __u64 followed_until(void)
+{
+	struct cprof_walk_config *cfg;
+	__u64 now = bpf_ktime_get_ns();
+	__u32 zero = 0;
+
+	cfg = bpf_map_lookup_elem(&walk_config, &zero);
+	if (!cfg || !cfg->followed_until || cfg->followed_until > now)
+		return now;
+	return cfg->followed_until;
+}
+
 SEC("perf_event")
 int cprof_keep(struct bpf_perf_event_data *ctx)
 {
@@ -448,12 +462,13 @@ int cprof_keep(struct bpf_perf_event_data *ctx)
 	if (!w)
 		return 0;
 	/*
-	 * A program exec'd moments ago: user space may not have read the
-	 * records of all it mapped yet (see YOUNG_NS); it walks the copy once
-	 * it has.
+	 * A program exec'd moments before what user space has read of the
+	 * records: it may not know all it mapped yet (see YOUNG_NS), and walks
+	 * the copy once it does. A late user space (a busy or emulated machine)
+	 * widens the window with it.
 	 */
 	if (w->u.stop == CPROF_STOP_NO_MAPPING && w->key.space &&
-	    bpf_ktime_get_ns() - w->key.space < YOUNG_NS && copy_sample(ctx, w)) {
+	    w->key.space + YOUNG_NS > followed_until() && copy_sample(ctx, w)) {
 		stat_add(CPROF_STAT_COPIES, 1);
 		in_flight_add(w->set, -1);
 		return 0;

@@ -61,6 +61,8 @@
  * sleeping.)
  */
 #define RECORD_DELAY_MS 2
+/* Far finer than the second the in-kernel walk counts from it (tell_followed). */
+#define FOLLOWED_STEP_NS 10000000ull
 /*
  * Stack copies' memory kept for reuse, as much as was queued at once (see
  * block_pool.h), up to some 16 MB.
@@ -107,7 +109,9 @@ struct run {
 	size_t ncopies, copies_cap;
 	struct block_pool *copy_pool; /* their memory, reused */
 	uint64_t followed_until;      /* every record timed before this was applied */
+	uint64_t followed_told;	      /* what the in-kernel walk was told of it */
 	uint64_t bad_copies;	      /* malformed, or no memory to keep them: lost samples */
+	uint64_t forks_late;	      /* children the fork hook missed, followed from the records */
 	struct u64map *thread_names;  /* tid -> its comm (malloc'd), for copies from perf samples */
 	int errors;		      /* entries that could not be added (allocation failures) */
 	uint32_t *pids;		      /* -p targets, thread IDs replaced by their process */
@@ -141,10 +145,28 @@ static void on_task_event(void *ctx, const struct task_event *ev)
 {
 	struct run *r = ctx;
 
+	/* The kernel skips the hook where a BPF program or a bpf() call is under way. */
+	if (ev->type == TASK_EVENT_FORK && ev->pid == ev->tid &&
+	    sampler__follow_late(r->sampler, ev->ppid, ev->pid) > 0)
+		r->forks_late++;
 	walk_copies(r, ev->time);
 	task_feed__apply(r->sym, ev);
 	if (r->feed)
 		region_feed__apply(r->feed, ev);
+}
+
+/*
+ * Tells the in-kernel walk how far the records are applied, which is how
+ * long it keeps copying the samples of young processes (see YOUNG_NS):
+ * coarsely, one map write per FOLLOWED_STEP_NS at most.
+ */
+static void tell_followed(struct run *r)
+{
+	if (!r->unwinder || !r->feed || !r->events || r->followed_until == UINT64_MAX ||
+	    r->followed_until < r->followed_told + FOLLOWED_STEP_NS)
+		return;
+	if (unwinder__set_followed(r->unwinder, r->followed_until) == 0)
+		r->followed_told = r->followed_until;
 }
 
 /* The kernel's process records timed up to `until` (CLOCK_MONOTONIC ns), in time order. */
@@ -167,6 +189,7 @@ static void follow(struct run *r, uint64_t until)
 	walk_copies(r, r->followed_until);
 	if (r->feed)
 		region_feed__reap(r->feed, r->followed_until);
+	tell_followed(r);
 	if (err < 0 && !r->events_failed) {
 		pr_warn("reading the kernel's process records failed: %s", strerror(-err));
 		r->events_failed = true;
@@ -527,6 +550,8 @@ static void read_info(struct run *r, struct summary_info *in)
 	in->lost_notifications = sampler__lost_notifications(r->sampler);
 	in->missing_stacks = sampler__missing_stacks(r->sampler);
 	in->lost_spills = sampler__lost_spills(r->sampler) + r->bad_copies;
+	sampler__skipped(r->sampler, &in->skipped_samples, &in->skipped_hooks);
+	in->forks_late = r->forks_late;
 	memcpy(in->sym, symbolizer__stats(r->sym), sizeof(in->sym));
 	symbolizer__unopened_who(r->sym, in->unopened_who, sizeof(in->unopened_who));
 	if (r->events) {
@@ -559,6 +584,9 @@ static struct summary_info since(const struct summary_info *cur, const struct su
 	d.records_lost -= prev->records_lost;
 	d.records_broken -= prev->records_broken;
 	d.records_late -= prev->records_late;
+	d.skipped_samples -= prev->skipped_samples;
+	d.skipped_hooks -= prev->skipped_hooks;
+	d.forks_late -= prev->forks_late;
 	d.walked -= prev->walked;
 	for (i = 0; i < CPROF_STOP_MAX; i++)
 		d.walk_stops[i] -= prev->walk_stops[i];

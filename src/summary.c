@@ -404,13 +404,15 @@ int summary__add_comments(struct profile *p, const struct summary_info *in)
 
 	snprintf(buf, sizeof(buf),
 		 "cprof: samples taken %" PRIu64 ", in profile %" PRIu64 ", lost %" PRIu64
-		 " (counts map full, or no room for a spilled or copied stack); of the command "
+		 " (counts map full, or no room for a spilled or copied stack); never taken, the "
+		 "kernel "
+		 "skipped the sampling program %" PRIu64 "; of the command "
 		 "before "
 		 "its exec, not kept %" PRIu64 "; ticks %" PRIu64 " at %" PRIu64
 		 " Hz on %d CPUs; kernel.perf_event_max_sample_rate %" PRIu64,
 		 in->stats[CPROF_STAT_SAMPLES], profile__total_count(p), lost_samples(in),
-		 in->stats[CPROF_STAT_BEFORE_EXEC], in->stats[CPROF_STAT_TICKS], in->hz, in->ncpus,
-		 in->kernel_max_rate);
+		 in->skipped_samples, in->stats[CPROF_STAT_BEFORE_EXEC],
+		 in->stats[CPROF_STAT_TICKS], in->hz, in->ncpus, in->kernel_max_rate);
 	err = profile__add_comment(p, buf);
 	if (err)
 		return err;
@@ -457,8 +459,10 @@ int summary__add_comments(struct profile *p, const struct summary_info *in)
 		snprintf(buf, sizeof(buf),
 			 "cprof: the kernel's records of forks, execs and mmaps: read %" PRIu64
 			 ", lost by the kernel (ring full) %" PRIu64 ", malformed %" PRIu64
-			 ", out of time order %" PRIu64,
-			 in->records, in->records_lost, in->records_broken, in->records_late);
+			 ", out of time order %" PRIu64 "; hook runs the kernel skipped %" PRIu64
+			 ", children those records showed a skipped fork hook %" PRIu64,
+			 in->records, in->records_lost, in->records_broken, in->records_late,
+			 in->skipped_hooks, in->forks_late);
 	else
 		snprintf(buf, sizeof(buf),
 			 "cprof: processes not followed as they began (no kernel records): "
@@ -503,6 +507,12 @@ static void print_lost(FILE *f, uint64_t total, const struct summary_info *in)
 				: "the counts map was full; raise --map-size");
 	else
 		fprintf(f, "cprof: lost samples: 0\n");
+	if (in->skipped_samples)
+		fprintf(f,
+			"cprof: the kernel skipped the sampling program %" PRIu64 " %s (a BPF "
+			"program or a bpf() call was under way on that CPU): %s never taken\n",
+			in->skipped_samples, plural(in->skipped_samples, "time", "times"),
+			plural(in->skipped_samples, "that sample was", "those samples were"));
 	if (stacks)
 		fprintf(f,
 			"cprof: %" PRIu64 " %s lost but their samples kept as placeholders: "
@@ -638,6 +648,13 @@ static void print_processes(FILE *f, const struct summary_info *in)
 	if (in->records_broken)
 		fprintf(f, "cprof: %" PRIu64 " malformed process %s skipped\n", in->records_broken,
 			plural(in->records_broken, "record", "records"));
+	if (in->skipped_hooks || in->forks_late)
+		fprintf(f,
+			"cprof: the kernel skipped %" PRIu64 " %s of the fork, exec and exit hooks "
+			"(a BPF program or a bpf() call was under way on that CPU); %" PRIu64
+			" %s followed from the kernel's records instead, a moment late\n",
+			in->skipped_hooks, plural(in->skipped_hooks, "run", "runs"), in->forks_late,
+			plural(in->forks_late, "child was", "children were"));
 
 	if (gone)
 		fprintf(f, "cprof: %" PRIu64 " %s before %s memory map could be read\n", gone,

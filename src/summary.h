@@ -41,6 +41,13 @@ struct summary_info {
 	uint64_t records_broken; /* malformed */
 	uint64_t records_late;	 /* came out of time order */
 	/*
+	 * Runs the kernel skipped because a BPF program or a bpf() call was under
+	 * way on that CPU, as far as it counts them: of the sampling program
+	 * (lost samples) and of the fork, exec and exit hooks; and children the
+	 * fork hook missed, followed from the kernel's records a moment later.
+	 */
+	uint64_t skipped_samples, skipped_hooks, forks_late;
+	/*
 	 * How user stacks were walked. unwind_status 0: with the CFI tables
 	 * (the unwinder's BPF object); else frame pointers only, and why:
 	 * -ENOENT asked for (--frame-pointers), another errno the unwinder's

@@ -14,7 +14,6 @@
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/resource.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <bpf/libbpf.h>
@@ -132,7 +131,7 @@ static void *run(void *arg)
 	 * waiting long enough to lose a fifth of the stack copies of
 	 * processes that live 2 ms. Without the right (CAP_SYS_NICE), as is.
 	 */
-	if (setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), READER_NICE))
+	if (setpriority(PRIO_PROCESS, (id_t)gettid(), READER_NICE))
 		pr_debug("the event reader keeps its priority: %s", strerror(errno));
 	for (;;) {
 		if (poll(fds, 2, -1) < 0 && errno != EINTR)

@@ -147,6 +147,11 @@ struct sampler {
 	struct cprof_spill *spills;
 	size_t nspills, spills_cap;
 	uint64_t spills_dropped; /* no memory to keep one */
+	/*
+	 * Runs the kernel skipped (see prog_skipped): of the first instance's
+	 * sampling program, read before it went; of the hooks, as they went.
+	 */
+	uint64_t skipped_before, hooks_skipped_before;
 	/* Per drain: stack id -> frames, so a stack shared by many keys is read once. */
 	uint64_t **stack_cache;
 	uint32_t *stack_cache_ids;
@@ -714,7 +719,7 @@ static void instance_destroy(struct instance *i)
 	memset(i, 0, sizeof(*i));
 }
 
-static struct bpf_program *sample_prog(struct instance *i)
+static struct bpf_program *sample_prog(const struct instance *i)
 {
 	return i->uk ? PROG(i, cprof_unwind_sample) : PROG(i, cprof_sample);
 }
@@ -1024,6 +1029,71 @@ static int open_events_disabled(struct sampler *s)
 }
 
 /*
+ * Runs of a program the kernel skipped: it runs no BPF program on a CPU
+ * where one already runs, or where a bpf() call on a map is under way, and
+ * counts that (bpf_prog_info.recursion_misses, 5.12+; tracepoint programs
+ * from about 6.7, perf_event ones not everywhere). 0 if unknown.
+ */
+static uint64_t prog_skipped(int prog_fd)
+{
+	struct bpf_prog_info info;
+	__u32 len = sizeof(info);
+
+	memset(&info, 0, sizeof(info));
+	if (prog_fd < 0 || bpf_prog_get_info_by_fd(prog_fd, &info, &len))
+		return 0;
+	return info.recursion_misses;
+}
+
+/* The same for the program behind a link, whose object may be gone (see complete()). */
+static uint64_t link_skipped(struct bpf_link *link)
+{
+	struct bpf_link_info info;
+	__u32 len = sizeof(info);
+	uint64_t n;
+	int fd;
+
+	memset(&info, 0, sizeof(info));
+	if (!link || bpf_link_get_info_by_fd(bpf_link__fd(link), &info, &len))
+		return 0;
+	fd = bpf_prog_get_fd_by_id(info.prog_id);
+	if (fd < 0)
+		return 0;
+	n = prog_skipped(fd);
+	close(fd);
+	return n;
+}
+
+void sampler__skipped(const struct sampler *s, uint64_t *samples, uint64_t *hooks)
+{
+	*samples = s->skipped_before;
+	if (s->cur.obj)
+		*samples += prog_skipped(bpf_program__fd(sample_prog(&s->cur)));
+	*hooks = s->hooks_skipped_before;
+	for (int i = 0; i < HOOK_MAX; i++)
+		*hooks += link_skipped(s->hook_links[i]);
+}
+
+int sampler__follow_late(struct sampler *s, uint32_t parent, uint32_t child)
+{
+	int fd = FD(&s->cur, targets);
+	char path[32];
+	__u32 value;
+
+	if (!s->opts.filter_pids || !s->opts.follow_children || s->stopped ||
+	    bpf_map_lookup_elem(fd, &parent, &value) || value != CPROF_TARGET_ON)
+		return 0;
+	/* Gone already: its entry may have been pruned (sampler__prune_targets), not missed. */
+	snprintf(path, sizeof(path), "/proc/%u", child);
+	if (access(path, F_OK))
+		return 0;
+	value = CPROF_TARGET_ON;
+	if (!bpf_map_update_elem(fd, &child, &value, BPF_NOEXIST))
+		return 1;
+	return errno == EEXIST ? 0 : -errno;
+}
+
+/*
  * Creates set 1 in a second instance that shares every other map, and moves
  * the sampling events over to it. Called by the first drain, while sampling:
  * set 1 is not used before, and at low rates the first ticks come from the
@@ -1064,6 +1134,7 @@ static int complete(struct sampler *s)
 	perf_attach__free(s->pa);
 	s->pa = s->next_pa;
 	s->next_pa = NULL;
+	s->skipped_before += prog_skipped(bpf_program__fd(sample_prog(&s->cur)));
 	instance_destroy(&s->cur);
 	s->cur = k;
 	memset(&k, 0, sizeof(k));
@@ -1082,6 +1153,7 @@ void sampler__stop(struct sampler *s)
 	perf_attach__free(s->next_pa);
 	s->next_pa = NULL;
 	for (int i = 0; i < HOOK_MAX; i++) {
+		s->hooks_skipped_before += link_skipped(s->hook_links[i]);
 		bpf_link__destroy(s->hook_links[i]);
 		s->hook_links[i] = NULL;
 	}

@@ -94,6 +94,13 @@ int sampler__add_command(struct sampler *s, uint32_t pid);
  * fill the map. Returns how many were removed.
  */
 int sampler__prune_targets(struct sampler *s);
+/*
+ * A fork the kernel's record shows and the fork hook may have missed (see
+ * sampler__skipped): with children followed, adds child to the targets if
+ * parent is one and child is not yet. Returns 1 if it was added, 0 if not,
+ * or a negative errno.
+ */
+int sampler__follow_late(struct sampler *s, uint32_t parent, uint32_t child);
 /* Attaches the per-CPU sampling events: sampling begins. */
 int sampler__start(struct sampler *s);
 
@@ -126,6 +133,12 @@ int sampler__drain(struct sampler *s, sampler_entry_fn fn, void *ctx);
 
 /* Sums the per-CPU counters of enum cprof_stat into stats[CPROF_STAT_MAX]. */
 int sampler__read_stats(struct sampler *s, uint64_t *stats);
+/*
+ * Runs of the sampling program (samples) and of the fork, exec and exit
+ * hooks (hooks) that the kernel skipped because another BPF program or a
+ * bpf() call was under way on that CPU, as far as the kernel counts them.
+ */
+void sampler__skipped(const struct sampler *s, uint64_t *samples, uint64_t *hooks);
 /* Notifications the perf buffer lost (the kernel could not queue them). */
 uint64_t sampler__lost_notifications(const struct sampler *s);
 /* Entries whose stacks had vanished from the stack map when drained. */

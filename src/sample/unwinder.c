@@ -381,6 +381,14 @@ int unwinder__set_task_regs(struct unwinder *u, uint32_t task_stack_off, uint32_
 	return bpf_map_update_elem(u->fds[UMAP_CONFIG], &zero, &u->cfg, BPF_ANY) ? -errno : 0;
 }
 
+int unwinder__set_followed(struct unwinder *u, uint64_t until)
+{
+	__u32 zero = 0;
+
+	u->cfg.followed_until = until;
+	return bpf_map_update_elem(u->fds[UMAP_CONFIG], &zero, &u->cfg, BPF_ANY) ? -errno : 0;
+}
+
 uint64_t unwinder__ra_mask(const struct unwinder *u)
 {
 	return u->cfg.ra_mask;

@@ -80,6 +80,13 @@ void unwinder__unbind(struct unwinder *u, uint32_t pid);
  * walked too, from then on.
  */
 int unwinder__set_task_regs(struct unwinder *u, uint32_t task_stack_off, uint32_t pt_regs_size);
+/*
+ * The kernel's records timed before until (CLOCK_MONOTONIC ns) are applied
+ * and their regions bound: a sample the walk finds in no known mapping is
+ * copied for user space while its process began less than a second before
+ * that (not before now), however late user space is.
+ */
+int unwinder__set_followed(struct unwinder *u, uint64_t until);
 uint64_t unwinder__ra_mask(const struct unwinder *u);
 void unwinder__stats(const struct unwinder *u, struct unwinder_stats *out);
 

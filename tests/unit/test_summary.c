@@ -472,3 +472,27 @@ TEST(summary_every_stop_reason_has_words_and_token)
 	CHECK_STR(stack_walk__stop_token(CPROF_STOP_NO_TABLE), "no_table");
 	CHECK_STR(stack_walk__stop_token(CPROF_STOP_MAX), "unknown");
 }
+
+/* Runs the kernel skipped are said, never counted as taken; a fork hook's as children followed
+ * late. */
+TEST(summary_says_what_the_kernel_skipped)
+{
+	struct summary_info in = {.hz = 999, .ncpus = 2};
+	char *text;
+
+	text = losses(&in, 100);
+	CHECK(!strstr(text, "skipped"));
+	free(text);
+	in.skipped_samples = 1;
+	in.skipped_hooks = 3;
+	in.forks_late = 1;
+	text = losses(&in, 100);
+	CHECK(strstr(text, "cprof: lost samples: 0\n"));
+	CHECK(strstr(text, "cprof: the kernel skipped the sampling program 1 time (a BPF program "
+			   "or a bpf() call was under way on that CPU): that sample was never "
+			   "taken\n"));
+	CHECK(strstr(text, "cprof: the kernel skipped 3 runs of the fork, exec and exit hooks (a "
+			   "BPF program or a bpf() call was under way on that CPU); 1 child was "
+			   "followed from the kernel's records instead, a moment late\n"));
+	free(text);
+}
