@@ -18,6 +18,11 @@ die() {
 # not the whole run. Returns PID's status (137 once killed).
 wait_bounded() {
 	local pid=$1 limit=$2 what=$3 dog rc=0
+	# Already reaped by the shell (its status kept): a fork first would lose it.
+	if ! kill -0 "$pid" 2>/dev/null; then
+		wait "$pid"
+		return
+	fi
 	(
 		# A trap runs during `wait`, not during a command: the sleep is waited for.
 		trap 'kill "$s" 2>/dev/null; exit 0' TERM

@@ -1073,6 +1073,31 @@ static uint64_t stop(struct run *r)
 	return now;
 }
 
+/* With -v: what the CFI tables cost (issue figures: rows, bytes, build time, map memory). */
+static void log_unwinding(struct run *r)
+{
+	struct region_feed_stats st;
+	struct unwinder_stats us = {0};
+
+	if (!r->feed)
+		return;
+	region_feed__stats(r->feed, &st);
+	if (r->unwinder)
+		unwinder__stats(r->unwinder, &us);
+	pr_debug("unwind: tables built %llu (%llu without CFI) in %.1f ms, held at most %.0f KiB, "
+		 "now %llu (%.0f KiB); map rows at most %llu of %llu, pages %llu of %llu; BPF maps "
+		 "%.1f MB; processes %llu, regions %llu",
+		 (unsigned long long)st.tables.built, (unsigned long long)st.tables.no_cfi,
+		 (double)st.tables.build_ns / 1e6, (double)st.tables.peak_bytes / 1024.0,
+		 (unsigned long long)st.tables.tables, (double)st.tables.bytes / 1024.0,
+		 (unsigned long long)us.row_chunks_peak * CPROF_UNWIND_CHUNK,
+		 (unsigned long long)us.row_chunks * CPROF_UNWIND_CHUNK,
+		 (unsigned long long)us.page_chunks_peak * CPROF_UNWIND_CHUNK,
+		 (unsigned long long)us.page_chunks * CPROF_UNWIND_CHUNK,
+		 (double)sampler__map_bytes(r->sampler) / 1048576.0,
+		 (unsigned long long)st.regions.processes, (unsigned long long)st.regions.regions);
+}
+
 /* One-shot: the profile is named, written or uploaded, and summed up. */
 static int finish_oneshot(struct run *r, uint64_t now)
 {
@@ -1090,6 +1115,7 @@ static int finish_oneshot(struct run *r, uint64_t now)
 		 (unsigned long long)info.stats[CPROF_STAT_COPIES],
 		 (unsigned long long)info.stats[CPROF_STAT_COPIES_LOST],
 		 (unsigned long long)r->bad_copies);
+	log_unwinding(r);
 	info.duration_ns = now - r->start;
 	info.unnamed_samples = summary__unnamed_samples(r->prof);
 	info.unmapped_samples =

@@ -1074,6 +1074,33 @@ void sampler__skipped(const struct sampler *s, uint64_t *samples, uint64_t *hook
 		*hooks += link_skipped(s->hook_links[i]);
 }
 
+uint64_t sampler__map_bytes(const struct sampler *s)
+{
+	const struct bpf_map *m;
+	uint64_t n = 0, one;
+
+	if (!s->cur.obj)
+		return 0;
+	bpf_object__for_each_map(m, s->cur.obj)
+	{
+		if (bpf_map__fd(m) < 0)
+			continue;
+		one = (uint64_t)(bpf_map__key_size(m) + bpf_map__value_size(m)) *
+		      bpf_map__max_entries(m);
+		switch (bpf_map__type(m)) {
+		case BPF_MAP_TYPE_PERCPU_ARRAY:
+		case BPF_MAP_TYPE_PERCPU_HASH:
+		case BPF_MAP_TYPE_LRU_PERCPU_HASH:
+			one *= (uint64_t)s->ncpus_possible;
+			break;
+		default:
+			break;
+		}
+		n += one;
+	}
+	return n;
+}
+
 int sampler__follow_late(struct sampler *s, uint32_t parent, uint32_t child)
 {
 	int fd = FD(&s->cur, targets);

@@ -139,6 +139,11 @@ int sampler__read_stats(struct sampler *s, uint64_t *stats);
  * bpf() call was under way on that CPU, as far as the kernel counts them.
  */
 void sampler__skipped(const struct sampler *s, uint64_t *samples, uint64_t *hooks);
+/*
+ * The BPF maps' keys and values as sized (per-CPU ones on every CPU), the
+ * unwinder's tables' maps included: what the kernel holds for this run.
+ */
+uint64_t sampler__map_bytes(const struct sampler *s);
 /* Notifications the perf buffer lost (the kernel could not queue them). */
 uint64_t sampler__lost_notifications(const struct sampler *s);
 /* Entries whose stacks had vanished from the stack map when drained. */

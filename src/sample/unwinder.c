@@ -28,7 +28,7 @@ struct extent {
 struct space {
 	struct extent *free;
 	size_t n, cap;
-	uint32_t capacity, used;
+	uint32_t capacity, used, peak;
 };
 
 struct unwinder {
@@ -72,6 +72,8 @@ static int space_alloc(struct space *s, uint32_t len, uint32_t *start)
 			s->n--;
 		}
 		s->used += len;
+		if (s->used > s->peak)
+			s->peak = s->used;
 		return 0;
 	}
 	return -ENOSPC;
@@ -399,8 +401,10 @@ void unwinder__stats(const struct unwinder *u, struct unwinder_stats *out)
 	*out = (struct unwinder_stats){
 		.map_bytes = u->map_bytes,
 		.row_chunks_used = u->rows.used,
+		.row_chunks_peak = u->rows.peak,
 		.row_chunks = u->rows.capacity,
 		.page_chunks_used = u->pages.used,
+		.page_chunks_peak = u->pages.peak,
 		.page_chunks = u->pages.capacity,
 	};
 }

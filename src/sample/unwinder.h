@@ -40,8 +40,10 @@ struct unwinder_table {
 struct unwinder_stats {
 	uint64_t map_bytes;	   /* of the maps' values, as created */
 	uint32_t row_chunks_used;  /* of 64 rows */
+	uint32_t row_chunks_peak;  /* the most used at once */
 	uint32_t row_chunks;	   /* capacity */
 	uint32_t page_chunks_used; /* of 64 pages */
+	uint32_t page_chunks_peak;
 	uint32_t page_chunks;
 };
 

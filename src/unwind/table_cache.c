@@ -113,6 +113,8 @@ static int build(struct table_cache *c, struct entry *e, int fd)
 	c->stats.build_ns += e->t.build_ns;
 	c->stats.no_cfi += !t;
 	c->stats.bytes += unwind_table__bytes(t);
+	if (c->stats.bytes > c->stats.peak_bytes)
+		c->stats.peak_bytes = c->stats.bytes;
 	return 0;
 }
 

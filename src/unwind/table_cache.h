@@ -36,11 +36,12 @@ struct cached_table {
 };
 
 struct table_cache_stats {
-	uint64_t tables;   /* held now */
-	uint64_t bytes;	   /* of the tables held now */
-	uint64_t built;	   /* tables built since the start */
-	uint64_t build_ns; /* time spent building them */
-	uint64_t no_cfi;   /* files without usable CFI */
+	uint64_t tables;     /* held now */
+	uint64_t bytes;	     /* of the tables held now */
+	uint64_t peak_bytes; /* the most held at once */
+	uint64_t built;	     /* tables built since the start */
+	uint64_t build_ns;   /* time spent building them */
+	uint64_t no_cfi;     /* files without usable CFI */
 };
 
 int table_cache__new(struct table_cache **out);
