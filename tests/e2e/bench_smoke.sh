@@ -10,8 +10,9 @@ if ! why=$(can_bpf 2>&1); then
 fi
 
 out=$TMP/bench.md
-"$ROOT/bench/run" --quick --output "$TMP/bench-copy.md" >"$out" 2>"$TMP/bench.err"
-rc=$?
+# Its progress goes to this script's stderr too: tests/run shows its end if it hangs.
+"$ROOT/bench/run" --quick --output "$TMP/bench-copy.md" 2>&1 >"$out" | tee "$TMP/bench.err" >&2
+rc=${PIPESTATUS[0]}
 if [ "$rc" -ne 0 ] && grep -q 'installing .* failed' "$TMP/bench.err"; then
 	skip bench_smoke "the peers could not be installed: $(tail -n 1 "$TMP/bench.err")"
 	exit 0

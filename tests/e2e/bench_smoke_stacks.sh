@@ -76,8 +76,9 @@ if ! why=$(can_bpf 2>&1); then
 fi
 
 out=$TMP/stacks.md
-"$ROOT/bench/stacks" --quick --output "$TMP/stacks-copy.md" >"$out" 2>"$TMP/stacks.err"
-rc=$?
+# Its progress goes to this script's stderr too: tests/run shows its end if it hangs.
+"$ROOT/bench/stacks" --quick --output "$TMP/stacks-copy.md" 2>&1 >"$out" | tee "$TMP/stacks.err" >&2
+rc=${PIPESTATUS[0]}
 if [ "$rc" -ne 0 ] && grep -q 'installing .* failed' "$TMP/stacks.err"; then
 	skip bench_stacks_smoke "the packages could not be installed: $(tail -n 1 "$TMP/stacks.err")"
 	finish
