@@ -405,10 +405,8 @@ int summary__add_comments(struct profile *p, const struct summary_info *in)
 	snprintf(buf, sizeof(buf),
 		 "cprof: samples taken %" PRIu64 ", in profile %" PRIu64 ", lost %" PRIu64
 		 " (counts map full, or no room for a spilled or copied stack); never taken, the "
-		 "kernel "
-		 "skipped the sampling program %" PRIu64 "; of the command "
-		 "before "
-		 "its exec, not kept %" PRIu64 "; ticks %" PRIu64 " at %" PRIu64
+		 "kernel skipped the sampling program %" PRIu64 "; of the command before its "
+		 "exec, not kept %" PRIu64 "; ticks %" PRIu64 " at %" PRIu64
 		 " Hz on %d CPUs; kernel.perf_event_max_sample_rate %" PRIu64,
 		 in->stats[CPROF_STAT_SAMPLES], profile__total_count(p), lost_samples(in),
 		 in->skipped_samples, in->stats[CPROF_STAT_BEFORE_EXEC],

@@ -151,10 +151,17 @@ static int create_maps(struct unwinder *u, const struct unwinder_opts *o)
 	return err;
 }
 
+/* The walk's configuration, whole: the BPF side reads it as one value. */
+static int write_config(struct unwinder *u)
+{
+	__u32 zero = 0;
+
+	return bpf_map_update_elem(u->fds[UMAP_CONFIG], &zero, &u->cfg, BPF_ANY) ? -errno : 0;
+}
+
 int unwinder__new(const struct unwinder_opts *opts, struct unwinder **out)
 {
 	struct unwinder *u = calloc(1, sizeof(*u));
-	__u32 zero = 0;
 	int err = -ENOMEM, i;
 
 	*out = NULL;
@@ -171,10 +178,9 @@ int unwinder__new(const struct unwinder_opts *opts, struct unwinder **out)
 		goto cleanup;
 	}
 	u->cfg.ra_mask = opts->ra_mask ? opts->ra_mask : ~0ull;
-	if (bpf_map_update_elem(u->fds[UMAP_CONFIG], &zero, &u->cfg, BPF_ANY)) {
-		err = -errno;
+	err = write_config(u);
+	if (err)
 		goto cleanup;
-	}
 	*out = u;
 	return 0;
 cleanup:
@@ -376,19 +382,15 @@ void unwinder__unbind(struct unwinder *u, uint32_t pid)
 
 int unwinder__set_task_regs(struct unwinder *u, uint32_t task_stack_off, uint32_t pt_regs_size)
 {
-	__u32 zero = 0;
-
 	u->cfg.task_stack_off = task_stack_off;
 	u->cfg.pt_regs_size = pt_regs_size;
-	return bpf_map_update_elem(u->fds[UMAP_CONFIG], &zero, &u->cfg, BPF_ANY) ? -errno : 0;
+	return write_config(u);
 }
 
 int unwinder__set_followed(struct unwinder *u, uint64_t until)
 {
-	__u32 zero = 0;
-
 	u->cfg.followed_until = until;
-	return bpf_map_update_elem(u->fds[UMAP_CONFIG], &zero, &u->cfg, BPF_ANY) ? -errno : 0;
+	return write_config(u);
 }
 
 uint64_t unwinder__ra_mask(const struct unwinder *u)
