@@ -3,6 +3,10 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -17,7 +21,7 @@ struct proc_file *proc_tables__file(struct proc_tables *p, uint64_t pc)
 	const struct proc_map *m = proc_maps__find(p->maps, pc);
 	size_t i;
 
-	if (!m || !(m->perms & PROC_MAP_EXEC) || m->kind != PROC_MAP_FILE)
+	if (!m)
 		return NULL;
 	for (i = 0; i < p->nfiles; i++)
 		if (p->files[i].map == m)
@@ -35,19 +39,43 @@ int proc_tables__find(void *arg, uint64_t pc, struct walk_code *out)
 	return 0;
 }
 
-static void load_file(struct proc_tables *p, const struct proc_map *m)
+/*
+ * The process's vDSO as a file, read from its memory, as cprof makes it from
+ * its own (region_feed.c): a process that polls the clock is often sampled
+ * there.
+ */
+static int vdso_file(pid_t pid, const struct proc_map *m)
+{
+	size_t size = m->end - m->start;
+	char path[64], *image = malloc(size);
+	int mem, fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/mem", pid);
+	mem = open(path, O_RDONLY);
+	fd = memfd_create("vdso", MFD_CLOEXEC);
+	CHECK(image && mem >= 0 && fd >= 0);
+	CHECK(pread(mem, image, size, (off_t)m->start) == (ssize_t)size);
+	CHECK(write(fd, image, size) == (ssize_t)size);
+	close(mem);
+	free(image);
+	return fd;
+}
+
+static void load_file(struct proc_tables *p, pid_t pid, const struct proc_map *m)
 {
 	struct proc_file *f = &p->files[p->nfiles];
 	struct unwind_table_stats st;
 	struct unwind_sources src;
 	struct elf_cfi cfi;
+	char path[64];
 
 	if (p->nfiles == PROC_TABLES_MAX_FILES)
 		return;
 	f->map = m;
-	f->fd = open(m->path, O_RDONLY);
+	f->fd = m->kind == PROC_MAP_FILE ? open(m->path, O_RDONLY) : vdso_file(pid, m);
 	CHECK(f->fd >= 0);
-	CHECK_INT(elf_symtab__open(m->path, &f->sym), ==, 0);
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", f->fd);
+	CHECK_INT(elf_symtab__open(m->kind == PROC_MAP_FILE ? m->path : path, &f->sym), ==, 0);
 	f->elf = elf_begin(f->fd, ELF_C_READ_MMAP, NULL);
 	CHECK_INT(exec_bias(f->elf, m, &f->bias), ==, 0);
 	CHECK_INT(elf_cfi__read(f->elf, &cfi), ==, 0);
@@ -66,8 +94,9 @@ void proc_tables__load(struct proc_tables *p, pid_t pid)
 	CHECK_INT(unwind_rules__new(&p->rules), ==, 0);
 	for (i = 0; i < proc_maps__count(p->maps); i++) {
 		m = proc_maps__get(p->maps, i);
-		if ((m->perms & PROC_MAP_EXEC) && m->kind == PROC_MAP_FILE)
-			load_file(p, m);
+		if ((m->perms & PROC_MAP_EXEC) &&
+		    (m->kind == PROC_MAP_FILE || !strcmp(m->path, "[vdso]")))
+			load_file(p, pid, m);
 	}
 }
 

@@ -38,8 +38,8 @@ struct proc_tables {
 /* Runs path with one argument, and loads its tables once it runs; returns its PID. */
 pid_t proc_tables__run(struct proc_tables *p, const char *path, const char *arg);
 void proc_tables__kill(pid_t pid);
-/* Reads pid's maps and builds a table for each executable file mapping; fails the test if it
- * cannot. */
+/* Reads pid's maps and builds a table for each executable file mapping and its vDSO; fails the
+ * test if it cannot. */
 void proc_tables__load(struct proc_tables *p, pid_t pid);
 void proc_tables__free(struct proc_tables *p);
 struct proc_file *proc_tables__file(struct proc_tables *p, uint64_t pc);

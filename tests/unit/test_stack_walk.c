@@ -74,17 +74,19 @@ static bool has(char names[][64], uint32_t n, const char *want)
 }
 
 /*
- * Whether pc is in the last three instructions of libgcc's context install
- * (__builtin_eh_return in _Unwind_RaiseException and its kin: the landing
- * frame's rbp restored, then mov %rcx,%rsp; pop %rcx; jmp *%rcx). The CFI
- * there still describes the thrower's frame on a stack already switched:
- * no unwinder following it (perf's neither) finds the real callers, so
- * such a snapshot is not counted.
+ * Whether pc is in the tail of libgcc's context install (__builtin_eh_return
+ * in _Unwind_RaiseException and its kin): from the store of the handler's
+ * address into the return slot, some 40 bytes before the end, through the
+ * restore of the landing frame's registers to mov %rcx,%rsp; pop %rcx;
+ * jmp *%rcx. The CFI there still describes the thrower's frame, on a stack
+ * and registers already made the handler's: no unwinder following it
+ * (perf's neither) finds the real callers (the return slot names the
+ * landing pad), so such a snapshot is not counted.
  */
 static bool installing_handler(pid_t pid, uint64_t pc)
 {
 	static const uint8_t tail[] = {0x48, 0x89, 0xcc, 0x59, 0xff, 0xe1};
-	uint8_t code[16];
+	uint8_t code[64];
 	char path[64];
 	size_t k;
 	int fd;
@@ -98,8 +100,8 @@ static bool installing_handler(pid_t pid, uint64_t pc)
 		return false;
 	}
 	close(fd);
-	/* pc is at one of the tail's three instructions: it starts at most 5 bytes before. */
-	for (k = 3; k <= 8; k++)
+	/* The tail starts at most 5 bytes before pc (pc in it) or 48 after. */
+	for (k = 3; k + sizeof(tail) <= sizeof(code); k++)
 		if (!memcmp(code + k, tail, sizeof(tail)))
 			return true;
 	return false;
@@ -150,8 +152,12 @@ static void walk_fixture(const char *name, const char *root, const char *via, in
 			   has(names, res.n, "main")) {
 			out->complete++;
 		} else {
-			fprintf(stderr, "  %s walk %d: stop %u, %u frames (copied %zu):", name, i,
-				res.stop, res.n, snap.stack_size);
+			const struct proc_map *m = proc_maps__find(p.maps, snap.pc);
+
+			fprintf(stderr,
+				"  %s walk %d: stop %u, %u frames (copied %zu; pc %#llx in %s):",
+				name, i, res.stop, res.n, snap.stack_size,
+				(unsigned long long)snap.pc, m && m->path ? m->path : "no mapping");
 			for (j = 0; j < res.n; j++)
 				fprintf(stderr, " %s", names[j]);
 			fprintf(stderr, "\n");
