@@ -7,11 +7,10 @@
  * it the hook follows a fork itself and nothing is left to add. Needs root.
  */
 #include <bpf/libbpf.h>
-#include <signal.h>
 #include <stdarg.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
+#include "proc_tables.h"
 #include "sample/sampler.h"
 #include "test.h"
 
@@ -34,12 +33,6 @@ static pid_t fork_sleeper(void)
 	return pid;
 }
 
-static void end(pid_t pid)
-{
-	kill(pid, SIGKILL);
-	waitpid(pid, NULL, 0);
-}
-
 TEST(sampler_follows_late_the_forks_its_hook_missed)
 {
 	struct sampler_opts so = {.hz = 99, .filter_pids = true, .follow_children = true};
@@ -60,7 +53,7 @@ TEST(sampler_follows_late_the_forks_its_hook_missed)
 	CHECK_INT(sampler__follow_late(s, self, (uint32_t)a), ==, 0); /* already a target */
 	/* The parent must be a target: init is not. */
 	CHECK_INT(sampler__follow_late(s, 1, (uint32_t)a), ==, 0);
-	end(a);
+	proc_tables__kill(a);
 	/* Gone by the time its record is read: nothing to sample, nothing added. */
 	CHECK_INT(sampler__prune_targets(s), ==, 1);
 	CHECK_INT(sampler__follow_late(s, self, (uint32_t)a), ==, 0);
@@ -71,7 +64,7 @@ TEST(sampler_follows_late_the_forks_its_hook_missed)
 	/* The hook, when this kernel lets it attach, followed the fork itself. */
 	if (sampler__space_of(s, (uint32_t)b))
 		CHECK_INT(sampler__follow_late(s, self, (uint32_t)b), ==, 0);
-	end(b);
+	proc_tables__kill(b);
 	sampler__skipped(s, &samples, &hooks);
 	sampler__stop(s);
 	/* Nothing stops the hooks here: a skipped run would be another program's doing. */
