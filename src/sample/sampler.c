@@ -37,6 +37,7 @@
 
 #include "lib/clock.h"
 #include "sample/event_reader.h"
+#include "sample/lazy_maps.h"
 #include "sample/parallel_maps.h"
 #include "sample/perf_attach.h"
 #include "sample/perf_sample.h"
@@ -100,6 +101,7 @@ struct sampler {
 	struct unwinder *unwinder; /* the tables' maps, when the unwinder's object is loaded */
 	struct walker walker;
 	int unwind_err; /* why it is not: it was not asked for, or could not load */
+	bool lazy;	/* hash maps allocate their entries as they fill (lazy_maps.h) */
 	/*
 	 * Samples go to the sampling events' own rings with a copy of the user
 	 * stack (copy_samples), read by `copies`, whose events libbpf opened on
@@ -421,6 +423,17 @@ static void on_notify(void *ctx, const void *data, uint32_t size)
 }
 
 /* Sizes, and which programs and maps an instance loads itself (the others are reused). */
+/* The hash maps whose entries the kernel can allocate as they are added. */
+static void allocate_lazily(struct instance *k)
+{
+	struct bpf_map *maps[] = {MAP(k, counts0), MAP(k, counts1), MAP(k, targets),
+				  k->uk ? MAP(k, ustacks0) : NULL, k->uk ? MAP(k, ustacks1) : NULL};
+
+	for (size_t i = 0; i < sizeof(maps) / sizeof(maps[0]); i++)
+		if (maps[i])
+			lazy_maps__apply(maps[i]);
+}
+
 static void configure(struct sampler *s, struct instance *k, bool lineage)
 {
 	bool fork = lineage && s->cfg.fork_layout != CPROF_FORK_NONE;
@@ -447,6 +460,8 @@ static void configure(struct sampler *s, struct instance *k, bool lineage)
 	/* Unused without a PID filter; a full-size hash map costs startup time to allocate. */
 	if (!s->opts.filter_pids)
 		bpf_map__set_max_entries(MAP(k, targets), 1);
+	if (s->lazy)
+		allocate_lazily(k);
 	bpf_program__set_autoload(PROG(k, cprof_fork_static_comm),
 				  fork && s->cfg.fork_layout == CPROF_FORK_STATIC_COMM);
 	bpf_program__set_autoload(PROG(k, cprof_fork_dynamic_comm),
@@ -785,6 +800,7 @@ static int init(struct sampler *s, const struct sampler_opts *opts)
 		s->opts.stack_entries = CPROF_DEFAULT_STACK_ENTRIES;
 	if (!s->opts.count_entries)
 		s->opts.count_entries = CPROF_DEFAULT_COUNT_ENTRIES;
+	s->lazy = lazy_maps__supported();
 	s->ncpus_possible = libbpf_num_possible_cpus();
 	if (s->ncpus_possible <= 0) {
 		n = s->ncpus_possible ? s->ncpus_possible : -EINVAL;
@@ -1083,7 +1099,7 @@ uint64_t sampler__map_bytes(const struct sampler *s)
 		return 0;
 	bpf_object__for_each_map(m, s->cur.obj)
 	{
-		if (bpf_map__fd(m) < 0)
+		if (bpf_map__fd(m) < 0 || (bpf_map__map_flags(m) & BPF_F_NO_PREALLOC))
 			continue;
 		one = (uint64_t)(bpf_map__key_size(m) + bpf_map__value_size(m)) *
 		      bpf_map__max_entries(m);

@@ -140,8 +140,10 @@ int sampler__read_stats(struct sampler *s, uint64_t *stats);
  */
 void sampler__skipped(const struct sampler *s, uint64_t *samples, uint64_t *hooks);
 /*
- * The BPF maps' keys and values as sized (per-CPU ones on every CPU), the
- * unwinder's tables' maps included: what the kernel holds for this run.
+ * The preallocated BPF maps' keys and values as sized (per-CPU ones on
+ * every CPU), the unwinder's tables' maps included: what the kernel holds
+ * for this run whatever it samples. Maps allocated as they fill (lazy_maps.h)
+ * are not in it.
  */
 uint64_t sampler__map_bytes(const struct sampler *s);
 /* Notifications the perf buffer lost (the kernel could not queue them). */

@@ -10,6 +10,7 @@
 
 #define LOG_MODULE "unwinder"
 #include "lib/log.h"
+#include "sample/lazy_maps.h"
 #include "sample/unwinder.h"
 #include "unwinder.skel.h"
 
@@ -125,7 +126,8 @@ static int create_map(struct unwinder *u, const struct bpf_map *m)
 			    bpf_map__value_size(m), bpf_map__max_entries(m), &o);
 	if (fd < 0)
 		return -errno;
-	u->map_bytes += (uint64_t)bpf_map__value_size(m) * bpf_map__max_entries(m);
+	if (!(bpf_map__map_flags(m) & BPF_F_NO_PREALLOC))
+		u->map_bytes += (uint64_t)bpf_map__value_size(m) * bpf_map__max_entries(m);
 	return fd;
 }
 
@@ -141,6 +143,8 @@ static int create_maps(struct unwinder *u, const struct unwinder_opts *o)
 	bpf_map__set_max_entries(k->maps.unwind_pages, u->pages.capacity);
 	if (o->max_sets)
 		bpf_map__set_max_entries(k->maps.unwind_sets, o->max_sets);
+	if (lazy_maps__supported())
+		lazy_maps__apply(k->maps.unwind_sets);
 	for (i = 0; i < UMAP_MAX && !err; i++) {
 		m = bpf_object__find_map_by_name(k->obj, umap_names[i]);
 		u->fds[i] = m ? create_map(u, m) : -ENOENT;

@@ -38,7 +38,7 @@ struct unwinder_table {
 };
 
 struct unwinder_stats {
-	uint64_t map_bytes;	   /* of the maps' values, as created */
+	uint64_t map_bytes;	   /* of the preallocated maps' values, as created */
 	uint32_t row_chunks_used;  /* of 64 rows */
 	uint32_t row_chunks_peak;  /* the most used at once */
 	uint32_t row_chunks;	   /* capacity */
