@@ -65,7 +65,7 @@ BPF_OUT := .output/bpf-$(BPF_ARCH)
 # merging makes shared blocks that are reached by jumping back. The test
 # tests/gates/bpf_object.sh checks the result.
 BPF_CFLAGS := -mllvm -enable-tail-merge=false
-SKEL := $(BPF_OUT)/sampler.skel.h $(BPF_OUT)/unwinder.skel.h
+SKEL := $(BPF_OUT)/sampler.skel.h $(BPF_OUT)/unwinder.skel.h $(BPF_OUT)/ksym_names.skel.h
 
 CFLAGS := -std=gnu11 -g -Wall -Wextra -Werror -Wno-missing-field-initializers \
 	-D_GNU_SOURCE -fno-omit-frame-pointer $(EXTRA_CFLAGS) \
@@ -117,6 +117,19 @@ $(BPF_OUT)/unwinder.bpf.o: bpf/unwinder.bpf.c bpf/sample.h bpf/unwind_abi.h bpf/
 		-idirafter $(DEPS)/uapi -Wall -Werror -c $< -o $@.tmp
 	$(Q)$(BPFTOOL) gen object $@ $@.tmp
 	$(Q)rm -f $@.tmp
+
+# Names kernel addresses with the kernel's own lookup (Linux 5.14+; else
+# /proc/kallsyms is read): global data and a loop are fine here.
+$(BPF_OUT)/ksym_names.bpf.o: bpf/ksym_names.bpf.c bpf/ksym_names_abi.h Makefile $(DEPS)/.stamp | $(BPF_OUT)
+	$(call msg,BPF,$@)
+	$(Q)$(CLANG) -g -O2 -target bpf -D__TARGET_ARCH_$(BPF_ARCH) -I$(DEPS)/include \
+		-idirafter $(DEPS)/uapi -Wall -Werror -c $< -o $@.tmp
+	$(Q)$(BPFTOOL) gen object $@ $@.tmp
+	$(Q)rm -f $@.tmp
+
+$(BPF_OUT)/ksym_names.skel.h: $(BPF_OUT)/ksym_names.bpf.o
+	$(call msg,GEN-SKEL,$@)
+	$(Q)$(BPFTOOL) gen skeleton $< name ksym_names_bpf > $@
 
 $(BPF_OUT)/unwinder.skel.h: $(BPF_OUT)/unwinder.bpf.o
 	$(call msg,GEN-SKEL,$@)

@@ -47,6 +47,7 @@
 #include "resolve/demangle.h"
 #include "resolve/elf_symtab.h"
 #include "resolve/address_spaces.h"
+#include "resolve/ksym_names.h"
 #include "resolve/ksyms.h"
 #include "resolve/perf_map.h"
 #include "resolve/proc_maps.h"
@@ -194,6 +195,8 @@ struct symbolizer {
 	bool ksyms_tried;
 	bool ksyms_partial;	   /* only the symbols of one finished profile's frames */
 	char *kallsyms;		   /* NULL: /proc/kallsyms */
+	struct ksym_names *knames; /* the kernel's own lookup, before kallsyms */
+	bool knames_failed;
 	struct kframe_wait *kwait; /* kernel frames waiting for their name */
 	size_t nkwait;
 	size_t kwait_cap;
@@ -289,6 +292,7 @@ void symbolizer__free(struct symbolizer *s)
 	elf_symtab__free(s->vdso);
 	free(s->vdso_image);
 	ksyms__free(s->ksyms);
+	ksym_names__free(s->knames);
 	free(s->kallsyms);
 	free(s->kwait);
 	table__free(s->t);
@@ -1660,6 +1664,86 @@ static void load_ksyms_for_waiting(struct symbolizer *s, bool last)
 			ksyms__want_name(s->ksyms, s->kwait[i].sym);
 }
 
+struct kname_pass {
+	struct symbolizer *s;
+	bool *left; /* for kallsyms */
+	size_t answered;
+	int err;
+};
+
+static void on_kernel_name(void *ctx, size_t i, const char *name, int err)
+{
+	struct kname_pass *p = ctx;
+	int e = 0;
+
+	p->answered = i + 1;
+	if (err && err != -ENOENT)
+		p->left[i] = true;
+	else
+		e = name_kernel_frame(p->s, &p->s->kwait[i], err ? NULL : name);
+	if (e && !p->err)
+		p->err = e;
+}
+
+/* The kernel's own lookup, once it answered; NULL where it cannot (said once with -v). */
+static struct ksym_names *kernel_lookup(struct symbolizer *s)
+{
+	int err;
+
+	/* A kallsyms file of the caller's (tests) is what names kernel frames. */
+	if (s->kallsyms || s->knames_failed || s->knames)
+		return s->knames;
+	err = ksym_names__new(&s->knames);
+	if (err) {
+		s->knames_failed = true;
+		pr_debug("kernel frames: named from /proc/kallsyms: the kernel's own lookup cannot "
+			 "be used here (%s)",
+			 strerror(-err));
+	}
+	return s->knames;
+}
+
+/*
+ * Names the waiting kernel frames with the kernel's own lookup (a few
+ * hundred lookups, not a read of all of kallsyms), leaving in kwait only
+ * those it could not name, for kallsyms.
+ */
+static int name_by_kernel(struct symbolizer *s)
+{
+	struct kname_pass p = {.s = s};
+	uint64_t *addrs = NULL;
+	size_t i, j;
+	int err = -ENOMEM;
+
+	if (!kernel_lookup(s))
+		return 0;
+	addrs = malloc(s->nkwait * sizeof(*addrs));
+	p.left = calloc(s->nkwait, sizeof(*p.left));
+	if (!addrs || !p.left)
+		goto cleanup;
+	for (i = 0; i < s->nkwait; i++)
+		addrs[i] = s->kwait[i].lookup;
+	err = ksym_names__name(s->knames, addrs, s->nkwait, on_kernel_name, &p);
+	if (err) {
+		ksym_names__free(s->knames);
+		s->knames = NULL;
+		s->knames_failed = true;
+	}
+	for (i = j = 0; i < s->nkwait; i++)
+		if (i >= p.answered || p.left[i])
+			s->kwait[j++] = s->kwait[i];
+	if (j)
+		pr_debug("kernel frames: %zu of %zu named from /proc/kallsyms, not by the kernel's "
+			 "lookup",
+			 j, s->nkwait);
+	s->nkwait = j;
+	err = p.err;
+cleanup:
+	free(addrs);
+	free(p.left);
+	return err;
+}
+
 int symbolizer__finish(struct symbolizer *s, bool last)
 {
 	size_t i, gone = 0;
@@ -1667,8 +1751,10 @@ int symbolizer__finish(struct symbolizer *s, bool last)
 	int err = 0, pass_err = 0, e;
 
 	s->ended = true;
+	if (!s->ksyms_tried && s->nkwait)
+		err = name_by_kernel(s);
 	if (!s->nkwait)
-		return 0;
+		return err;
 	if (!s->ksyms_tried)
 		load_ksyms_for_waiting(s, last);
 	if (ksyms__wanted(s->ksyms)) {

@@ -5,7 +5,8 @@
 # [kernel]; user frames are still named. The host's sysctls are not touched:
 # cprof runs without CAP_SYSLOG instead. Module symbols ([module] in
 # kallsyms) are checked when the kernel has loadable modules whose code runs
-# during the profile.
+# during the profile. Where the kernel's own lookup names frames (Linux
+# 5.14+), its names are kallsyms' own.
 # tag: quick
 source "$(dirname "$0")/../lib.sh"
 
@@ -29,6 +30,23 @@ else
 	check hidden_kernel_frames_kept_as_kernel [ "$names" = "[kernel]_[k] " ]
 	check hidden_user_frames_named grep -qE '^syscall_heavy;.*main;(do_reads;)?read;(\[kernel\]_\[k\];)*\[kernel\]_\[k\] [0-9]+$' "$TMP/h.folded"
 	check hidden_counted_unknown grep -qE 'distinct frames without a symbol, shown as module\+offset: user [0-9]+ of [0-9]+, kernel ([1-9][0-9]*) of \1$' "$TMP/h.err"
+fi
+
+# --- names from the kernel's own lookup -------------------------------------------------
+# Where it loads (Linux 5.14+), kernel frames are named by bpf_snprintf's %ps,
+# not by reading all of kallsyms: every frame named, each name one kallsyms has.
+awk '$2 ~ /^[tT]$/ { print $3 }' /proc/kallsyms | sort -u >"$TMP/textsyms"
+"$CPROF" -v -F 999 --format folded -o "$TMP/l.folded" -- "$FIX/syscall_heavy" 1 >/dev/null 2>"$TMP/l.err"
+check lookup_exit_zero [ $? -eq 0 ]
+if why=$(grep -o "the kernel's own lookup cannot be used here.*" "$TMP/l.err"); then
+	skip kernel_lookup_names "$why"
+else
+	grep -oE '[^;]+_\[k\]' "$TMP/l.folded" | sed 's/_\[k\]$//' | sort -u >"$TMP/lnames"
+	check kernel_lookup_names_frames [ -s "$TMP/lnames" ]
+	check kernel_lookup_no_kallsyms_read bash -c "! grep -q 'named from /proc/kallsyms' '$TMP/l.err'"
+	bad=$(comm -23 "$TMP/lnames" "$TMP/textsyms" | head -5 | tr '\n' ' ')
+	if [ -n "$bad" ]; then not_ok kernel_lookup_names_in_kallsyms "not kallsyms text symbols: $bad"
+	else ok kernel_lookup_names_in_kallsyms; fi
 fi
 
 # --- module symbols ----------------------------------------------------------------------
