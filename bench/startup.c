@@ -22,13 +22,21 @@
  * us): polling without pause takes a CPU away from the tool, and on a small
  * machine that slows the tool more than the timer's resolution is worth.
  *
- * Usage: startup [-k] [-l TEXT] [-t SECONDS] [-s USEC] -- COMMAND [ARGS...]
+ * A tool may also sample before any BPF program runs (cprof's head start:
+ * perf events with rings of their own). The kernel stamps those samples on
+ * CLOCK_MONOTONIC, the clock t0 is read on; with -m the tool's report of its
+ * first sample's stamp (TEXT followed by the time in ns) is taken as well,
+ * and the first sample is the earlier of the two.
+ *
+ * Usage: startup [-k] [-l TEXT] [-m TEXT] [-t SECONDS] [-s USEC] -- COMMAND [ARGS...]
  *   -k          send the command SIGINT once the times are seen (or -t ran out)
  *   -l TEXT     also time the first appearance of TEXT in the command's output
+ *   -m TEXT     also wait for TEXT and the CLOCK_MONOTONIC ns after it: the
+ *               time the command reports for its first sample
  *   -t SECONDS  give up waiting after SECONDS (default 30); the command runs on
  *   -s USEC     pause between rounds (default 100; 0: none)
  * Prints one line, times in ms since launch, "-" for what was not seen:
- *   first_sample_ms T line_ms T prog_ms T status S
+ *   first_sample_ms T line_ms T prog_ms T reported_ms T status S
  * prog_ms is when the program of the first sample appeared (loaded, not yet
  * attached); status is the command's exit status (128+N for signal N).
  */
@@ -67,6 +75,10 @@ struct timer {
 	int nprogs;
 	__u32 last_id; /* highest program ID looked at */
 	double first_sample, line, prog;
+	double reported; /* -m: the command's own report, ms on CLOCK_MONOTONIC */
+	const char *mark;
+	char mline[MAX_TEXT * 4]; /* the output line being read, for -m */
+	size_t mline_len;
 	/* Output of the command: TEXT is matched across read boundaries. */
 	const char *text;
 	size_t text_len;
@@ -85,8 +97,8 @@ static double now_ms(void)
 
 static void usage(void)
 {
-	fprintf(stderr,
-		"usage: startup [-k] [-l TEXT] [-t SECONDS] [-s USEC] -- COMMAND [ARGS...]\n");
+	fprintf(stderr, "usage: startup [-k] [-l TEXT] [-m TEXT] [-t SECONDS] [-s USEC] -- COMMAND "
+			"[ARGS...]\n");
 	exit(2);
 }
 
@@ -235,6 +247,26 @@ static void copy_to_stderr(const char *buf, size_t n)
 	}
 }
 
+/* -m: the time after the mark in each whole line of output. */
+static void find_mark(struct timer *t, const char *buf, size_t n)
+{
+	const char *at;
+	size_t i;
+
+	for (i = 0; i < n && t->reported == NOT_SEEN; i++) {
+		if (buf[i] != '\n') {
+			if (t->mline_len < sizeof(t->mline) - 1)
+				t->mline[t->mline_len++] = buf[i];
+			continue;
+		}
+		t->mline[t->mline_len] = '\0';
+		t->mline_len = 0;
+		at = strstr(t->mline, t->mark);
+		if (at)
+			t->reported = strtoull(at + strlen(t->mark), NULL, 10) / 1e6;
+	}
+}
+
 /* Copies what the command wrote to our stderr; returns false at end of file. */
 static bool read_output(struct timer *t, double now)
 {
@@ -249,6 +281,8 @@ static bool read_output(struct timer *t, double now)
 		if (n < 0)
 			return errno == EAGAIN || errno == EINTR;
 		copy_to_stderr(buf, (size_t)n);
+		if (t->mark)
+			find_mark(t, buf, (size_t)n);
 		if (!t->text || t->line != NOT_SEEN)
 			continue;
 		/* Search the last text_len-1 bytes of before plus this read, in slices. */
@@ -287,14 +321,15 @@ static void print_ms(const char *name, double t, double t0)
 
 int main(int argc, char **argv)
 {
-	struct timer t = {.first_sample = NOT_SEEN, .line = NOT_SEEN, .prog = NOT_SEEN};
+	struct timer t = {
+		.first_sample = NOT_SEEN, .line = NOT_SEEN, .prog = NOT_SEEN, .reported = NOT_SEEN};
 	double timeout_s = 30, deadline, now;
 	long sleep_us = 100;
 	int opt, pipefd[2], status = 0, stats_fd, exit_status = -1, i;
 	bool open_output = true, exited = false, interrupt = false;
 	pid_t pid;
 
-	while ((opt = getopt(argc, argv, "+kl:t:s:")) != -1) {
+	while ((opt = getopt(argc, argv, "+kl:m:t:s:")) != -1) {
 		switch (opt) {
 		case 'k':
 			interrupt = true;
@@ -303,6 +338,11 @@ int main(int argc, char **argv)
 			t.text = optarg;
 			t.text_len = strlen(optarg);
 			if (!t.text_len || t.text_len > MAX_TEXT)
+				usage();
+			break;
+		case 'm':
+			t.mark = optarg;
+			if (!*t.mark || strlen(t.mark) > MAX_TEXT)
 				usage();
 			break;
 		case 't':
@@ -378,7 +418,8 @@ int main(int argc, char **argv)
 			find_new_progs(&t, now);
 			check_progs(&t, now);
 		}
-		if (t.first_sample != NOT_SEEN && (!t.text || t.line != NOT_SEEN))
+		if (t.first_sample != NOT_SEEN && (!t.text || t.line != NOT_SEEN) &&
+		    (!t.mark || t.reported != NOT_SEEN))
 			break;
 		if (now > deadline)
 			break;
@@ -398,9 +439,12 @@ int main(int argc, char **argv)
 	if (status >= 0)
 		exit_status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 
+	if (t.reported != NOT_SEEN && (t.first_sample == NOT_SEEN || t.reported < t.first_sample))
+		t.first_sample = t.reported;
 	print_ms("first_sample_ms", t.first_sample, t.t0);
 	print_ms("line_ms", t.line, t.t0);
 	print_ms("prog_ms", t.prog, t.t0);
+	print_ms("reported_ms", t.reported, t.t0);
 	printf("status %d\n", exit_status);
 	for (i = 0; i < t.nprogs; i++)
 		if (t.progs[i].fd >= 0)

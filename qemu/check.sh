@@ -8,13 +8,14 @@
 #
 # MODE is the guest's (btf, no-btf or memlock); the decoded files go to DIR.
 # Prints what passed ("N samples; nofp: ...; exec: ...; copies: ...;
-# dlopen: ...") and exits 0, or prints the reason of the failure and exits 1. A guest passes when everything
+# dlopen: ...; system: ...") and exits 0, or prints the reason of the
+# failure and exits 1. A guest passes when everything
 # arrived intact, the kernel logged no WARN/BUG/oops, cprof exited 0, the
 # profile holds the fixtures' known stacks (main;work;hot_a and
 # main;work;hot_b, and nofp's main;work;mid;hot_a/b, check_nofp) and kernel frames named from kallsyms (vfs_read under
 # syscall_heavy's read(2)), in no-btf mode the kernel's BTF really was out of
-# reach, and the exec, copies and dlopen profiles pass (check_exec,
-# check_dlopen). In
+# reach, and the exec, copies, dlopen and whole-system profiles pass
+# (check_exec, check_dlopen, check_system). In
 # memlock mode cprof must instead fail with the one-line message that names
 # the limit.
 set -euo pipefail
@@ -160,25 +161,43 @@ check_dlopen() {
 # the end of that chain below it: a guest this slow (TCG) can be over a
 # second late applying a new process's mappings, and a walk that found no
 # mapping then stops and says so.
+# check_nofp [FOLDED]: nofp's stacks in the main profile, or in FOLDED. Sets NOFP_RESULT.
 check_nofp() {
-	local leaf whole cut
+	local leaf whole cut in=${1:-$DIR/profile.folded}
 	read -r leaf whole cut <<<"$(awk '$0 ~ /^nofp;/ {
 			n = $NF; line = $0; sub(/ [0-9]+$/, "", line)
 			if (line !~ /;hot_[ab]$/) next
 			leaf += n
 			if (line ~ /;main;work;mid;hot_[ab]$/) whole += n
 			else if (line ~ /^nofp;\[truncated: [^]]*\](;(((libc_start_main_stage2;)?main;)?work;)?mid)?;hot_[ab]$/) cut += n
-		} END { print leaf + 0, whole + 0, cut + 0 }' "$DIR/profile.folded")"
-	[[ $leaf -gt 0 ]] || fail "nofp: no sample in hot_a or hot_b"
+		} END { print leaf + 0, whole + 0, cut + 0 }' "$in")"
+	[[ $leaf -gt 0 ]] || fail "nofp: no sample in hot_a or hot_b in ${in##*/}"
 	[[ $((whole + cut)) -eq $leaf && $((whole * 100)) -ge $((leaf * 80)) ]] ||
-		fail "nofp: of the $leaf samples in hot_a or hot_b, $whole under main;work;mid," \
-			"$cut truncated, $((leaf - whole - cut)) wrong:" \
-			"$(heaviest "$DIR/profile.folded" '^nofp;.*hot_[ab] [0-9]+$')"
-	if ! grep -qE '^nofp;.*;main;work;mid;hot_a ' "$DIR/profile.folded" ||
-		! grep -qE '^nofp;.*;main;work;mid;hot_b ' "$DIR/profile.folded"; then
-		fail "nofp: no whole stack main;work;mid;hot_a or ...;hot_b"
+		fail "nofp: of the $leaf samples in hot_a or hot_b in ${in##*/}, $whole under" \
+			"main;work;mid, $cut truncated, $((leaf - whole - cut)) wrong:" \
+			"$(heaviest "$in" '^nofp;.*hot_[ab] [0-9]+$')"
+	if ! grep -qE '^nofp;.*;main;work;mid;hot_a ' "$in" ||
+		! grep -qE '^nofp;.*;main;work;mid;hot_b ' "$in"; then
+		fail "nofp: no whole stack main;work;mid;hot_a or ...;hot_b in ${in##*/}"
 	fi
 	NOFP_RESULT="$whole of $leaf whole, $cut truncated"
+}
+
+# The whole-system case: nofp's stacks whole as in the main profile, and
+# the first sample taken before the BPF program (the head start), as cprof
+# -v says, unless it says why it started without one. Sets SYSTEM_RESULT.
+check_system() {
+	local first
+	case_ran system
+	check_nofp "$DIR/system.folded"
+	first=$(grep -oE 'the first sample was taken at CLOCK_MONOTONIC [0-9]+ ns, [0-9.]+ ms' \
+		"$DIR/system-log" | grep -oE '[0-9.]+ ms$' || true)
+	if [[ -z $first ]]; then
+		grep -q 'sampling starts with the BPF program' "$DIR/system-log" ||
+			fail "system: no head start, and no reason given: $(grep -m1 '^cprof: ' "$DIR/system-log" | cut -c1-120)"
+		first="none ($(grep -o 'cannot open the sampling events early: .*' "$DIR/system-log" | cut -c1-60))"
+	fi
+	SYSTEM_RESULT="nofp $NOFP_RESULT; head start: first sample $first after opening"
 }
 
 main() {
@@ -222,7 +241,10 @@ main() {
 	exec_result=$RESULT
 	check_exec copies
 	check_dlopen
-	echo "$samples samples; nofp: $NOFP_RESULT; exec: $exec_result; copies: $RESULT; dlopen: $DLOPEN_RESULT"
+	nofp_result=$NOFP_RESULT
+	check_system
+	echo "$samples samples; nofp: $nofp_result; exec: $exec_result; copies: $RESULT; dlopen: $DLOPEN_RESULT;" \
+		"system: $SYSTEM_RESULT"
 }
 
 main "$@"

@@ -106,6 +106,17 @@ else
 		sh -c 'i=0; while [ $i -lt 5 ]; do dlopen_call /lib/libplugin.so 40; i=$((i + 1)); done' \
 		>/tmp/dlopen-log 2>&1
 	rc_dlopen=$?
+	# The whole system, sampled from launch (the head start: perf events
+	# with rings, before the BPF program loads) while nofp runs: its user
+	# stacks walked whole either way. -v says when the first sample was.
+	# nofp outlives the profile: under TCG cprof's load takes seconds, and
+	# a process gone before its first samples are read cannot be named.
+	nofp 10 &
+	nofp_pid=$!
+	cprof -v -a -d 3 -F 999 -o /tmp/system.pb.gz >/tmp/system-log 2>&1
+	rc_system=$?
+	kill "$nofp_pid" 2>/dev/null
+	wait
 fi
 # From here on the console carries only our lines; dmesg has all the kernel's.
 dmesg -n 1
@@ -114,6 +125,7 @@ if [ "$mode" != memlock ]; then
 	info rc-exec "$rc_exec"
 	info rc-copies "$rc_copies"
 	info rc-dlopen "$rc_dlopen"
+	info rc-system "$rc_system"
 fi
 if [ "$rc" -ne 0 ] && [ "$mode" != memlock ]; then
 	# libbpf's and the verifier's log, for the report.
@@ -121,8 +133,11 @@ if [ "$rc" -ne 0 ] && [ "$mode" != memlock ]; then
 	emit verbose /tmp/verbose
 fi
 emit log /tmp/log
+# -v's libbpf log is long: the lines of cprof's own modules, and the summary.
+[ -f /tmp/system-log ] && grep -v '^cprof: libbpf: ' /tmp/system-log >/tmp/system-log.short &&
+	mv /tmp/system-log.short /tmp/system-log
 [ -f /tmp/profile.pb.gz ] && emit profile /tmp/profile.pb.gz
-for f in exec copies dlopen; do
+for f in exec copies dlopen system; do
 	[ -f "/tmp/$f-log" ] && emit "$f-log" "/tmp/$f-log"
 	[ -f "/tmp/$f.pb.gz" ] && emit "$f" "/tmp/$f.pb.gz"
 done

@@ -12,6 +12,7 @@
  * where the last one ended, so intervals neither overlap nor leave gaps.
  */
 #include <errno.h>
+#include <linux/perf_event.h>
 #include <inttypes.h>
 #include <poll.h>
 #include <signal.h>
@@ -98,6 +99,9 @@ static void raise_limits(void)
 
 struct run {
 	const struct session_opts *o;
+	/* When the head start began sampling (sampler_head_start); 0: it did not. */
+	uint64_t head_start_ns, head_start_real_ns;
+	bool first_said;
 	uint64_t prev_drain_begun; /* the start of the drain before the current one */
 	struct profile *prof;
 	struct symbolizer *sym;
@@ -169,6 +173,20 @@ static void tell_followed(struct run *r)
 		r->followed_told = r->followed_until;
 }
 
+/* With -v, once: when the head start's first sample was taken (bench/run times it). */
+static void say_first_sample(struct run *r)
+{
+	uint64_t first;
+
+	if (r->first_said || !r->head_start_ns || !(first = sampler__head_start_first(r->sampler)))
+		return;
+	r->first_said = true;
+	pr_debug("the first sample was taken at CLOCK_MONOTONIC %llu ns, %.1f ms after the "
+		 "sampling events were opened, before the BPF program",
+		 (unsigned long long)first,
+		 first > r->head_start_ns ? (double)(first - r->head_start_ns) / 1e6 : 0.0);
+}
+
 /* The kernel's process records timed up to `until` (CLOCK_MONOTONIC ns), in time order. */
 static void follow(struct run *r, uint64_t until)
 {
@@ -180,6 +198,7 @@ static void follow(struct run *r, uint64_t until)
 	 * now, before those records (a ring's reader wakes at half full).
 	 */
 	sampler__consume(r->sampler, on_process, r, true);
+	say_first_sample(r);
 	if (r->events)
 		err = task_events__read(r->events, until, on_task_event, r);
 	else
@@ -257,6 +276,20 @@ static void count_walk(struct run *r, const struct sampler_entry *e)
 	}
 }
 
+/*
+ * A kernel stack the program took on an event that also records callchains
+ * (the head start's, sampler_head_start) begins with the kernel's context
+ * marker, PERF_CONTEXT_KERNEL: not a frame. Returns how many lead the stack.
+ */
+static uint32_t context_markers(const uint64_t *ips, uint32_t n)
+{
+	uint32_t i = 0;
+
+	while (i < n && ips[i] >= (uint64_t)PERF_CONTEXT_MAX)
+		i++;
+	return i;
+}
+
 static void add_entry(struct run *r, const struct sampler_entry *e)
 {
 	uint32_t frames[MAX_FRAMES], n = 0; /* symbolizer frame ids, then the profile's */
@@ -264,11 +297,14 @@ static void add_entry(struct run *r, const struct sampler_entry *e)
 	struct profile_labels labels = {.pid = e->pid};
 	const char *pname;
 
+	uint32_t skip = context_markers(e->kern_ips, e->kern_n);
+
 	/* Leaf first: the kernel part (if any) sits on top of the user part. */
-	if (e->kern_n) {
-		if (symbolizer__kernel_frames(r->sym, e->kern_ips, e->kern_n, frames + n))
+	if (e->kern_n > skip) {
+		if (symbolizer__kernel_frames(r->sym, e->kern_ips + skip, e->kern_n - skip,
+					      frames + n))
 			goto fail;
-		n += e->kern_n;
+		n += e->kern_n - skip;
 	} else if (e->kern_err) {
 		frames[n++] = lost_stack_frame(r, e->kern_err, 1);
 	}
@@ -875,6 +911,32 @@ static int start_unwinding(struct run *r)
 	return 0;
 }
 
+/*
+ * A whole-system run samples from launch, tens of milliseconds before its
+ * program is loaded (sampler_head_start): walking user stacks needs the
+ * unwinder, and a PID filter the program.
+ */
+static void open_head_start(struct run *r, struct sampler_head_start *head)
+{
+	const struct session_opts *o = r->o;
+	int err;
+
+	head->map_fd = -1;
+	head->reader = NULL;
+	if (o->npids || o->command || o->frame_pointers || o->stack_copies)
+		return;
+	r->head_start_ns = clock__mono_ns();
+	r->head_start_real_ns = clock__real_ns();
+	err = sampler__open_head_start(o->hz, head);
+	if (err) {
+		r->head_start_ns = r->head_start_real_ns = 0;
+		pr_debug("sampling starts with the BPF program: cannot open the sampling events "
+			 "early: %s",
+			 strerror(-err));
+		return;
+	}
+}
+
 /* The profile, the symbolizer and the loaded BPF program with its targets. */
 static int prepare(struct run *r)
 {
@@ -888,9 +950,12 @@ static int prepare(struct run *r)
 		.count_entries = o->map_entries,
 	};
 	struct profile_meta meta = {.hz = o->hz, .period_ns = 1000000000ull / o->hz};
+	struct sampler_head_start head;
 	size_t i;
 	int err;
 
+	open_head_start(r, &head);
+	so.head_start = &head;
 	meta.time_ns = clock__real_ns();
 	r->prof = profile__new(&meta);
 	if (!r->prof || symbolizer__new(&r->sym) ||
@@ -904,6 +969,7 @@ static int prepare(struct run *r)
 	so.on_copy = on_copy;
 	so.copy_ctx = r;
 	err = sampler__new(&so, &r->sampler);
+	sampler__close_head_start(&head);
 	if (err)
 		return err;
 	err = start_unwinding(r);
@@ -954,8 +1020,9 @@ static int start(struct run *r)
 
 	if (sampler__start(r->sampler))
 		return 1;
-	r->start = clock__mono_ns();
-	profile__set_time(r->prof, clock__real_ns());
+	/* The profile begins with the first samples, the head start's if it had one. */
+	r->start = r->head_start_ns ? r->head_start_ns : clock__mono_ns();
+	profile__set_time(r->prof, r->head_start_ns ? r->head_start_real_ns : clock__real_ns());
 	r->base.ncpus = sampler__cpu_count(r->sampler);
 	pr_info("sampling started at %u Hz on %d CPUs", o->hz, r->base.ncpus);
 	if (r->unwinder)

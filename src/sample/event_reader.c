@@ -138,7 +138,8 @@ static void *run(void *arg)
 			break;
 		if (fds[1].revents)
 			break;
-		if (fds[0].revents && read_rings(r) && write(r->wake_fd, &one, sizeof(one)) < 0)
+		if (fds[0].revents && read_rings(r) &&
+		    write(__atomic_load_n(&r->wake_fd, __ATOMIC_ACQUIRE), &one, sizeof(one)) < 0)
 			pr_debug("cannot signal queued events: %s", strerror(errno));
 	}
 	return NULL;
@@ -211,6 +212,16 @@ int event_reader__new_raw(int map_fd, size_t pages, struct perf_event_attr *attr
 		r->wake_fd = wake->ready_fd;
 	r->pb = perf_buffer__new_raw(map_fd, pages, attr, on_raw, r, NULL);
 	return reader_start(r, out);
+}
+
+void event_reader__wake_with(struct event_reader *r, const struct event_reader *wake)
+{
+	uint64_t one = 1;
+
+	__atomic_store_n(&r->wake_fd, wake->ready_fd, __ATOMIC_RELEASE);
+	/* What came before was signalled on our own descriptor, which nobody polls. */
+	if (write(wake->ready_fd, &one, sizeof(one)) < 0)
+		pr_debug("cannot wake the reader: %s", strerror(errno));
 }
 
 int event_reader__count(const struct event_reader *r)

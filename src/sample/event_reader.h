@@ -29,6 +29,8 @@ int event_reader__new(int map_fd, size_t pages, struct event_reader **out);
  */
 int event_reader__new_raw(int map_fd, size_t pages, struct perf_event_attr *attr,
 			  const struct event_reader *wake, struct event_reader **out);
+/* From now on, records waiting make wake's descriptor readable, not r's own. */
+void event_reader__wake_with(struct event_reader *r, const struct event_reader *wake);
 /* The events of a raw reader: how many, and the descriptor of each. */
 int event_reader__count(const struct event_reader *r);
 int event_reader__event_fd(const struct event_reader *r, int i);

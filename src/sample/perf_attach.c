@@ -37,6 +37,8 @@ struct perf_attach {
 	int *fds;  /* events not attached yet; a link owns its event */
 	int *cpus; /* the CPU of each event */
 	struct bpf_link **links;
+	const int *owner_fds; /* adopted events: their owner's descriptors, or NULL */
+	int *owned;	      /* a copy of them, freed with pa */
 };
 
 static int read_small_file(const char *path, char *buf, size_t size)
@@ -253,7 +255,8 @@ void perf_attach__copy_attr(unsigned int hz, struct perf_event_attr *attr)
 	};
 }
 
-int perf_attach__adopt(unsigned int hz, const int *fds, int n, struct perf_attach **out)
+int perf_attach__adopt(unsigned int hz, const int *fds, const int *cpus, int n, bool running,
+		       struct perf_attach **out)
 {
 	struct perf_attach *pa = attach_new(hz, n);
 	int i, err;
@@ -261,19 +264,26 @@ int perf_attach__adopt(unsigned int hz, const int *fds, int n, struct perf_attac
 	*out = NULL;
 	if (!pa)
 		return -ENOMEM;
+	pa->owned = calloc(n ? n : 1, sizeof(*pa->owned));
+	if (!pa->owned) {
+		err = -ENOMEM;
+		goto cleanup;
+	}
 	for (i = 0; i < n; i++) {
-		pa->cpus[i] = -1; /* the owner knows it */
+		pa->cpus[i] = cpus ? cpus[i] : -1;
+		pa->owned[i] = fds[i];
 		pa->fds[i] = fcntl(fds[i], F_DUPFD_CLOEXEC, 0);
 		if (pa->fds[i] < 0) {
 			err = -errno;
 			goto cleanup;
 		}
 		pa->ncpus = i + 1;
-		if (ioctl(pa->fds[i], PERF_EVENT_IOC_DISABLE, 0)) {
+		if (!running && ioctl(pa->fds[i], PERF_EVENT_IOC_DISABLE, 0)) {
 			err = -errno;
 			goto cleanup;
 		}
 	}
+	pa->owner_fds = pa->owned;
 	*out = pa;
 	return 0;
 cleanup:
@@ -283,8 +293,16 @@ cleanup:
 }
 
 /* Closing returns once the event's timer callback, and so its program, has finished. */
+void perf_attach__disown(struct perf_attach *pa)
+{
+	if (pa)
+		pa->owner_fds = NULL;
+}
+
 static void close_event(struct perf_attach *pa, int i)
 {
+	if (pa->owner_fds && pa->owner_fds[i] >= 0)
+		ioctl(pa->owner_fds[i], PERF_EVENT_IOC_DISABLE, 0);
 	/* A perf_event link owns its event fd: destroying the link closes it. */
 	bpf_link__destroy(pa->links[i]);
 	pa->links[i] = NULL;
@@ -376,5 +394,6 @@ void perf_attach__free(struct perf_attach *pa)
 	free(pa->fds);
 	free(pa->cpus);
 	free(pa->links);
+	free(pa->owned);
 	free(pa);
 }

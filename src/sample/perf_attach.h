@@ -31,9 +31,15 @@ int perf_attach__open(unsigned int hz, bool enabled, struct perf_attach **out);
 void perf_attach__copy_attr(unsigned int hz, struct perf_event_attr *attr);
 /*
  * Takes copies of n events opened elsewhere (with perf_attach__copy_attr,
- * by the owner of their rings) and disables them until attached.
+ * by the owner of their rings), on the CPUs cpus[] (NULL: unknown), and
+ * disables them until attached unless running. While their owner holds
+ * them, closing one here (handover, free) disables it too: without the
+ * program it would go on writing every tick to its ring.
  */
-int perf_attach__adopt(unsigned int hz, const int *fds, int n, struct perf_attach **out);
+int perf_attach__adopt(unsigned int hz, const int *fds, const int *cpus, int n, bool running,
+		       struct perf_attach **out);
+/* The owner of adopted events is closing them: they end with their links alone. */
+void perf_attach__disown(struct perf_attach *pa);
 /* Attaches prog to every event: sampling begins. Logs what failed. */
 int perf_attach__attach(struct perf_attach *pa, struct bpf_program *prog);
 /*

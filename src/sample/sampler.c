@@ -36,6 +36,7 @@
 #include <bpf/libbpf.h>
 
 #include "lib/clock.h"
+#include "lib/u64map.h"
 #include "sample/event_reader.h"
 #include "sample/lazy_maps.h"
 #include "sample/parallel_maps.h"
@@ -113,6 +114,17 @@ struct sampler {
 	int copies_map_fd;
 	uint64_t copies_from;
 	uint64_t copies_bad; /* malformed samples */
+	/*
+	 * The head start (sampler_head_start): the copies' events sampled
+	 * before the program was attached, until head_until. Their samples are
+	 * counted here as the program counts its runs, and each process they
+	 * show is announced once, as the program announces one.
+	 */
+	bool head_start;
+	uint64_t head_until;
+	uint64_t head_first; /* the time of its first sample, 0 before one */
+	uint64_t head_stats[CPROF_STAT_MAX];
+	struct u64map *head_seen;
 	struct perf_sample_layout layout;
 	struct cprof_copy *copy_buf; /* the sample being handed out */
 	bool complete;		     /* both map sets exist and the second instance samples */
@@ -388,6 +400,22 @@ static void keep_spill(struct sampler *s, const void *data)
 	memcpy(&s->spills[s->nspills++], data, sizeof(*s->spills));
 }
 
+/* A process seen for the first time, handed to the caller of sampler__consume. */
+static void announce_pid(struct sampler *s, uint32_t pid)
+{
+	if (!s->poll_fn) {
+		/* Read by a drain: the process is announced at the next poll. */
+		if (room_for_one((void **)&s->early_pids, &s->early_cap, s->nearly,
+				 sizeof(*s->early_pids)))
+			s->early_pids[s->nearly++] = pid;
+		else
+			s->lost_notify++;
+		return;
+	}
+	s->poll_fn(s->poll_ctx, pid);
+	s->polled++;
+}
+
 static void on_notify(void *ctx, const void *data, uint32_t size)
 {
 	struct sampler *s = ctx;
@@ -407,19 +435,8 @@ static void on_notify(void *ctx, const void *data, uint32_t size)
 			s->spills_dropped++;
 		return;
 	}
-	if (size < sizeof(*ev))
-		return;
-	if (!s->poll_fn) {
-		/* Read by a drain: the process is announced at the next poll. */
-		if (room_for_one((void **)&s->early_pids, &s->early_cap, s->nearly,
-				 sizeof(*s->early_pids)))
-			s->early_pids[s->nearly++] = ev->pid;
-		else
-			s->lost_notify++;
-		return;
-	}
-	s->poll_fn(s->poll_ctx, ev->pid);
-	s->polled++;
+	if (size >= sizeof(*ev))
+		announce_pid(s, ev->pid);
 }
 
 /* Sizes, and which programs and maps an instance loads itself (the others are reused). */
@@ -534,6 +551,9 @@ static int open_notifications(struct sampler *s)
 		pr_err("cannot create the notification perf buffer: %s", strerror(-err));
 		return err;
 	}
+	/* The head start's rings, opened before, wake the caller's one poll too. */
+	if (s->copies)
+		event_reader__wake_with(s->copies, s->reader);
 	return 0;
 }
 
@@ -542,26 +562,68 @@ static int open_notifications(struct sampler *s)
  * copies: libbpf opens them on its perf event array, perf_attach takes
  * copies of their descriptors to attach the program.
  */
-static int open_copies(struct sampler *s)
+/* The perf event array of the copies' rings: a descriptor, or a negative errno. */
+static int create_rings_map(int ncpus_possible)
+{
+	int fd = bpf_map_create(BPF_MAP_TYPE_PERF_EVENT_ARRAY, "copies", sizeof(__u32),
+				sizeof(__u32), ncpus_possible, NULL);
+
+	return fd < 0 ? -errno : fd;
+}
+
+/* Sampling events with rings of their own on map_fd, on every online CPU, sampling at once. */
+static int open_rings(unsigned int hz, int map_fd, const struct event_reader *wake,
+		      struct event_reader **reader)
 {
 	struct perf_event_attr attr;
-	int *fds = NULL, i, n, err;
 
-	s->copies_map_fd = bpf_map_create(BPF_MAP_TYPE_PERF_EVENT_ARRAY, "copies", sizeof(__u32),
-					  sizeof(__u32), s->ncpus_possible, NULL);
-	if (s->copies_map_fd < 0) {
-		err = -errno;
-		explain_load_error(err);
-		return err;
-	}
-	perf_attach__copy_attr(s->opts.hz, &attr);
-	err = event_reader__new_raw(s->copies_map_fd, SAMPLE_RING_PAGES, &attr, s->reader,
-				    &s->copies);
-	if (err) {
-		pr_err("cannot open the sampling events with their rings: %s%s", strerror(-err),
-		       err == -EPERM ? " (over kernel.perf_event_mlock_kb and RLIMIT_MEMLOCK?)"
-				     : "");
-		return err;
+	perf_attach__copy_attr(hz, &attr);
+	return event_reader__new_raw(map_fd, SAMPLE_RING_PAGES, &attr, wake, reader);
+}
+
+/*
+ * The CPU of each event of the copies' reader: libbpf opens one on each
+ * online CPU in order. NULL (unknown) if the list changed since.
+ */
+static int *ring_cpus(int n)
+{
+	int *cpus = NULL, online;
+
+	online = perf_attach__online_cpus(&cpus);
+	if (online == n)
+		return cpus;
+	free(cpus);
+	return NULL;
+}
+
+/*
+ * The sampling events with rings of their own, for samples with stack
+ * copies: opened on a perf event array of ours (unless the head start
+ * opened them), perf_attach takes copies of their descriptors to attach the
+ * program. The head start's keep sampling meanwhile, unless the samples
+ * are to be copies from now on: then they wait for the program.
+ */
+static int open_copies(struct sampler *s)
+{
+	int *fds = NULL, *cpus, i, n, err;
+	bool running = s->head_start && !s->copy;
+
+	if (!s->copies) {
+		s->copies_map_fd = create_rings_map(s->ncpus_possible);
+		if (s->copies_map_fd < 0) {
+			err = s->copies_map_fd;
+			explain_load_error(err);
+			return err;
+		}
+		err = open_rings(s->opts.hz, s->copies_map_fd, s->reader, &s->copies);
+		if (err) {
+			pr_err("cannot open the sampling events with their rings: %s%s",
+			       strerror(-err),
+			       err == -EPERM
+				       ? " (over kernel.perf_event_mlock_kb and RLIMIT_MEMLOCK?)"
+				       : "");
+			return err;
+		}
 	}
 	n = event_reader__count(s->copies);
 	fds = calloc(n ? n : 1, sizeof(*fds));
@@ -569,10 +631,47 @@ static int open_copies(struct sampler *s)
 		return -ENOMEM;
 	for (i = 0; i < n; i++)
 		fds[i] = event_reader__event_fd(s->copies, i);
-	err = perf_attach__adopt(s->opts.hz, fds, n, &s->pa);
+	cpus = ring_cpus(n);
+	err = perf_attach__adopt(s->opts.hz, fds, cpus, n, running, &s->pa);
+	free(cpus);
 	free(fds);
-	s->copies_from = clock__mono_ns();
+	if (s->head_start && !running && s->head_until == UINT64_MAX)
+		s->head_until = clock__mono_ns();
+	/* The unwinder's program hands no sample to the rings: all they get is the head start's. */
+	s->copies_from = running ? UINT64_MAX : clock__mono_ns();
 	return err;
+}
+
+int sampler__open_head_start(unsigned int hz, struct sampler_head_start *out)
+{
+	int ncpus = libbpf_num_possible_cpus(), err;
+	unsigned long long limit_kib;
+
+	out->map_fd = -1;
+	out->reader = NULL;
+	if (ncpus <= 0)
+		return ncpus ? ncpus : -EINVAL;
+	/* A ring's pages beyond kernel.perf_event_mlock_kb count there too: the maps come first. */
+	if (memlock_too_low(&limit_kib))
+		return -EDQUOT;
+	out->map_fd = create_rings_map(ncpus);
+	if (out->map_fd < 0)
+		return out->map_fd;
+	err = open_rings(hz, out->map_fd, NULL, &out->reader);
+	if (err)
+		sampler__close_head_start(out);
+	return err;
+}
+
+void sampler__close_head_start(struct sampler_head_start *h)
+{
+	if (!h)
+		return;
+	event_reader__free(h->reader);
+	h->reader = NULL;
+	if (h->map_fd >= 0)
+		close(h->map_fd);
+	h->map_fd = -1;
 }
 
 /*
@@ -585,7 +684,7 @@ static int prepare_first(struct sampler *s)
 	int err;
 
 	/* The first tick comes sooner: see perf_attach.c. */
-	if (!s->pa && !s->copy) {
+	if (!s->pa && !s->copy && !s->copies) {
 		err = perf_attach__open(s->opts.hz, true, &s->pa);
 		if (err)
 			return err;
@@ -779,6 +878,23 @@ static int load_first(struct sampler *s, bool *explained)
 	return err;
 }
 
+/* Takes over h, which samples every CPU: only for a run without a PID filter. */
+static void take_head_start(struct sampler *s, struct sampler_head_start *h)
+{
+	if (!h || !h->reader)
+		return;
+	if (s->opts.filter_pids || !(s->head_seen = u64map__new())) {
+		sampler__close_head_start(h);
+		return;
+	}
+	s->copies = h->reader;
+	s->copies_map_fd = h->map_fd;
+	h->reader = NULL;
+	h->map_fd = -1;
+	s->head_start = true;
+	s->head_until = UINT64_MAX;
+}
+
 static int init(struct sampler *s, const struct sampler_opts *opts)
 {
 	int n;
@@ -792,6 +908,8 @@ static int init(struct sampler *s, const struct sampler_opts *opts)
 	for (n = 0; n < HOOK_MAX; n++)
 		s->hook_fds[n] = -1;
 	s->opts = *opts;
+	s->opts.head_start = NULL;
+	take_head_start(s, opts->head_start);
 	s->unwinder = opts->unwinder;
 	s->unwind_err = s->unwinder ? 0 : -ENOENT;
 	s->copy = opts->copy_samples && !s->unwinder;
@@ -830,9 +948,15 @@ static void use_copies(struct sampler *s)
 {
 	s->copy = true;
 	s->cfg.copy_samples = 1;
-	/* Opened without rings: opened again with them. */
+	/*
+	 * Opened without rings: opened again with them. The head start's have
+	 * them, and are disabled here until the program is attached (freeing
+	 * what adopted them disables them): from now on the program chooses.
+	 */
 	perf_attach__free(s->pa);
 	s->pa = NULL;
+	if (s->head_start && s->head_until == UINT64_MAX)
+		s->head_until = clock__mono_ns();
 }
 
 int sampler__new(const struct sampler_opts *opts, struct sampler **out)
@@ -1213,6 +1337,33 @@ int sampler__fd(const struct sampler *s)
 	return s->reader ? event_reader__fd(s->reader) : -1;
 }
 
+/*
+ * A sample of the head start, taken on any CPU before the program ran
+ * there: counted as the program counts its runs, and kept as it keeps
+ * them in a whole-system run (the idle task's with include_idle only).
+ */
+static bool keep_head_start(struct sampler *s, const struct cprof_copy *c)
+{
+	uint64_t seen;
+
+	s->head_stats[CPROF_STAT_TICKS]++;
+	if (!s->head_first || c->time < s->head_first)
+		s->head_first = c->time;
+	if (!c->tid) {
+		s->head_stats[CPROF_STAT_IDLE]++;
+		if (!s->opts.include_idle)
+			return false;
+	}
+	s->head_stats[CPROF_STAT_SAMPLES]++;
+	s->head_stats[CPROF_STAT_COPIES]++;
+	if (c->pid && !u64map__get(s->head_seen, c->pid, &seen)) {
+		if (u64map__set(s->head_seen, c->pid, 1))
+			s->lost_notify++;
+		announce_pid(s, c->pid);
+	}
+	return true;
+}
+
 /* A sample from a sampling event's ring, handed out as the BPF side's copies are. */
 static void on_ring_sample(void *ctx, const void *data, uint32_t size)
 {
@@ -1223,8 +1374,9 @@ static void on_ring_sample(void *ctx, const void *data, uint32_t size)
 		s->copies_bad++;
 		return;
 	}
-	/* Taken before the program was attached: not filtered, not ours. */
-	if (c->time < s->copies_from)
+	/* Taken before the program was attached: not filtered, ours in the head start only. */
+	if (c->time < s->copies_from &&
+	    (!s->head_start || c->time >= s->head_until || !keep_head_start(s, c)))
 		return;
 	if (s->opts.on_copy)
 		s->opts.on_copy(s->opts.copy_ctx, c,
@@ -1247,11 +1399,16 @@ int sampler__consume(struct sampler *s, sampler_process_fn fn, void *ctx, bool n
 		fn(ctx, s->early_pids[i]);
 	s->nearly = 0;
 	take(s->reader, on_notify, s);
-	s->poll_fn = NULL;
 	/* After the notifications: a process is known before its samples. */
 	if (s->copies)
 		take(s->copies, on_ring_sample, s);
+	s->poll_fn = NULL;
 	return s->polled;
+}
+
+uint64_t sampler__head_start_first(const struct sampler *s)
+{
+	return s->head_first;
 }
 
 int sampler__read_stats(struct sampler *s, uint64_t *stats)
@@ -1273,6 +1430,8 @@ int sampler__read_stats(struct sampler *s, uint64_t *stats)
 			stats[i] += vals[cpu];
 	}
 	free(vals);
+	for (i = 0; !err && i < CPROF_STAT_MAX; i++)
+		stats[i] += s->head_stats[i];
 	/* Samples the rings had no room for, or that made no sense, are lost copies. */
 	if (!err && s->copies)
 		stats[CPROF_STAT_COPIES_LOST] += event_reader__lost(s->copies) + s->copies_bad;
@@ -1605,6 +1764,7 @@ void sampler__free(struct sampler *s)
 	free(s->stack_cache);
 	free(s->stack_cache_ids);
 	free(s->early_pids);
+	u64map__free(s->head_seen);
 	free(s->spills);
 	free(s);
 }

@@ -15,6 +15,28 @@
 struct sampler;
 struct unwinder;
 
+/*
+ * A head start (whole-system runs with the unwinder): the per-CPU sampling
+ * events, opened at launch with rings of their own and sampling at once,
+ * before the BPF program is loaded (tens of milliseconds). Each of their
+ * samples carries the user registers and the top of the user stack, which
+ * user space walks with the tables; the sampler attaches its program to
+ * the same events, and from then on they write nothing to the rings.
+ */
+struct sampler_head_start {
+	int map_fd; /* -1: none */
+	struct event_reader *reader;
+};
+
+/*
+ * Opens it; 0 or a negative errno (sampling then starts with the program):
+ * -EDQUOT before Linux 5.11 with RLIMIT_MEMLOCK finite, which the BPF maps
+ * need all of.
+ */
+int sampler__open_head_start(unsigned int hz, struct sampler_head_start *out);
+/* Closes one not handed to sampler__new; NULL-safe, and a no-op once handed over. */
+void sampler__close_head_start(struct sampler_head_start *h);
+
 struct sampler_opts {
 	unsigned int hz;
 	bool filter_pids;     /* only processes added with sampler__add_target */
@@ -39,6 +61,12 @@ struct sampler_opts {
 	 */
 	void (*on_copy)(void *ctx, const void *copy, uint32_t size);
 	void *copy_ctx;
+	/*
+	 * Taken over by sampler__new, whatever it returns (NULL: none). Only
+	 * without filter_pids: its samples are every CPU's, kept as the program
+	 * keeps them then (the idle task's with include_idle only).
+	 */
+	struct sampler_head_start *head_start;
 };
 
 /* One aggregated entry: a (pid, tid, comm, user stack, kernel stack) and its count. */
@@ -131,6 +159,8 @@ bool sampler__should_drain(struct sampler *s);
  */
 int sampler__drain(struct sampler *s, sampler_entry_fn fn, void *ctx);
 
+/* When the head start took its first sample seen so far (CLOCK_MONOTONIC ns); 0: none. */
+uint64_t sampler__head_start_first(const struct sampler *s);
 /* Sums the per-CPU counters of enum cprof_stat into stats[CPROF_STAT_MAX]. */
 int sampler__read_stats(struct sampler *s, uint64_t *stats);
 /*

@@ -19,10 +19,13 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "lib/clock.h"
 #include "proc_tables.h"
 #include "sample/sampler.h"
 #include "sample/unwinder.h"
 #include "test.h"
+#include "unwind/stack_walk.h"
+#include "unwind/unwind_rules.h"
 #include "unwind_abi.h"
 #include "unwinder.skel.h"
 
@@ -178,6 +181,115 @@ TEST(unwinder_bpf_walks_glibc_qsort_to_start)
 	CHECK(ws.unkept < ws.walked / 10);
 	/* Most of the time goes to glibc's sort, under qsort_r. */
 	CHECK(in_qsort >= ws.walked / 2);
+}
+
+/* The head start's samples of one process, walked in user space as cprof walks them. */
+struct head {
+	pid_t pid;
+	uint64_t before; /* only the head start samples before this */
+	struct proc_tables *p;
+	struct stack_walk w;
+	int n, complete, later, shown;
+};
+
+static void on_head_copy(void *ctx, const void *data, uint32_t size)
+{
+	static struct cprof_copy c;
+	struct head *h = ctx;
+	struct stack_snapshot snap;
+	struct walk_result res;
+	struct cprof_ustack u = {0};
+
+	/* A copy the program sent may come padded: its own size is in stack_bytes. */
+	CHECK(size >= offsetof(struct cprof_copy, stack));
+	memcpy(&c, data, size < sizeof(c) ? size : sizeof(c));
+	CHECK(c.stack_bytes <= sizeof(c.stack));
+	if ((pid_t)c.pid != h->pid)
+		return;
+	if (c.time >= h->before) {
+		h->later++;
+		return;
+	}
+	snap = (struct stack_snapshot){.pc = c.pc,
+				       .sp = c.sp,
+				       .fp = c.fp,
+				       .lr = c.lr,
+				       .stack = c.stack,
+				       .stack_size = c.stack_bytes};
+	stack_walk__run(&h->w, &snap, &res);
+	h->n++;
+	u.n = res.n;
+	u.stop = res.stop;
+	memcpy(u.ips, res.ips, res.n * sizeof(*res.ips));
+	if (complete(h->p, &u))
+		h->complete++;
+	else if (h->shown++ < 5)
+		show(h->p, &u);
+}
+
+static void no_process(void *ctx, uint32_t pid)
+{
+	(void)ctx;
+	(void)pid;
+}
+
+/*
+ * The head start: sampling events opened before the sampler exists, whose
+ * samples of glibc's qsort (taken before any BPF program) reach user space
+ * as stack copies, are counted as the program counts its own, and walk to
+ * _start through main.
+ */
+TEST(sampler_head_start_samples_before_the_program)
+{
+	static struct head h;
+	const char *fixture = test_build_fixture("libc_qsort");
+	struct unwinder_opts uo = {.max_rows = 1 << 20, .max_pages = 1 << 14};
+	struct sampler_opts so = {.hz = 999, .on_copy = on_head_copy, .copy_ctx = &h};
+	struct sampler_head_start hs;
+	struct proc_tables p = {0};
+	uint64_t st[CPROF_STAT_MAX];
+	struct unwinder *u = NULL;
+	struct sampler *s = NULL;
+
+	if (geteuid() != 0)
+		SKIP("needs root for BPF");
+	libbpf_set_print(quiet);
+	if (unwinder__new(&uo, &u))
+		SKIP("cannot create the unwinder's maps");
+	h.pid = proc_tables__run(&p, fixture, "3");
+	h.p = &p;
+	h.w = (struct stack_walk){unwind_rules__all(p.rules), unwind_rules__count(p.rules), ~0ull,
+				  proc_tables__find, &p};
+	CHECK_INT(sampler__open_head_start(999, &hs), ==, 0);
+	sleep_ms(60);
+	so.unwinder = u;
+	so.head_start = &hs;
+	CHECK_INT(sampler__new(&so, &s), ==, 0);
+	CHECK_INT(hs.map_fd, ==, -1); /* taken over */
+	if (sampler__unwind_status(s)) {
+		sampler__free(s);
+		unwinder__free(u);
+		proc_tables__kill(h.pid);
+		proc_tables__free(&p);
+		SKIP("this kernel cannot load the unwinder (it needs Linux 5.5)");
+	}
+	h.before = clock__mono_ns();
+	CHECK_INT(sampler__start(s), ==, 0);
+	sleep_ms(200);
+	sampler__consume(s, no_process, NULL, true);
+	sampler__stop(s);
+	sampler__consume(s, no_process, NULL, true);
+	CHECK_INT(sampler__read_stats(s, st), ==, 0);
+	proc_tables__kill(h.pid);
+	fprintf(stderr, "  head start: %d samples of the fixture, %d complete; %d later copies\n",
+		h.n, h.complete, h.later);
+	CHECK(h.n >= 20);
+	CHECK(h.complete >= h.n * 95 / 100);
+	CHECK(sampler__head_start_first(s) > 0 && sampler__head_start_first(s) < h.before);
+	CHECK(st[CPROF_STAT_TICKS] >= (uint64_t)h.n && st[CPROF_STAT_COPIES] >= (uint64_t)h.n);
+	sampler__free(s);
+	proc_tables__free(&p);
+	unwinder__free(u);
 }
 
 /* The verifier's count of instructions it went through, from a log of level 4 (statistics). */
