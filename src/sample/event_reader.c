@@ -50,7 +50,8 @@ struct event_reader {
 	struct record *head, **tail;
 	struct block_pool *pool; /* of records */
 	size_t queued_bytes;
-	uint64_t lost; /* under lock */
+	size_t max_bytes; /* queued at most: past this, records are counted lost */
+	uint64_t lost;	  /* under lock */
 };
 
 /* Queues a copy of data; called by libbpf with the lock held. */
@@ -58,9 +59,8 @@ static void queue_record(struct event_reader *r, const void *data, uint32_t size
 {
 	struct record *rec;
 
-	rec = r->queued_bytes + size > QUEUE_MAX_BYTES
-		      ? NULL
-		      : block_pool__get(r->pool, sizeof(*rec) + size);
+	rec = r->queued_bytes + size > r->max_bytes ? NULL
+						    : block_pool__get(r->pool, sizeof(*rec) + size);
 	if (!rec) {
 		r->lost++;
 		return;
@@ -156,6 +156,7 @@ static int reader_new(struct event_reader **out)
 		return -ENOMEM;
 	pthread_mutex_init(&r->lock, NULL);
 	r->tail = &r->head;
+	r->max_bytes = QUEUE_MAX_BYTES;
 	r->ready_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	r->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	r->wake_fd = r->ready_fd;
@@ -212,6 +213,13 @@ int event_reader__new_raw(int map_fd, size_t pages, struct perf_event_attr *attr
 		r->wake_fd = wake->ready_fd;
 	r->pb = perf_buffer__new_raw(map_fd, pages, attr, on_raw, r, NULL);
 	return reader_start(r, out);
+}
+
+void event_reader__limit(struct event_reader *r, size_t max_bytes)
+{
+	pthread_mutex_lock(&r->lock);
+	r->max_bytes = max_bytes ? max_bytes : QUEUE_MAX_BYTES;
+	pthread_mutex_unlock(&r->lock);
 }
 
 void event_reader__wake_with(struct event_reader *r, const struct event_reader *wake)

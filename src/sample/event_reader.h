@@ -29,6 +29,8 @@ int event_reader__new(int map_fd, size_t pages, struct event_reader **out);
  */
 int event_reader__new_raw(int map_fd, size_t pages, struct perf_event_attr *attr,
 			  const struct event_reader *wake, struct event_reader **out);
+/* Queues at most max_bytes (0: the default, 64 MB); records past that are counted lost. */
+void event_reader__limit(struct event_reader *r, size_t max_bytes);
 /* From now on, records waiting make wake's descriptor readable, not r's own. */
 void event_reader__wake_with(struct event_reader *r, const struct event_reader *wake);
 /* The events of a raw reader: how many, and the descriptor of each. */

@@ -66,6 +66,13 @@
  * sample), as perf record's default: read at half full, every 16 samples.
  */
 #define SAMPLE_RING_PAGES 128
+/*
+ * The head start's memory, its rings' and its queue's each: every busy CPU
+ * sends some 16 KiB a tick until the program is attached, tens of ms.
+ * Past it, its samples are counted lost; its rings share it (a reading
+ * thread empties them), 8 to SAMPLE_RING_PAGES pages a CPU.
+ */
+#define HEAD_START_BYTES (8u << 20)
 
 /* The tracepoints that follow processes: see `spaces` in the BPF program. */
 enum hook { HOOK_FORK, HOOK_EXEC, HOOK_EXIT, HOOK_MAX };
@@ -123,6 +130,7 @@ struct sampler {
 	bool head_start;
 	uint64_t head_until;
 	uint64_t head_first; /* the time of its first sample, 0 before one */
+	uint64_t head_lost;  /* its reader's losses, once it is gone */
 	uint64_t head_stats[CPROF_STAT_MAX];
 	struct u64map *head_seen;
 	struct perf_sample_layout layout;
@@ -571,14 +579,27 @@ static int create_rings_map(int ncpus_possible)
 	return fd < 0 ? -errno : fd;
 }
 
-/* Sampling events with rings of their own on map_fd, on every online CPU, sampling at once. */
-static int open_rings(unsigned int hz, int map_fd, const struct event_reader *wake,
+/*
+ * Sampling events with rings of pages pages on map_fd, on every online CPU,
+ * sampling at once.
+ */
+static int open_rings(unsigned int hz, int map_fd, size_t pages, const struct event_reader *wake,
 		      struct event_reader **reader)
 {
 	struct perf_event_attr attr;
 
 	perf_attach__copy_attr(hz, &attr);
-	return event_reader__new_raw(map_fd, SAMPLE_RING_PAGES, &attr, wake, reader);
+	return event_reader__new_raw(map_fd, pages, &attr, wake, reader);
+}
+
+/* The head start's ring pages a CPU: a power of two, HEAD_START_BYTES over all. */
+static size_t head_start_pages(int ncpus)
+{
+	size_t pages = SAMPLE_RING_PAGES;
+
+	while (pages > 8 && pages * 4096 * (size_t)ncpus > HEAD_START_BYTES)
+		pages /= 2;
+	return pages;
 }
 
 /*
@@ -615,7 +636,8 @@ static int open_copies(struct sampler *s)
 			explain_load_error(err);
 			return err;
 		}
-		err = open_rings(s->opts.hz, s->copies_map_fd, s->reader, &s->copies);
+		err = open_rings(s->opts.hz, s->copies_map_fd, SAMPLE_RING_PAGES, s->reader,
+				 &s->copies);
 		if (err) {
 			pr_err("cannot open the sampling events with their rings: %s%s",
 			       strerror(-err),
@@ -625,6 +647,9 @@ static int open_copies(struct sampler *s)
 			return err;
 		}
 	}
+	/* The head start's, for copies from now on: their queue as any copies' (its rings stay). */
+	if (!running)
+		event_reader__limit(s->copies, 0);
 	n = event_reader__count(s->copies);
 	fds = calloc(n ? n : 1, sizeof(*fds));
 	if (!fds)
@@ -657,10 +682,13 @@ int sampler__open_head_start(unsigned int hz, struct sampler_head_start *out)
 	out->map_fd = create_rings_map(ncpus);
 	if (out->map_fd < 0)
 		return out->map_fd;
-	err = open_rings(hz, out->map_fd, NULL, &out->reader);
-	if (err)
+	err = open_rings(hz, out->map_fd, head_start_pages(ncpus), NULL, &out->reader);
+	if (err) {
 		sampler__close_head_start(out);
-	return err;
+		return err;
+	}
+	event_reader__limit(out->reader, HEAD_START_BYTES);
+	return 0;
 }
 
 void sampler__close_head_start(struct sampler_head_start *h)
@@ -1261,6 +1289,23 @@ int sampler__follow_late(struct sampler *s, uint32_t parent, uint32_t child)
 }
 
 /*
+ * The head start's events were closed by the handover (disabled: their
+ * rings hold all they will): what is left in them is taken, and their
+ * memory returned.
+ */
+static void on_ring_sample(void *ctx, const void *data, uint32_t size);
+
+static void end_head_start(struct sampler *s)
+{
+	event_reader__flush(s->copies, on_ring_sample, s);
+	s->head_lost = event_reader__lost(s->copies);
+	event_reader__free(s->copies);
+	s->copies = NULL;
+	close(s->copies_map_fd);
+	s->copies_map_fd = -1;
+}
+
+/*
  * Creates set 1 in a second instance that shares every other map, and moves
  * the sampling events over to it. Called by the first drain, while sampling:
  * set 1 is not used before, and at low rates the first ticks come from the
@@ -1301,6 +1346,8 @@ static int complete(struct sampler *s)
 	perf_attach__free(s->pa);
 	s->pa = s->next_pa;
 	s->next_pa = NULL;
+	if (s->head_start)
+		end_head_start(s);
 	s->skipped_before += prog_skipped(bpf_program__fd(sample_prog(&s->cur)));
 	instance_destroy(&s->cur);
 	s->cur = k;
@@ -1433,8 +1480,9 @@ int sampler__read_stats(struct sampler *s, uint64_t *stats)
 	for (i = 0; !err && i < CPROF_STAT_MAX; i++)
 		stats[i] += s->head_stats[i];
 	/* Samples the rings had no room for, or that made no sense, are lost copies. */
-	if (!err && s->copies)
-		stats[CPROF_STAT_COPIES_LOST] += event_reader__lost(s->copies) + s->copies_bad;
+	if (!err)
+		stats[CPROF_STAT_COPIES_LOST] += (s->copies ? event_reader__lost(s->copies) : 0) +
+						 s->head_lost + s->copies_bad;
 	return err;
 }
 
