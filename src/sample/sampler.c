@@ -447,7 +447,6 @@ static void on_notify(void *ctx, const void *data, uint32_t size)
 		announce_pid(s, ev->pid);
 }
 
-/* Sizes, and which programs and maps an instance loads itself (the others are reused). */
 /* The hash maps whose entries the kernel can allocate as they are added. */
 static void allocate_lazily(struct instance *k)
 {
@@ -459,6 +458,7 @@ static void allocate_lazily(struct instance *k)
 			lazy_maps__apply(maps[i]);
 }
 
+/* Sizes, and which programs and maps an instance loads itself (the others are reused). */
 static void configure(struct sampler *s, struct instance *k, bool lineage)
 {
 	bool fork = lineage && s->cfg.fork_layout != CPROF_FORK_NONE;
@@ -565,11 +565,6 @@ static int open_notifications(struct sampler *s)
 	return 0;
 }
 
-/*
- * The sampling events with rings of their own, for samples with stack
- * copies: libbpf opens them on its perf event array, perf_attach takes
- * copies of their descriptors to attach the program.
- */
 /* The perf event array of the copies' rings: a descriptor, or a negative errno. */
 static int create_rings_map(int ncpus_possible)
 {
@@ -1288,13 +1283,13 @@ int sampler__follow_late(struct sampler *s, uint32_t parent, uint32_t child)
 	return errno == EEXIST ? 0 : -errno;
 }
 
+static void on_ring_sample(void *ctx, const void *data, uint32_t size);
+
 /*
  * The head start's events were closed by the handover (disabled: their
  * rings hold all they will): what is left in them is taken, and their
  * memory returned.
  */
-static void on_ring_sample(void *ctx, const void *data, uint32_t size);
-
 static void end_head_start(struct sampler *s)
 {
 	event_reader__flush(s->copies, on_ring_sample, s);
