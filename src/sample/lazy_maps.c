@@ -57,8 +57,10 @@ static void probe(void)
 		err = -errno;
 cleanup:
 	supported = !err;
-	pr_debug("hash maps allocated as they fill: %s%s%s", supported ? "yes" : "no (",
-		 supported ? "" : strerror(-err), supported ? "" : "): preallocated");
+	if (supported)
+		pr_debug("hash maps allocated as they fill: yes");
+	else
+		pr_debug("hash maps allocated as they fill: no (%s): preallocated", strerror(-err));
 	if (prog_fd >= 0)
 		close(prog_fd);
 	if (map_fd >= 0)

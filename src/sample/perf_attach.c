@@ -37,8 +37,7 @@ struct perf_attach {
 	int *fds;  /* events not attached yet; a link owns its event */
 	int *cpus; /* the CPU of each event */
 	struct bpf_link **links;
-	const int *owner_fds; /* adopted events: their owner's descriptors, or NULL */
-	int *owned;	      /* a copy of them, freed with pa */
+	int *owner_fds; /* adopted events: a copy of their owner's descriptors, or NULL */
 };
 
 static int read_small_file(const char *path, char *buf, size_t size)
@@ -259,19 +258,17 @@ int perf_attach__adopt(unsigned int hz, const int *fds, const int *cpus, int n, 
 		       struct perf_attach **out)
 {
 	struct perf_attach *pa = attach_new(hz, n);
+	int *owners = calloc(n ? n : 1, sizeof(*owners));
 	int i, err;
 
 	*out = NULL;
-	if (!pa)
-		return -ENOMEM;
-	pa->owned = calloc(n ? n : 1, sizeof(*pa->owned));
-	if (!pa->owned) {
+	if (!pa || !owners) {
 		err = -ENOMEM;
 		goto cleanup;
 	}
 	for (i = 0; i < n; i++) {
 		pa->cpus[i] = cpus ? cpus[i] : -1;
-		pa->owned[i] = fds[i];
+		owners[i] = fds[i];
 		pa->fds[i] = fcntl(fds[i], F_DUPFD_CLOEXEC, 0);
 		if (pa->fds[i] < 0) {
 			err = -errno;
@@ -283,22 +280,18 @@ int perf_attach__adopt(unsigned int hz, const int *fds, const int *cpus, int n, 
 			goto cleanup;
 		}
 	}
-	pa->owner_fds = pa->owned;
+	/* Only now: a failed adoption leaves the owner's events as they were. */
+	pa->owner_fds = owners;
 	*out = pa;
 	return 0;
 cleanup:
 	pr_err("cannot take over the sampling events: %s", strerror(-err));
+	free(owners);
 	perf_attach__free(pa);
 	return err;
 }
 
 /* Closing returns once the event's timer callback, and so its program, has finished. */
-void perf_attach__disown(struct perf_attach *pa)
-{
-	if (pa)
-		pa->owner_fds = NULL;
-}
-
 static void close_event(struct perf_attach *pa, int i)
 {
 	if (pa->owner_fds && pa->owner_fds[i] >= 0)
@@ -394,6 +387,6 @@ void perf_attach__free(struct perf_attach *pa)
 	free(pa->fds);
 	free(pa->cpus);
 	free(pa->links);
-	free(pa->owned);
+	free(pa->owner_fds);
 	free(pa);
 }

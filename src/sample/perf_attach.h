@@ -38,8 +38,6 @@ void perf_attach__copy_attr(unsigned int hz, struct perf_event_attr *attr);
  */
 int perf_attach__adopt(unsigned int hz, const int *fds, const int *cpus, int n, bool running,
 		       struct perf_attach **out);
-/* The owner of adopted events is closing them: they end with their links alone. */
-void perf_attach__disown(struct perf_attach *pa);
 /* Attaches prog to every event: sampling begins. Logs what failed. */
 int perf_attach__attach(struct perf_attach *pa, struct bpf_program *prog);
 /*

@@ -123,12 +123,13 @@ struct sampler {
 	uint64_t copies_bad; /* malformed samples */
 	/*
 	 * The head start (sampler_head_start): the copies' events sampled
-	 * before the program was attached, until head_until. Their samples are
-	 * counted here as the program counts its runs, and each process they
-	 * show is announced once, as the program announces one.
+	 * before the program was attached. Its samples (all before copies_from:
+	 * should the samples become copies, the events wait disabled from then
+	 * until the program takes them) are counted here as the program counts
+	 * its runs, and each process they show is announced once, as the
+	 * program announces one.
 	 */
 	bool head_start;
-	uint64_t head_until;
 	uint64_t head_first; /* the time of its first sample, 0 before one */
 	uint64_t head_lost;  /* its reader's losses, once it is gone */
 	uint64_t head_stats[CPROF_STAT_MAX];
@@ -655,8 +656,6 @@ static int open_copies(struct sampler *s)
 	err = perf_attach__adopt(s->opts.hz, fds, cpus, n, running, &s->pa);
 	free(cpus);
 	free(fds);
-	if (s->head_start && !running && s->head_until == UINT64_MAX)
-		s->head_until = clock__mono_ns();
 	/* The unwinder's program hands no sample to the rings: all they get is the head start's. */
 	s->copies_from = running ? UINT64_MAX : clock__mono_ns();
 	return err;
@@ -915,7 +914,6 @@ static void take_head_start(struct sampler *s, struct sampler_head_start *h)
 	h->reader = NULL;
 	h->map_fd = -1;
 	s->head_start = true;
-	s->head_until = UINT64_MAX;
 }
 
 static int init(struct sampler *s, const struct sampler_opts *opts)
@@ -978,8 +976,6 @@ static void use_copies(struct sampler *s)
 	 */
 	perf_attach__free(s->pa);
 	s->pa = NULL;
-	if (s->head_start && s->head_until == UINT64_MAX)
-		s->head_until = clock__mono_ns();
 }
 
 int sampler__new(const struct sampler_opts *opts, struct sampler **out)
@@ -1417,8 +1413,7 @@ static void on_ring_sample(void *ctx, const void *data, uint32_t size)
 		return;
 	}
 	/* Taken before the program was attached: not filtered, ours in the head start only. */
-	if (c->time < s->copies_from &&
-	    (!s->head_start || c->time >= s->head_until || !keep_head_start(s, c)))
+	if (c->time < s->copies_from && (!s->head_start || !keep_head_start(s, c)))
 		return;
 	if (s->opts.on_copy)
 		s->opts.on_copy(s->opts.copy_ctx, c,
