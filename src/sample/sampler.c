@@ -39,6 +39,7 @@
 #include "lib/u64map.h"
 #include "sample/event_reader.h"
 #include "sample/lazy_maps.h"
+#include "sample/map_take.h"
 #include "sample/parallel_maps.h"
 #include "sample/perf_attach.h"
 #include "sample/perf_sample.h"
@@ -179,6 +180,10 @@ struct sampler {
 	uint64_t **stack_cache;
 	uint32_t *stack_cache_ids;
 	uint32_t stack_cache_n;
+	/* Per drain: the counts taken in batches, and the walked stacks they name. */
+	struct map_take *take, *take_hashes;
+	__u64 *hashes;
+	size_t hashes_cap;
 };
 
 static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
@@ -1020,6 +1025,11 @@ int sampler__new(const struct sampler_opts *opts, struct sampler **out)
 		err = -ENOMEM;
 		goto cleanup;
 	}
+	err = map_take__new(sizeof(struct cprof_key), sizeof(__u64), &s->take);
+	if (!err)
+		err = map_take__new(sizeof(__u64), 0, &s->take_hashes);
+	if (err)
+		goto cleanup;
 	*out = s;
 	return 0;
 cleanup:
@@ -1622,20 +1632,37 @@ static void clear_map(int fd, size_t key_size)
 	free(keys);
 }
 
-static int drain_set(struct sampler *s, __u32 set, sampler_entry_fn fn, void *ctx)
+/* One count of the set: its key's stacks read (the kernel's from the drain's cache) and fn told. */
+static void emit(struct sampler *s, const struct cprof_key *k, __u64 count, int stacks_fd,
+		 int ustacks_fd, sampler_entry_fn fn, void *ctx)
 {
-	int counts_fd = bpf_map__fd(set ? MAP(&s->cur, counts1) : MAP(&s->cur, counts0));
-	int stacks_fd = bpf_map__fd(set ? MAP(&s->cur, stacks1) : MAP(&s->cur, stacks0));
-	int ustacks_fd = s->cur.uk ? FD(&s->cur, ustacks0) : -1;
-	struct cprof_key *keys = NULL, *tmp;
-	size_t nkeys = 0, cap = 0, i;
 	struct cprof_ustack walked;
 	struct sampler_entry e;
+
+	memset(&e, 0, sizeof(e));
+	e.pid = k->pid;
+	e.space = k->space;
+	e.tid = k->tid;
+	memcpy(e.comm, k->comm, CPROF_COMM_LEN);
+	e.count = count;
+	if (k->user_hash && ustacks_fd >= 0)
+		walked_frames(s, ustacks_fd, k->user_hash, &walked, &e);
+	else
+		e.user_ips =
+			stack_frames(s, stacks_fd, (int)k->user_stack_id, &e.user_n, &e.user_err);
+	e.kern_ips = stack_frames(s, stacks_fd, (int)k->kern_stack_id, &e.kern_n, &e.kern_err);
+	fn(ctx, &e);
+}
+
+/* Counts one key at a time, where the kernel has no batches: three calls a key. */
+static int drain_counts_by_key(struct sampler *s, int counts_fd, int stacks_fd, int ustacks_fd,
+			       sampler_entry_fn fn, void *ctx)
+{
+	struct cprof_key *keys = NULL, *tmp;
+	size_t nkeys = 0, cap = 0, i;
 	__u64 count;
 	int err = 0;
 
-	if (s->cur.uk && set)
-		ustacks_fd = FD(&s->cur, ustacks1);
 	/* Collect keys first: deleting while iterating a hash map restarts the walk. */
 	for (;;) {
 		if (nkeys == cap) {
@@ -1651,29 +1678,90 @@ static int drain_set(struct sampler *s, __u32 set, sampler_entry_fn fn, void *ct
 			break;
 		nkeys++;
 	}
-	for (i = 0; i < nkeys; i++) {
-		if (bpf_map_lookup_elem(counts_fd, &keys[i], &count))
-			continue;
-		memset(&e, 0, sizeof(e));
-		e.pid = keys[i].pid;
-		e.space = keys[i].space;
-		e.tid = keys[i].tid;
-		memcpy(e.comm, keys[i].comm, CPROF_COMM_LEN);
-		e.count = count;
-		if (keys[i].user_hash && ustacks_fd >= 0)
-			walked_frames(s, ustacks_fd, keys[i].user_hash, &walked, &e);
-		else
-			e.user_ips = stack_frames(s, stacks_fd, (int)keys[i].user_stack_id,
-						  &e.user_n, &e.user_err);
-		e.kern_ips = stack_frames(s, stacks_fd, (int)keys[i].kern_stack_id, &e.kern_n,
-					  &e.kern_err);
-		fn(ctx, &e);
-	}
+	for (i = 0; i < nkeys; i++)
+		if (!bpf_map_lookup_elem(counts_fd, &keys[i], &count))
+			emit(s, &keys[i], count, stacks_fd, ustacks_fd, fn, ctx);
 	for (i = 0; i < nkeys; i++)
 		bpf_map_delete_elem(counts_fd, &keys[i]);
-	if (ustacks_fd >= 0)
-		clear_map(ustacks_fd, sizeof(__u64));
 cleanup:
+	free(keys);
+	return err;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	const __u64 *x = a, *y = b;
+
+	return *x < *y ? -1 : *x > *y;
+}
+
+/*
+ * Empties the set's walked stacks after a batched drain: the ones its keys
+ * named in one call, then whatever no key named (a walk whose count found
+ * no room), one at a time.
+ */
+static void clear_ustacks(struct sampler *s, int fd)
+{
+	size_t n = map_take__count(s->take), i, m = 0;
+	const struct cprof_key *k;
+	__u64 key;
+
+	for (i = 0; i < n; i++) {
+		k = map_take__key(s->take, i);
+		if (k->user_hash)
+			s->hashes[m++] = k->user_hash;
+	}
+	qsort(s->hashes, m, sizeof(*s->hashes), cmp_u64);
+	for (i = 0, n = 0; i < m; i++)
+		if (!n || s->hashes[n - 1] != s->hashes[i])
+			s->hashes[n++] = s->hashes[i];
+	if (map_take__delete(s->take_hashes, fd, s->hashes, n) ||
+	    !bpf_map_get_next_key(fd, NULL, &key))
+		clear_map(fd, sizeof(__u64));
+}
+
+/* The counts in a few calls (map_take.h), then their stacks. */
+static int drain_counts_batched(struct sampler *s, int counts_fd, int stacks_fd, int ustacks_fd,
+				sampler_entry_fn fn, void *ctx)
+{
+	int err = map_take__all(s->take, counts_fd);
+	size_t i, n = map_take__count(s->take);
+	__u64 *h;
+
+	for (i = 0; i < n; i++)
+		emit(s, map_take__key(s->take, i), *(const __u64 *)map_take__value(s->take, i),
+		     stacks_fd, ustacks_fd, fn, ctx);
+	if (ustacks_fd < 0 || err == -EOPNOTSUPP)
+		return err;
+	if (n > s->hashes_cap) {
+		h = realloc(s->hashes, n * sizeof(*h));
+		if (!h) {
+			clear_map(ustacks_fd, sizeof(__u64));
+			return err ? err : -ENOMEM;
+		}
+		s->hashes = h;
+		s->hashes_cap = n;
+	}
+	clear_ustacks(s, ustacks_fd);
+	return err;
+}
+
+static int drain_set(struct sampler *s, __u32 set, sampler_entry_fn fn, void *ctx)
+{
+	int counts_fd = bpf_map__fd(set ? MAP(&s->cur, counts1) : MAP(&s->cur, counts0));
+	int stacks_fd = bpf_map__fd(set ? MAP(&s->cur, stacks1) : MAP(&s->cur, stacks0));
+	int ustacks_fd = s->cur.uk ? FD(&s->cur, ustacks0) : -1;
+	__u32 i;
+	int err;
+
+	if (s->cur.uk && set)
+		ustacks_fd = FD(&s->cur, ustacks1);
+	err = drain_counts_batched(s, counts_fd, stacks_fd, ustacks_fd, fn, ctx);
+	if (err == -EOPNOTSUPP) {
+		err = drain_counts_by_key(s, counts_fd, stacks_fd, ustacks_fd, fn, ctx);
+		if (ustacks_fd >= 0)
+			clear_map(ustacks_fd, sizeof(__u64));
+	}
 	for (i = 0; i < s->stack_cache_n; i++) {
 		__u32 id = s->stack_cache_ids[i];
 
@@ -1682,7 +1770,6 @@ cleanup:
 		s->stack_cache[id] = NULL;
 	}
 	s->stack_cache_n = 0;
-	free(keys);
 	return err;
 }
 
@@ -1801,6 +1888,9 @@ void sampler__free(struct sampler *s)
 	instance_destroy(&s->cur);
 	free(s->stack_cache);
 	free(s->stack_cache_ids);
+	map_take__free(s->take);
+	map_take__free(s->take_hashes);
+	free(s->hashes);
 	free(s->early_pids);
 	u64map__free(s->head_seen);
 	free(s->spills);

@@ -3,6 +3,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <errno.h>
+#include <stdbool.h>
 #include <endian.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +12,7 @@
 #define LOG_MODULE "unwinder"
 #include "lib/log.h"
 #include "sample/lazy_maps.h"
+#include "sample/map_take.h"
 #include "sample/unwinder.h"
 #include "unwinder.skel.h"
 
@@ -38,6 +40,7 @@ struct unwinder {
 	struct space rows, pages;
 	size_t rules_sent;
 	uint64_t map_bytes;
+	bool no_batch; /* the kernel has no batched updates */
 };
 
 static uint32_t chunks(uint64_t n)
@@ -222,36 +225,78 @@ int unwinder__share(const struct unwinder *u, struct bpf_object *obj)
 	return 0;
 }
 
-int unwinder__sync_rules(struct unwinder *u, const struct unwind_rules *rules)
+/*
+ * n elements of size bytes into the array map fd from element first on: in
+ * one call where the kernel has batches (5.6 and later), a call each where
+ * it has not. A table is some hundreds of elements: one call instead of
+ * hundreds, each a dear round trip into the kernel in a VM.
+ */
+static int update_run(struct unwinder *u, int fd, __u32 first, const void *values, size_t n,
+		      size_t size)
 {
-	const struct cprof_unwind_rule *all = unwind_rules__all(rules);
-	size_t n = unwind_rules__count(rules);
-	__u32 id;
+	const unsigned char *v = values;
+	__u32 *keys, count, i;
+	int err = 0;
 
-	for (; u->rules_sent < n; u->rules_sent++) {
-		id = (__u32)u->rules_sent;
-		if (bpf_map_update_elem(u->fds[UMAP_RULES], &id, &all[id], BPF_ANY))
+	if (n > UINT32_MAX - first)
+		return -ERANGE;
+	if (!u->no_batch) {
+		keys = malloc(n * sizeof(*keys));
+		if (!keys)
+			return -ENOMEM;
+		for (i = 0; i < n; i++)
+			keys[i] = first + i;
+		count = (__u32)n;
+		err = bpf_map_update_batch(fd, keys, values, &count, NULL) ? -errno : 0;
+		free(keys);
+		if (!err)
+			return 0;
+		if (count || !map_take__unsupported(err))
+			return err;
+		u->no_batch = true;
+	}
+	for (i = 0; i < n; i++) {
+		count = first + i;
+		if (bpf_map_update_elem(fd, &count, v + i * size, BPF_ANY))
 			return -errno;
 	}
 	return 0;
 }
 
-/* n values into the array map fd from element first on, 64 to an element. */
-static int upload(int fd, uint32_t first, const uint32_t *v, size_t n)
+int unwinder__sync_rules(struct unwinder *u, const struct unwind_rules *rules)
 {
-	struct cprof_unwind_chunk c;
-	size_t i, k;
-	__u32 key;
+	const struct cprof_unwind_rule *all = unwind_rules__all(rules);
+	size_t n = unwind_rules__count(rules);
+	int err;
 
-	for (i = 0; i < n; i += CPROF_UNWIND_CHUNK) {
-		k = n - i < CPROF_UNWIND_CHUNK ? n - i : CPROF_UNWIND_CHUNK;
-		memset(&c, 0, sizeof(c));
-		memcpy(c.v, v + i, k * sizeof(*v));
-		key = first + (__u32)(i / CPROF_UNWIND_CHUNK);
-		if (bpf_map_update_elem(fd, &key, &c, BPF_ANY))
-			return -errno;
-	}
+	if (u->rules_sent >= n)
+		return 0;
+	err = update_run(u, u->fds[UMAP_RULES], (__u32)u->rules_sent, &all[u->rules_sent],
+			 n - u->rules_sent, sizeof(*all));
+	if (err)
+		return err;
+	u->rules_sent = n;
 	return 0;
+}
+
+/* n values into the array map fd from element first on, 64 to an element. */
+static int upload(struct unwinder *u, int fd, uint32_t first, const uint32_t *v, size_t n)
+{
+	size_t full = n / CPROF_UNWIND_CHUNK, rest = n % CPROF_UNWIND_CHUNK;
+	struct cprof_unwind_chunk c;
+	int err;
+
+	/* Whole chunks straight from the table: it is their layout already. */
+	if (full) {
+		err = update_run(u, fd, first, v, full, sizeof(c));
+		if (err)
+			return err;
+	}
+	if (!rest)
+		return 0;
+	memset(&c, 0, sizeof(c));
+	memcpy(c.v, v + full * CPROF_UNWIND_CHUNK, rest * sizeof(*v));
+	return update_run(u, fd, first + (__u32)full, &c, 1, sizeof(c));
 }
 
 int unwinder__add_table(struct unwinder *u, const struct unwind_table *t,
@@ -266,9 +311,9 @@ int unwinder__add_table(struct unwinder *u, const struct unwind_table *t,
 		space_release(&u->rows, rows, rc);
 		return -ENOSPC;
 	}
-	err = upload(u->fds[UMAP_ROWS], rows, t->rows, t->nrows);
+	err = upload(u, u->fds[UMAP_ROWS], rows, t->rows, t->nrows);
 	if (!err)
-		err = upload(u->fds[UMAP_PAGES], pages, t->pages, (size_t)t->npages + 1);
+		err = upload(u, u->fds[UMAP_PAGES], pages, t->pages, (size_t)t->npages + 1);
 	if (err) {
 		space_release(&u->rows, rows, rc);
 		space_release(&u->pages, pages, pc);
