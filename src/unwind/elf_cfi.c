@@ -41,11 +41,15 @@ static void add_code(Elf_Scn *scn, const GElf_Shdr *sh, struct elf_cfi *c)
  */
 static bool x86_padding(const uint8_t *p, size_t n)
 {
-	static const char filler[] = "\x90\xcc\x66\x2e\x0f\x1f\x40\x44\x80\x84";
+	static const bool filler[256] = {
+		[0x00] = true, [0x90] = true, [0xcc] = true, [0x66] = true,
+		[0x2e] = true, [0x0f] = true, [0x1f] = true, [0x40] = true,
+		[0x44] = true, [0x80] = true, [0x84] = true,
+	};
 	size_t i;
 
 	for (i = 0; i < n; i++)
-		if (p[i] && !memchr(filler, p[i], sizeof(filler) - 1))
+		if (!filler[p[i]])
 			return false;
 	return true;
 }

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * Builds a file's compact unwind table; see unwind_table.h. FDEs are
- * sorted first (only their ranges: 24 bytes each), then their programs
+ * sorted first (only their ranges: 32 bytes each), then their programs
  * run in address order and stream rows straight into the table, so a
  * large library never holds its CFI rows in memory twice. Consecutive
  * rows with the same rule are one row: most CFI rows differ only in
@@ -10,6 +10,7 @@
  * padding: no code runs there, so the row before may as well cover it.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -86,15 +87,37 @@ static int collect(const struct unwind_sources *src, struct fde_list *l,
 	return 0;
 }
 
-static int cmp_fde(const void *a, const void *b)
+/* Whether x goes before y: by address, an earlier section first, then as they came. */
+static bool before(const struct fde_ref *x, const struct fde_ref *y)
 {
-	const struct fde_ref *x = a, *y = b;
-
 	if (x->begin != y->begin)
-		return x->begin < y->begin ? -1 : 1;
+		return x->begin < y->begin;
 	if (x->section != y->section)
-		return x->section < y->section ? -1 : 1;
-	return x->off < y->off ? -1 : x->off > y->off;
+		return x->section < y->section;
+	return x->off < y->off;
+}
+
+/*
+ * A merge sort, not qsort: FDEs come nearly in address order (the linker
+ * lays them out as it lays out the code), and a run already in order is
+ * neither compared past its ends nor moved. musl's qsort moved 32-byte
+ * entries through memcpy a third of the time a table took to build.
+ */
+static void sort_fdes(struct fde_ref *v, struct fde_ref *tmp, size_t n)
+{
+	size_t mid = n / 2, i = 0, j = mid, k = 0;
+
+	if (n < 2)
+		return;
+	sort_fdes(v, tmp, mid);
+	sort_fdes(v + mid, tmp, n - mid);
+	if (!before(&v[mid], &v[mid - 1]))
+		return;
+	while (i < mid && j < n)
+		tmp[k++] = before(&v[j], &v[i]) ? v[j++] : v[i++];
+	while (i < mid)
+		tmp[k++] = v[i++];
+	memcpy(v, tmp, k * sizeof(*v));
 }
 
 /* Page index entries up to and including addr's page point at row n. */
@@ -225,6 +248,7 @@ int unwind_table__build(const struct unwind_sources *src, struct unwind_rules *r
 {
 	struct builder b = {.rules = rules, .stats = stats, .ctx = {.arch = src->arch}};
 	struct fde_list l = {0};
+	struct fde_ref *tmp = NULL;
 	int err;
 
 	*out = NULL;
@@ -236,9 +260,14 @@ int unwind_table__build(const struct unwind_sources *src, struct unwind_rules *r
 	if (!err && !l.n)
 		err = -ENOENT;
 	if (!err) {
-		qsort(l.v, l.n, sizeof(*l.v), cmp_fde);
+		tmp = malloc(l.n * sizeof(*tmp));
+		err = tmp ? 0 : -ENOMEM;
+	}
+	if (!err) {
+		sort_fdes(l.v, tmp, l.n);
 		err = build(&b, src, &l);
 	}
+	free(tmp);
 	free(l.v);
 	if (err) {
 		unwind_table__free(b.t);
