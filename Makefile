@@ -72,6 +72,11 @@ CFLAGS := -std=gnu11 -g -Wall -Wextra -Werror -Wno-missing-field-initializers \
 	-Isrc -Ibpf -I$(BPF_OUT) -I$(OUT) -I$(DEPS)/include -idirafter $(DEPS)/uapi
 LDFLAGS := $(STATIC) $(EXTRA_LDFLAGS)
 LDLIBS := -L$(DEPS)/lib -lbpf -lelf -lz -liberty-demangle
+# The static binaries allocate with mimalloc (third_party/build.sh says why);
+# an object, not an archive, so that its malloc is taken before musl's.
+ifneq ($(STATIC),)
+LDLIBS += $(DEPS)/lib/mimalloc.o
+endif
 
 SRCS := $(sort $(wildcard src/*.c src/*/*.c))
 OBJS := $(patsubst src/%.c,$(OUT)/obj/%.o,$(SRCS))
