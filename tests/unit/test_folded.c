@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* The folded-stack encoder on a small hand-built profile. */
 #include <stdlib.h>
+#include <string.h>
 
 #include "build/profile.h"
 #include "encode/folded.h"
@@ -102,6 +103,62 @@ TEST(folded_many_samples)
 	}
 	CHECK_INT(folded__encode(p, &out, &len), ==, 0);
 	CHECK_STR(out, "app;leaf 100000\n");
+	free(out);
+	profile__free(p);
+}
+
+/*
+ * Lines that share long prefixes and differ anywhere, each at a few
+ * addresses: merged by text, sorted as strcmp sorts them. Two names that
+ * fold to the same text ("x;y" and "x:y") make one line.
+ */
+TEST(folded_sorted_and_merged_by_text)
+{
+	struct profile_meta meta = {.period_ns = 1};
+	struct profile *p = profile__new(&meta);
+	struct profile_labels l = {.pid = 1, .comm = "app", .thread_name = "app"};
+	static const char *const names[] = {"std::vector<int, std::allocator<int> >::push_back",
+					    "std::vector<int, std::allocator<int> >::push_bac",
+					    "x;y",
+					    "x:y",
+					    "\xc3\xa9t\xc3\xa9",
+					    "a",
+					    "b"};
+	enum { NNAMES = sizeof(names) / sizeof(names[0]), NFRAMES = 3 * NNAMES };
+	uint32_t ids[NFRAMES], stack[6], i, k;
+	uint64_t total = 0, sum = 0;
+	char *out, *line, *prev = NULL, *save = NULL;
+	size_t len;
+
+	CHECK(p);
+	for (i = 0; i < NFRAMES; i++) {
+		struct profile_frame f = {.address = 0x1000 + i, .name = names[i % NNAMES]};
+
+		ids[i] = profile__add_frame(p, &f);
+	}
+	/* Every 6-frame stack over a pseudo-random walk of the frames. */
+	for (i = 0, k = 7; i < 3000; i++) {
+		for (uint32_t d = 0; d < 6; d++) {
+			k = k * 1103515245u + 12345u;
+			stack[d] = ids[(k >> 16) % (d < 4 ? 3 : NFRAMES)];
+		}
+		CHECK_INT(profile__add_sample(p, stack, 6, &l, i % 5 + 1), ==, 0);
+		total += i % 5 + 1;
+	}
+	CHECK_INT(folded__encode(p, &out, &len), ==, 0);
+	CHECK(!strstr(out, "x;y"));
+	for (line = strtok_r(out, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		char *count = strrchr(line, ' ');
+
+		CHECK(count);
+		*count = '\0';
+		sum += strtoull(count + 1, NULL, 10);
+		/* Strictly increasing: sorted, and each text once. */
+		if (prev)
+			CHECK_INT(strcmp(prev, line), <, 0);
+		prev = line;
+	}
+	CHECK_U64(sum, ==, total);
 	free(out);
 	profile__free(p);
 }
