@@ -19,6 +19,16 @@
 #define CPROF_SPACE_ENTRIES	    16384
 
 /*
+ * A user stack the unwinder walked, by a 128-bit hash of its frames: two
+ * stacks that differ get the same one with odds of 2^-128 a pair, so the
+ * hash names the stack and no copy is kept in the kernel to compare with.
+ */
+struct cprof_stack_hash {
+	__u64 lo;
+	__u64 hi;
+};
+
+/*
  * Stack ids are stored as the (negated errno) value bpf_get_stackid returned
  * when it failed, cast to __u32; user space casts back to a signed int.
  */
@@ -30,10 +40,11 @@ struct cprof_key {
 	__u64 comm[CPROF_COMM_LEN / 8]; /* thread name, NUL-padded */
 	__u64 space; /* the address space the sample was taken in: see `spaces` */
 	/*
-	 * The user stack the unwinder walked, by its hash in the set's `ustacks`
-	 * map; 0 when user_stack_id holds a stack walked by frame pointers.
+	 * The user stack the unwinder walked, by its hash (sent to user space
+	 * once, see struct cprof_ustack); 0 when user_stack_id holds a stack
+	 * walked by frame pointers, or the error that lost the walked one.
 	 */
-	__u64 user_hash;
+	struct cprof_stack_hash user_hash;
 };
 
 /*

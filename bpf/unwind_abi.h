@@ -17,6 +17,7 @@
 #define CPROF_BPF_UNWIND_ABI_H
 
 #include <linux/types.h>
+#include "mix64.h"
 #include "sampler_abi.h"
 
 #define CPROF_UNWIND_PAGE_SHIFT 16
@@ -157,12 +158,46 @@ struct cprof_walk_config {
 	__u64 followed_until;
 };
 
-/* A walked user stack, as kept in the `ustacks` maps by its hash (1 KiB). */
+#define CPROF_USTACK_MAGIC 0x6b747375 /* "ustk" */
+
+/*
+ * A walked user stack, sent through `events` the first time the kernel
+ * walks it (`known_stacks` then holds its hash); counts name it by the hash
+ * alone. Only the first n frames are sent.
+ */
 struct cprof_ustack {
-	__u32 n;			   /* frames in ips */
-	__u32 stop;			   /* enum cprof_unwind_stop: CPROF_STOP_NONE at the root */
+	__u32 magic;
+	__u32 n;    /* frames in ips */
+	__u32 stop; /* enum cprof_unwind_stop: CPROF_STOP_NONE at the root */
+	__u32 pad;
+	struct cprof_stack_hash hash;
 	__u64 ips[CPROF_UNWIND_MAX_DEPTH]; /* leaf first; a frame after a signal frame as pc + 1 */
 };
+
+/*
+ * The hash of a walked stack, built a frame at a time as the walk goes
+ * (no loop over the frames afterwards): two 64-bit lanes of different
+ * multipliers, each finished with splitmix64's finalizer over the lane,
+ * the frame count and the stop.
+ */
+#define CPROF_USTACK_SEED0 0xcbf29ce484222325ull
+#define CPROF_USTACK_SEED1 0x84222325cbf29ce4ull
+
+static inline void cprof_ustack_mix(__u64 mix[2], __u64 ip)
+{
+	mix[0] = (mix[0] ^ ip) * 0x9e3779b97f4a7c15ull;
+	mix[0] ^= mix[0] >> 32;
+	mix[1] = (mix[1] + ip) * 0xbf58476d1ce4e5b9ull;
+	mix[1] ^= mix[1] >> 29;
+}
+
+/* Never 0, 0: a key's zero hash means "no walked stack". */
+static inline void cprof_ustack_hash(const __u64 mix[2], __u32 n, __u32 stop,
+				     struct cprof_stack_hash *h)
+{
+	h->lo = cprof_mix64(mix[0] ^ n ^ (__u64)stop << 32);
+	h->hi = cprof_mix64(mix[1] + n * 0x94d049bb133111ebull + stop) | 1;
+}
 
 /* A walk: what it keeps between its program runs (per CPU). */
 struct cprof_walk {
@@ -176,6 +211,7 @@ struct cprof_walk {
 	__u32 lo, hi; /* the bounds of a row search */
 	__u32 slot;   /* an index into a chunk, read back (see load_u32) */
 	__u32 kernel; /* the sample was taken in the kernel: it has a kernel stack too */
+	__u64 mix[2]; /* the hash of the frames so far, two lanes (see cprof_ustack_hash) */
 	struct cprof_ustack u;
 };
 

@@ -4,9 +4,11 @@
  * does (bpf/sample.h), but walks the stack of interrupted user code with
  * the compact unwind tables user space built from each file's CFI
  * (bpf/unwind_abi.h), one step per frame (bpf/unwind_step.h, the same code
- * user space runs), and keeps each walked stack by its hash in the set's
- * `ustacks` map. A sample taken in the kernel keeps its user stack walked
- * by frame pointers, as the sampler does.
+ * user space runs), and counts each sample with its walked stack's hash:
+ * the stack itself goes to user space once, the first time it is walked
+ * (see known_stacks). A sample taken in the kernel whose user registers
+ * cannot be found keeps its user stack walked by frame pointers, as the
+ * sampler does.
  *
  * Kernel floor 5.5 (bpf_probe_read_user; bounded loops from 5.3): older
  * kernels load the sampler. No CO-RE relocations, no global data, so it
@@ -122,13 +124,31 @@ struct {
 	__type(value, struct cprof_copy);
 } copy_buf SEC(".maps");
 
-/* Walked user stacks by hash, one map per set like stacks0/1; sized by user space. */
+/*
+ * Where walked stacks go to user space: a buffer of their own, whose reader
+ * the kernel wakes every so many records (they are wanted at the next
+ * drain), where `events` wakes it at each (a new process's maps are read
+ * while it lives).
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERF_EVENT_ARRAY);
+	__uint(key_size, sizeof(__u32));
+	__uint(value_size, sizeof(__u32));
+} walked_out SEC(".maps");
+
+/*
+ * The hashes of the walked stacks user space has been sent (struct
+ * cprof_ustack through walked_out), and keeps while they are here; it
+ * deletes those it no longer keeps. Shared by both map sets: a stack is
+ * sent once, not once a drain, and no walked stack is copied into a map.
+ * Sized by user space.
+ */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, CPROF_DEFAULT_STACK_ENTRIES);
-	__type(key, __u64);
-	__type(value, struct cprof_ustack);
-} ustacks0 SEC(".maps"), ustacks1 SEC(".maps");
+	__uint(max_entries, CPROF_DEFAULT_COUNT_ENTRIES);
+	__type(key, struct cprof_stack_hash);
+	__type(value, __u32);
+} known_stacks SEC(".maps");
 
 /*
  * The index into the chunk goes through w->slot and back: read from a map
@@ -243,6 +263,7 @@ static __always_inline int walk_one(struct cprof_walk *w, __u64 ra_mask)
 	}
 	/* As user space: an exact pc after the leaf goes in as pc + 1 (looked up at ip - 1). */
 	w->u.ips[n] = w->regs.exact_pc && n ? w->regs.pc + 1 : w->regs.pc;
+	cprof_ustack_mix(w->mix, w->u.ips[n]);
 	w->u.n = n + 1;
 	walk_frame(w, ra_mask);
 	return w->done;
@@ -273,35 +294,8 @@ static long walk_loop_step(__u32 index, void *ctx)
 	return walk_one(w, cfg ? cfg->ra_mask : ~0ull) ? 1 : 0;
 }
 
-/*
- * Over the frames and the stop: stacks that differ there are different
- * stacks. Frames past n are zero (see cprof_unwind_sample), so the loops
- * run over all of them without a branch, which the verifier goes through
- * in one path.
+/* As spill_sample, for a walked stack whose kernel stack met a bucket held by another; 1 if sent.
  */
-static __always_inline __u64 stack_hash(const struct cprof_ustack *u)
-{
-	__u64 h = 0xcbf29ce484222325ull ^ ((__u64)u->stop << 32 | u->n);
-	__u32 i;
-
-	for (i = 0; i < CPROF_MAX_STACK_DEPTH; i++) {
-		h = (h ^ u->ips[i]) * 0x100000001b3ull;
-		h ^= h >> 29;
-	}
-	return h ? h : 1; /* 0 means "no walked stack" in a key */
-}
-
-static __always_inline int same_stack(const struct cprof_ustack *a, const struct cprof_ustack *b)
-{
-	__u64 diff = (a->n ^ b->n) | (a->stop ^ b->stop);
-	__u32 i;
-
-	for (i = 0; i < CPROF_MAX_STACK_DEPTH; i++)
-		diff |= a->ips[i] ^ b->ips[i];
-	return diff == 0;
-}
-
-/* As spill_sample, for a walked stack that met another under the same hash; 1 if sent. */
 static __always_inline int spill_walk(struct bpf_perf_event_data *ctx, const struct cprof_walk *w)
 {
 	struct cprof_spill *sp;
@@ -390,53 +384,61 @@ static __always_inline int copy_sample(struct bpf_perf_event_data *ctx, const st
 }
 
 /*
- * Keeps the walked stack in the set's ustacks map under its hash, and
- * counts the sample with the hash in its key (and the kernel stack's id,
- * for a sample taken in the kernel). A different stack already under that
- * hash, a full map or a kernel stack-map collision sends the sample whole
- * instead, as a collision does in record().
+ * Sends the walked stack to user space unless it has it (known_stacks):
+ * first the stack, then its hash into the set, so that a sample that finds
+ * the hash there finds the stack already in a ring, which user space reads
+ * before it drains the sample's count. 0 if the ring had no room.
+ */
+static __always_inline int send_walk(struct bpf_perf_event_data *ctx, struct cprof_walk *w)
+{
+	__u32 n = w->u.n, one = 1;
+
+	if (bpf_map_lookup_elem(&known_stacks, &w->u.hash))
+		return 1;
+	if (n > CPROF_MAX_STACK_DEPTH)
+		n = CPROF_MAX_STACK_DEPTH;
+	w->u.magic = CPROF_USTACK_MAGIC;
+	if (bpf_perf_event_output(ctx, &walked_out, BPF_F_CURRENT_CPU, &w->u,
+				  __builtin_offsetof(struct cprof_ustack, ips) + n * sizeof(__u64)))
+		return 0;
+	/* Full: the stack is sent again next time, which costs more but loses nothing. */
+	bpf_map_update_elem(&known_stacks, &w->u.hash, &one, BPF_ANY);
+	return 1;
+}
+
+/*
+ * Counts the sample with its walked stack's hash in its key (and the kernel
+ * stack's id, for a sample taken in the kernel). A kernel stack-map
+ * collision sends the sample whole instead, as a collision does in
+ * record(); a stack the ring had no room for is counted as lost.
  */
 static __always_inline void keep_walk(struct bpf_perf_event_data *ctx, struct cprof_walk *w,
-				      void *ustacks, void *stacks, void *counts)
+				      void *stacks, void *counts)
 {
 	long kid = -14 /* EFAULT: no kernel stack */;
-	struct cprof_ustack *v;
-	__u64 h = stack_hash(&w->u);
-	int kept = 0;
+	int sent;
 
 	stat_add(CPROF_STAT_WALKS, 1);
-	v = bpf_map_lookup_elem(ustacks, &h);
-	if (!v) {
-		if (bpf_map_update_elem(ustacks, &h, &w->u, BPF_NOEXIST) == 0)
-			kept = 1;
-		else
-			v = bpf_map_lookup_elem(ustacks, &h); /* another CPU's, or full */
-	}
-	if (v)
-		kept = same_stack(v, &w->u);
+	cprof_ustack_hash(w->mix, w->u.n, w->u.stop, &w->u.hash);
+	sent = send_walk(ctx, w);
 	if (w->kernel)
 		kid = bpf_get_stackid(ctx, stacks, 0);
-	if (kid == -17 /* EEXIST */)
-		kept = 0;
-	else
-		stack_stat(kid, CPROF_STAT_KERN_COLLISION, CPROF_STAT_KERN_STACK_ERR);
-	w->key.user_hash = h;
+	w->key.user_hash = w->u.hash;
 	w->key.user_stack_id = (__u32)-14; /* EFAULT: no frame-pointer stack */
 	w->key.kern_stack_id = (__u32)kid;
-	if (kept) {
-		count_sample(ctx, counts, &w->key, w->set);
-	} else if (spill_walk(ctx, w)) {
+	if (kid == -17 /* EEXIST */ && spill_walk(ctx, w)) {
 		stat_add(CPROF_STAT_SPILLED, 1);
 		announce(ctx, &w->key);
-	} else {
-		/* As record() does when even the spill fails: counted, stacks lost. */
-		stat_add(kid == -17 ? CPROF_STAT_KERN_COLLISION : CPROF_STAT_USER_COLLISION, 1);
-		if (kid != -17) {
-			w->key.user_hash = 0;
-			w->key.user_stack_id = (__u32)-17;
-		}
-		count_sample(ctx, counts, &w->key, w->set);
+		return;
 	}
+	stack_stat(kid, CPROF_STAT_KERN_COLLISION, CPROF_STAT_KERN_STACK_ERR);
+	if (!sent) {
+		stat_add(CPROF_STAT_USER_STACK_ERR, 1);
+		w->key.user_hash.lo = 0;
+		w->key.user_hash.hi = 0;
+		w->key.user_stack_id = (__u32)-28; /* ENOSPC */
+	}
+	count_sample(ctx, counts, &w->key, w->set);
 }
 
 /* Where user space has got to in the kernel's records; now if it has not said. */
@@ -455,6 +457,7 @@ static __always_inline __u64 followed_until(void)
 SEC("perf_event")
 int cprof_keep(struct bpf_perf_event_data *ctx)
 {
+	void *stacks, *counts;
 	struct cprof_walk *w;
 	__u32 zero = 0;
 
@@ -473,10 +476,10 @@ int cprof_keep(struct bpf_perf_event_data *ctx)
 		in_flight_add(w->set, -1);
 		return 0;
 	}
-	if (w->set == 0)
-		keep_walk(ctx, w, &ustacks0, &stacks0, &counts0);
+	if (set_maps(w->set, &stacks, &counts))
+		keep_walk(ctx, w, stacks, counts);
 	else
-		keep_walk(ctx, w, &ustacks1, &stacks1, &counts1);
+		stat_add(CPROF_STAT_COUNTS_FULL, 1);
 	in_flight_add(w->set, -1);
 	return 0;
 }
@@ -670,7 +673,8 @@ int cprof_unwind_sample(struct bpf_perf_event_data *ctx)
 	w->key = key;
 	w->set = set;
 	w->done = 0;
-	__builtin_memset(&w->u, 0, sizeof(w->u));
+	w->mix[0] = CPROF_USTACK_SEED0;
+	w->mix[1] = CPROF_USTACK_SEED1;
 	w->u.n = 0;
 	w->u.stop = CPROF_STOP_NONE;
 	if (w->kernel) {
@@ -695,6 +699,7 @@ int cprof_unwind_sample(struct bpf_perf_event_data *ctx)
 	}
 	stat_add(CPROF_STAT_COPIES_LOST, 1);
 	w->u.ips[0] = w->regs.pc;
+	cprof_ustack_mix(w->mix, w->regs.pc);
 	w->u.n = 1;
 	w->u.stop = CPROF_STOP_COPY_LOST;
 	w->done = 1;

@@ -251,6 +251,8 @@ static uint32_t lost_stack_frame(struct run *r, int err, int kernel)
 	if (err == -EEXIST)
 		what = kernel ? "[kernel stack lost: stack map collision]"
 			      : "[user stack lost: stack map collision]";
+	else if (err == -ENOSPC)
+		what = "[user stack lost: perf buffer full]";
 	else
 		what = kernel ? "[kernel stack lost: error]" : "[user stack lost: error]";
 	return symbolizer__placeholder(r->sym, what, kernel);

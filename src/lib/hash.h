@@ -8,15 +8,12 @@
 
 #include <stdint.h>
 
-/* splitmix64's finalizer. */
+#include "mix64.h"
+
+/* splitmix64's finalizer, as the BPF side mixes. */
 static inline uint64_t hash_u64(uint64_t k)
 {
-	k ^= k >> 30;
-	k *= 0xbf58476d1ce4e5b9ULL;
-	k ^= k >> 27;
-	k *= 0x94d049bb133111ebULL;
-	k ^= k >> 31;
-	return k;
+	return cprof_mix64(k);
 }
 
 #endif

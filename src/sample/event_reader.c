@@ -188,15 +188,16 @@ cleanup:
 	return err;
 }
 
-int event_reader__new(int map_fd, size_t pages, struct event_reader **out)
+int event_reader__new(int map_fd, size_t pages, uint32_t wake_every, struct event_reader **out)
 {
+	LIBBPF_OPTS(perf_buffer_opts, opts, .sample_period = wake_every);
 	struct event_reader *r;
 	int err = reader_new(&r);
 
 	*out = NULL;
 	if (err)
 		return err;
-	r->pb = perf_buffer__new(map_fd, pages, on_record, on_lost, r, NULL);
+	r->pb = perf_buffer__new(map_fd, pages, on_record, on_lost, r, &opts);
 	return reader_start(r, out);
 }
 

@@ -18,8 +18,12 @@ struct perf_event_attr;
 /* One record as the BPF program sent it; data is 8-byte aligned. */
 typedef void (*event_reader_fn)(void *ctx, const void *data, uint32_t size);
 
-/* Opens the perf buffer on map_fd (pages per CPU) and starts the thread. */
-int event_reader__new(int map_fd, size_t pages, struct event_reader **out);
+/*
+ * Opens the perf buffer on map_fd (pages per CPU) and starts the thread,
+ * which the kernel wakes every wake_every records of a CPU: 1 for records
+ * wanted at once, more for records only wanted at the next flush.
+ */
+int event_reader__new(int map_fd, size_t pages, uint32_t wake_every, struct event_reader **out);
 /*
  * The rings of events of its own, opened with attr on every online CPU
  * (map_fd: a perf event array the buffer fills): each record is queued

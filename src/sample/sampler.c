@@ -7,12 +7,12 @@
  * map gets, which is what causes hash collisions (lost stacks).
  *
  * Startup comes in two stages, because creating a map set (the kernel
- * preallocates 16,384 stacks of 1 KiB) is most of it. The first instance of
- * the object is loaded with one set that stands for both, so sampling begins
- * once one set exists; set 0 is the active one until the first drain. That
- * drain first loads a second instance, which shares every map of the first
- * and adds set 1, and hands the sampling events over to it; only then does
- * anything flip to set 1.
+ * preallocates a stack map of 8,192 stacks of 1 KiB) is much of it. The
+ * program reaches the sets through arrays of maps (see bpf/sample.h), and
+ * is loaded with set 0 in both slots, so sampling begins once one set
+ * exists; set 0 is the active one until the first drain. That drain
+ * creates set 1 and puts it in its slot, and only then flips to it: the
+ * program is verified once.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -45,6 +45,7 @@
 #include "sample/perf_sample.h"
 #include "sample/sampler.h"
 #include "sample/unwinder.h"
+#include "sample/walked_stacks.h"
 #include "unwind_abi.h"
 #include "sampler.skel.h"
 #include "unwinder.skel.h"
@@ -60,7 +61,14 @@
  * 32 pages a busy machine lost a fifth of them; 128 (512 KiB, perf
  * record's default) is what the kernel lets any user lock per CPU.
  */
-#define COPY_PAGES	  128
+#define COPY_PAGES 128
+/*
+ * Per-CPU buffer of the walked stacks the kernel sends, each once (up to
+ * 1 KiB, most a few hundred bytes), and how many records of a CPU wake
+ * its reader: they wait for the next drain, not for a wakeup each.
+ */
+#define WALKED_PAGES	  64
+#define WALKED_WAKE	  64
 #define IN_FLIGHT_WAIT_US 1000000
 /*
  * Per-CPU ring of the sampling events when they copy stacks (16 KiB a
@@ -105,7 +113,7 @@ struct walker {
 };
 
 struct sampler {
-	/* The loaded instance: the first (one map set) until complete, then the second. */
+	/* The loaded object. */
 	struct instance cur;
 	struct unwinder *unwinder; /* the tables' maps, when the unwinder's object is loaded */
 	struct walker walker;
@@ -137,20 +145,24 @@ struct sampler {
 	struct u64map *head_seen;
 	struct perf_sample_layout layout;
 	struct cprof_copy *copy_buf; /* the sample being handed out */
-	bool complete;		     /* both map sets exist and the second instance samples */
+	bool complete;		     /* both map sets exist */
 	int complete_err;	     /* why it could not be completed: not tried again */
-	const char *tracefs;	     /* where tracepoints are, or NULL */
+	/* Set 1's maps, once complete (set 0's are the object's stacks0 and counts0). */
+	int set1_stacks_fd, set1_counts_fd;
+	const char *tracefs; /* where tracepoints are, or NULL */
 	struct perf_attach *pa;
-	struct perf_attach *next_pa; /* the second instance's events, until handed over */
+	struct perf_attach *next_pa; /* the head start's successors, until handed over */
 	/* The fork, exec and exit hooks (enum hook): links, and events until a link owns them (or
 	 * -1). */
 	struct bpf_link *hook_links[HOOK_MAX];
 	int hook_fds[HOOK_MAX];
-	int tracepoint_err;	     /* why they could not be opened */
-	bool spaces;		     /* `spaces` is maintained: every hook attached */
-	uint32_t command_pid;	     /* the process that will exec the command, or 0 */
-	struct event_reader *reader; /* of `events` */
-	int events_fd;		     /* the map the reader reads */
+	int tracepoint_err;		    /* why they could not be opened */
+	bool spaces;			    /* `spaces` is maintained: every hook attached */
+	uint32_t command_pid;		    /* the process that will exec the command, or 0 */
+	struct event_reader *reader;	    /* of `events` */
+	int events_fd;			    /* the map the reader reads */
+	struct event_reader *walked_reader; /* of `walked_out`, with the unwinder's object */
+	int walked_fd;
 	struct sampler_opts opts;
 	struct cprof_config cfg;
 	int ncpus_possible;
@@ -171,19 +183,16 @@ struct sampler {
 	struct cprof_spill *spills;
 	size_t nspills, spills_cap;
 	uint64_t spills_dropped; /* no memory to keep one */
-	/*
-	 * Runs the kernel skipped (see prog_skipped): of the first instance's
-	 * sampling program, read before it went; of the hooks, as they went.
-	 */
-	uint64_t skipped_before, hooks_skipped_before;
+	/* Runs of the hooks the kernel skipped (see prog_skipped), as they went. */
+	uint64_t hooks_skipped_before;
 	/* Per drain: stack id -> frames, so a stack shared by many keys is read once. */
 	uint64_t **stack_cache;
 	uint32_t *stack_cache_ids;
 	uint32_t stack_cache_n;
-	/* Per drain: the counts taken in batches, and the walked stacks they name. */
+	/* Per drain: the counts taken in batches. */
 	struct map_take *take, *take_hashes;
-	__u64 *hashes;
-	size_t hashes_cap;
+	/* The walked stacks the kernel sent (with the unwinder's object). */
+	struct walked_stacks *walked;
 };
 
 static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
@@ -438,6 +447,11 @@ static void on_notify(void *ctx, const void *data, uint32_t size)
 
 	if (size >= sizeof(magic))
 		memcpy(&magic, data, sizeof(magic));
+	if (magic == CPROF_USTACK_MAGIC) {
+		if (s->walked)
+			walked_stacks__add(s->walked, data, size);
+		return;
+	}
 	if (magic == CPROF_SPILL_MAGIC && size >= sizeof(struct cprof_spill)) {
 		keep_spill(s, data);
 		return;
@@ -453,41 +467,43 @@ static void on_notify(void *ctx, const void *data, uint32_t size)
 		announce_pid(s, ev->pid);
 }
 
+static uint32_t known_stacks_size(const struct sampler *s)
+{
+	return 2 * s->opts.count_entries;
+}
+
 /* The hash maps whose entries the kernel can allocate as they are added. */
 static void allocate_lazily(struct instance *k)
 {
-	struct bpf_map *maps[] = {MAP(k, counts0), MAP(k, counts1), MAP(k, targets),
-				  k->uk ? MAP(k, ustacks0) : NULL, k->uk ? MAP(k, ustacks1) : NULL};
+	struct bpf_map *maps[] = {MAP(k, counts0), MAP(k, targets),
+				  k->uk ? MAP(k, known_stacks) : NULL};
 
 	for (size_t i = 0; i < sizeof(maps) / sizeof(maps[0]); i++)
 		if (maps[i])
 			lazy_maps__apply(maps[i]);
 }
 
-/* Sizes, and which programs and maps an instance loads itself (the others are reused). */
-static void configure(struct sampler *s, struct instance *k, bool lineage)
+/* Sizes, and which programs the object loads. */
+static void configure(struct sampler *s, struct instance *k)
 {
-	bool fork = lineage && s->cfg.fork_layout != CPROF_FORK_NONE;
+	bool fork = s->cfg.fork_layout != CPROF_FORK_NONE;
 	uint32_t stack_entries;
 
 	/*
 	 * With the unwinder a key holds one stack id, the kernel's (its user
-	 * stack is in ustacks): half the stacks fill the map as full.
+	 * stack is named by its hash): half the stacks fill the map as full.
 	 */
 	stack_entries = k->uk ? s->opts.stack_entries / 2 : s->opts.stack_entries;
 	bpf_map__set_max_entries(MAP(k, stacks0), stack_entries);
-	bpf_map__set_max_entries(MAP(k, stacks1), stack_entries);
 	bpf_map__set_max_entries(MAP(k, counts0), s->opts.count_entries);
-	bpf_map__set_max_entries(MAP(k, counts1), s->opts.count_entries);
 	/*
-	 * Preallocated (a perf_event program may not allocate), 1 KiB a stack:
-	 * a walked stack goes in with a new key, and keys are drained at a
-	 * quarter full (sampler__should_drain), so half the keys is room enough.
+	 * The walked stacks user space keeps: keys are drained at a quarter
+	 * full (sampler__should_drain), and user space keeps between half and
+	 * three quarters of this (walked_stacks.h): the stacks of several
+	 * drains, each sent once.
 	 */
-	if (k->uk) {
-		bpf_map__set_max_entries(MAP(k, ustacks0), s->opts.count_entries / 2);
-		bpf_map__set_max_entries(MAP(k, ustacks1), s->opts.count_entries / 2);
-	}
+	if (k->uk)
+		bpf_map__set_max_entries(MAP(k, known_stacks), known_stacks_size(s));
 	/* Unused without a PID filter; a full-size hash map costs startup time to allocate. */
 	if (!s->opts.filter_pids)
 		bpf_map__set_max_entries(MAP(k, targets), 1);
@@ -499,16 +515,6 @@ static void configure(struct sampler *s, struct instance *k, bool lineage)
 				  fork && s->cfg.fork_layout == CPROF_FORK_DYNAMIC_COMM);
 	bpf_program__set_autoload(PROG(k, cprof_exec), fork);
 	bpf_program__set_autoload(PROG(k, cprof_exit), fork);
-}
-
-/* Hands src's map to dst's instance; both then name the same kernel map. */
-static int share(struct bpf_map *dst, const struct bpf_map *src)
-{
-	int err = bpf_map__reuse_fd(dst, bpf_map__fd(src));
-
-	if (err)
-		pr_debug("cannot share map '%s': %s", bpf_map__name(src), strerror(-err));
-	return err;
 }
 
 /*
@@ -539,36 +545,46 @@ static int create_maps_while(struct bpf_map *const *maps, int n, int (*fn)(struc
 }
 
 /*
- * The notification buffer, ready before the load, on an `events` map of our
- * own: the buffer keeps using the descriptor it was given, which must outlive
- * the first instance of the object.
+ * A perf buffer of the program's map `name`, ready before the load, on a
+ * map of our own (*fd): the buffer keeps using the descriptor it was given,
+ * which must outlive the object (should the unwinder's be refused, the
+ * sampler's is loaded on it). what names it in errors.
+ */
+static int open_buffer(struct sampler *s, const char *name, const char *what, size_t pages,
+		       uint32_t wake_every, int *fd, struct event_reader **reader)
+{
+	struct bpf_map *m = bpf_object__find_map_by_name(s->cur.obj, name);
+	int err;
+
+	*fd = bpf_map_create(bpf_map__type(m), bpf_map__name(m), bpf_map__key_size(m),
+			     bpf_map__value_size(m), s->ncpus_possible, NULL);
+	err = *fd < 0 ? -errno : bpf_map__reuse_fd(m, *fd);
+	if (!err)
+		err = event_reader__new(*fd, pages, wake_every, reader);
+	if (err)
+		pr_err("cannot create the %s perf buffer: %s", what, strerror(-err));
+	return err;
+}
+
+/*
+ * The notification buffer, and with the unwinder the walked stacks' (see
+ * WALKED_WAKE).
  */
 static int open_notifications(struct sampler *s)
 {
-	struct bpf_map *m = MAP(&s->cur, events);
 	int err;
 
-	s->events_fd = bpf_map_create(bpf_map__type(m), bpf_map__name(m), bpf_map__key_size(m),
-				      bpf_map__value_size(m), s->ncpus_possible, NULL);
-	if (s->events_fd < 0) {
-		err = -errno;
-		pr_err("cannot create the notification map: %s", strerror(-err));
+	err = open_buffer(s, "events", "notification", s->unwinder ? COPY_PAGES : NOTIFY_PAGES, 1,
+			  &s->events_fd, &s->reader);
+	if (err)
 		return err;
-	}
-	err = bpf_map__reuse_fd(m, s->events_fd);
-	if (err) {
-		pr_err("cannot create the notification map: %s", strerror(-err));
-		return err;
-	}
-	err = event_reader__new(s->events_fd, s->unwinder ? COPY_PAGES : NOTIFY_PAGES, &s->reader);
-	if (err) {
-		pr_err("cannot create the notification perf buffer: %s", strerror(-err));
-		return err;
-	}
 	/* The head start's rings, opened before, wake the caller's one poll too. */
 	if (s->copies)
 		event_reader__wake_with(s->copies, s->reader);
-	return 0;
+	if (!s->cur.uk)
+		return 0;
+	return open_buffer(s, "walked_out", "walked stacks'", WALKED_PAGES, WALKED_WAKE,
+			   &s->walked_fd, &s->walked_reader);
 }
 
 /* The perf event array of the copies' rings: a descriptor, or a negative errno. */
@@ -702,9 +718,9 @@ void sampler__close_head_start(struct sampler_head_start *h)
 }
 
 /*
- * What the first instance needs besides its maps, done while they are
- * created; done once, when the unwinder's object is refused and the
- * sampler's tried next.
+ * What the object needs besides its maps, done while they are created;
+ * done once, when the unwinder's object is refused and the sampler's
+ * tried next.
  */
 static int prepare_first(struct sampler *s)
 {
@@ -816,10 +832,7 @@ static int start_walker(struct sampler *s)
 		return -errno;
 	bpf_object__for_each_map(m, w->k->obj)
 	{
-		/*
-		 * The first instance's set-1 maps took set 0's names when they were
-		 * shared: the walk uses neither, so they are not created at all.
-		 */
+		/* One the sampling object lacks, the walk does not use: not created. */
 		src = bpf_object__find_map_by_name(s->cur.obj, bpf_map__name(m));
 		if (!src) {
 			bpf_map__set_autocreate(m, false);
@@ -865,9 +878,18 @@ static struct bpf_program *sample_prog(const struct instance *i)
 	return i->uk ? PROG(i, cprof_unwind_sample) : PROG(i, cprof_sample);
 }
 
+/* Puts a set's maps in slot of the arrays of maps. */
+static int fill_slot(struct sampler *s, __u32 slot, int stacks_fd, int counts_fd)
+{
+	if (bpf_map_update_elem(FD(&s->cur, stack_sets), &slot, &stacks_fd, BPF_ANY) ||
+	    bpf_map_update_elem(FD(&s->cur, count_sets), &slot, &counts_fd, BPF_ANY))
+		return -errno;
+	return 0;
+}
+
 /*
- * The first instance, with one map set. *explained: the error was logged;
- * else the caller explains it, or tries the sampler's object instead.
+ * The object, with one map set in both slots. *explained: the error was
+ * logged; else the caller explains it, or tries the sampler's object instead.
  */
 static int load_first(struct sampler *s, bool *explained)
 {
@@ -879,13 +901,12 @@ static int load_first(struct sampler *s, bool *explained)
 	err = instance_open(s, k);
 	if (err)
 		return err;
-	/* The fork and exec hooks are in the first instance: forks are seen from the start. */
-	configure(s, k, true);
+	configure(s, k);
 	big[n++] = MAP(k, stacks0);
 	big[n++] = MAP(k, counts0);
 	big[n++] = MAP(k, seen);
 	if (k->uk)
-		big[n++] = MAP(k, ustacks0);
+		big[n++] = MAP(k, known_stacks);
 	if (s->opts.filter_pids)
 		big[n++] = MAP(k, targets);
 	if (s->cfg.fork_layout != CPROF_FORK_NONE)
@@ -893,15 +914,16 @@ static int load_first(struct sampler *s, bool *explained)
 	err = create_maps_while(big, n, prepare_first, s, explained);
 	if (*explained)
 		return err;
-	/* Set 0 stands for both: set 1 is not used before the second instance exists. */
+	/* The arrays of maps take their maps' kind from set 0. */
 	if (!err)
-		err = share(MAP(k, stacks1), MAP(k, stacks0));
+		err = bpf_map__set_inner_map_fd(MAP(k, stack_sets), FD(k, stacks0));
 	if (!err)
-		err = share(MAP(k, counts1), MAP(k, counts0));
-	if (!err && k->uk)
-		err = share(MAP(k, ustacks1), MAP(k, ustacks0));
+		err = bpf_map__set_inner_map_fd(MAP(k, count_sets), FD(k, counts0));
 	if (!err)
 		err = instance_load(k);
+	/* Set 0 stands for both until complete() adds set 1. */
+	for (__u32 slot = 0; slot < 2 && !err; slot++)
+		err = fill_slot(s, slot, FD(k, stacks0), FD(k, counts0));
 	return err;
 }
 
@@ -926,6 +948,9 @@ static int init(struct sampler *s, const struct sampler_opts *opts)
 	int n;
 
 	s->events_fd = -1;
+	s->walked_fd = -1;
+	s->set1_stacks_fd = -1;
+	s->set1_counts_fd = -1;
 	s->copies_map_fd = -1;
 	perf_sample__layout(&s->layout);
 	s->copy_buf = malloc(sizeof(*s->copy_buf));
@@ -1007,6 +1032,8 @@ int sampler__new(const struct sampler_opts *opts, struct sampler **out)
 			 strerror(-err));
 		s->unwind_err = err;
 		s->unwinder = NULL;
+		event_reader__free(s->walked_reader);
+		s->walked_reader = NULL;
 		use_copies(s);
 		instance_destroy(&s->cur);
 		err = load_first(s, &explained);
@@ -1027,7 +1054,9 @@ int sampler__new(const struct sampler_opts *opts, struct sampler **out)
 	}
 	err = map_take__new(sizeof(struct cprof_key), sizeof(__u64), &s->take);
 	if (!err)
-		err = map_take__new(sizeof(__u64), 0, &s->take_hashes);
+		err = map_take__new(sizeof(struct cprof_stack_hash), 0, &s->take_hashes);
+	if (!err && s->cur.uk)
+		err = walked_stacks__new(known_stacks_size(s), &s->walked);
 	if (err)
 		goto cleanup;
 	*out = s;
@@ -1176,22 +1205,6 @@ int sampler__start(struct sampler *s)
 	return 0;
 }
 
-/* The second instance takes every map of the first but set 1. */
-static int share_maps(struct instance *k, struct instance *first)
-{
-	static const char *const names[] = {
-		"config", "targets", "stacks0", "counts0",  "stats",	  "in_flight", "seen",
-		"events", "spill",   "spaces",	"ustacks0", "walk_progs", "walks",     "copy_buf"};
-	/* The last four are the unwinder's. */
-	size_t i, n = sizeof(names) / sizeof(names[0]) - (k->uk ? 0 : 4);
-	int err = 0;
-
-	for (i = 0; i < n && !err; i++)
-		err = share(bpf_object__find_map_by_name(k->obj, names[i]),
-			    bpf_object__find_map_by_name(first->obj, names[i]));
-	return err;
-}
-
 static int open_events_disabled(struct sampler *s)
 {
 	return perf_attach__open(s->opts.hz, false, &s->next_pa);
@@ -1214,7 +1227,7 @@ static uint64_t prog_skipped(int prog_fd)
 	return info.recursion_misses;
 }
 
-/* The same for the program behind a link, whose object may be gone (see complete()). */
+/* The same for the program behind a link. */
 static uint64_t link_skipped(struct bpf_link *link)
 {
 	struct bpf_link_info info;
@@ -1235,38 +1248,48 @@ static uint64_t link_skipped(struct bpf_link *link)
 
 void sampler__skipped(const struct sampler *s, uint64_t *samples, uint64_t *hooks)
 {
-	*samples = s->skipped_before;
+	*samples = 0;
 	if (s->cur.obj)
-		*samples += prog_skipped(bpf_program__fd(sample_prog(&s->cur)));
+		*samples = prog_skipped(bpf_program__fd(sample_prog(&s->cur)));
 	*hooks = s->hooks_skipped_before;
 	for (int i = 0; i < HOOK_MAX; i++)
 		*hooks += link_skipped(s->hook_links[i]);
 }
 
+/* The bytes a preallocated map holds (0 for one that allocates as it fills). */
+static uint64_t map_bytes(const struct bpf_map *m, int ncpus)
+{
+	uint64_t n;
+
+	if (bpf_map__map_flags(m) & BPF_F_NO_PREALLOC)
+		return 0;
+	n = (uint64_t)(bpf_map__key_size(m) + bpf_map__value_size(m)) * bpf_map__max_entries(m);
+	switch (bpf_map__type(m)) {
+	case BPF_MAP_TYPE_PERCPU_ARRAY:
+	case BPF_MAP_TYPE_PERCPU_HASH:
+	case BPF_MAP_TYPE_LRU_PERCPU_HASH:
+		return n * (uint64_t)ncpus;
+	default:
+		return n;
+	}
+}
+
 uint64_t sampler__map_bytes(const struct sampler *s)
 {
 	const struct bpf_map *m;
-	uint64_t n = 0, one;
+	uint64_t n = 0;
 
 	if (!s->cur.obj)
 		return 0;
 	bpf_object__for_each_map(m, s->cur.obj)
 	{
-		if (bpf_map__fd(m) < 0 || (bpf_map__map_flags(m) & BPF_F_NO_PREALLOC))
-			continue;
-		one = (uint64_t)(bpf_map__key_size(m) + bpf_map__value_size(m)) *
-		      bpf_map__max_entries(m);
-		switch (bpf_map__type(m)) {
-		case BPF_MAP_TYPE_PERCPU_ARRAY:
-		case BPF_MAP_TYPE_PERCPU_HASH:
-		case BPF_MAP_TYPE_LRU_PERCPU_HASH:
-			one *= (uint64_t)s->ncpus_possible;
-			break;
-		default:
-			break;
-		}
-		n += one;
+		if (bpf_map__fd(m) >= 0)
+			n += map_bytes(m, s->ncpus_possible);
 	}
+	/* Set 1, made like set 0. */
+	if (s->complete)
+		n += map_bytes(MAP(&s->cur, stacks0), s->ncpus_possible) +
+		     map_bytes(MAP(&s->cur, counts0), s->ncpus_possible);
 	return n;
 }
 
@@ -1306,57 +1329,48 @@ static void end_head_start(struct sampler *s)
 	s->copies_map_fd = -1;
 }
 
+/* A map like m, made by us: set 1's maps are made after the load. A descriptor or -errno. */
+static int create_like(const struct bpf_map *m, const char *name)
+{
+	LIBBPF_OPTS(bpf_map_create_opts, opts, .map_flags = bpf_map__map_flags(m));
+	int fd = bpf_map_create(bpf_map__type(m), name, bpf_map__key_size(m),
+				bpf_map__value_size(m), bpf_map__max_entries(m), &opts);
+
+	return fd < 0 ? -errno : fd;
+}
+
 /*
- * Creates set 1 in a second instance that shares every other map, and moves
- * the sampling events over to it. Called by the first drain, while sampling:
- * set 1 is not used before, and at low rates the first ticks come from the
- * first instance's events, opened early, not a period after the move (whose
- * events start their period afresh).
+ * Creates set 1 and puts it in its slot, while sampling runs: called by the
+ * first drain, set 1 is not used before. The head start's events are then
+ * replaced by plain ones (their rings hold all they will: see
+ * end_head_start).
  */
 static int complete(struct sampler *s)
 {
-	struct instance k;
-	struct bpf_map *big[3];
-	bool explained = false;
-	int err, n = 0;
+	int err;
 
-	err = instance_open(s, &k);
-	if (err) {
-		pr_err("cannot open the embedded BPF object: %s", strerror(-err));
-		goto cleanup;
+	s->set1_stacks_fd = create_like(MAP(&s->cur, stacks0), "stacks1");
+	s->set1_counts_fd = create_like(MAP(&s->cur, counts0), "counts1");
+	err = s->set1_stacks_fd < 0 ? s->set1_stacks_fd : s->set1_counts_fd;
+	if (err >= 0)
+		err = fill_slot(s, 1, s->set1_stacks_fd, s->set1_counts_fd);
+	if (err < 0) {
+		explain_load_error(err);
+		return err;
 	}
-	/* The hooks stay attached where they are, in the first instance. */
-	configure(s, &k, false);
-	err = share_maps(&k, &s->cur);
-	if (err)
-		goto cleanup;
-	big[n++] = MAP(&k, stacks1);
-	big[n++] = MAP(&k, counts1);
-	if (k.uk)
-		big[n++] = MAP(&k, ustacks1);
-	err = create_maps_while(big, n, open_events_disabled, s, &explained);
-	if (!err)
-		err = instance_load(&k);
-	if (err) {
-		if (!explained)
-			explain_load_error(err);
-		goto cleanup;
-	}
-	/* The first instance's program never runs again once this returns. */
-	err = perf_attach__handover(s->pa, s->next_pa, sample_prog(&k));
-	perf_attach__free(s->pa);
-	s->pa = s->next_pa;
-	s->next_pa = NULL;
-	if (s->head_start)
+	if (s->head_start) {
+		err = open_events_disabled(s);
+		if (!err)
+			err = perf_attach__handover(s->pa, s->next_pa, sample_prog(&s->cur));
+		if (err)
+			return err;
+		perf_attach__free(s->pa);
+		s->pa = s->next_pa;
+		s->next_pa = NULL;
 		end_head_start(s);
-	s->skipped_before += prog_skipped(bpf_program__fd(sample_prog(&s->cur)));
-	instance_destroy(&s->cur);
-	s->cur = k;
-	memset(&k, 0, sizeof(k));
-	s->complete = !err;
-cleanup:
-	instance_destroy(&k);
-	return err;
+	}
+	s->complete = true;
+	return 0;
 }
 
 void sampler__stop(struct sampler *s)
@@ -1593,50 +1607,28 @@ static const uint64_t *stack_frames(struct sampler *s, int fd, int id, uint32_t 
 	return ips;
 }
 
-/* A walked user stack of the set's ustacks map, into e; its frames are in *buf. */
-static void walked_frames(struct sampler *s, int fd, __u64 hash, struct cprof_ustack *buf,
+/* A walked user stack, by its hash, into e. */
+static void walked_frames(struct sampler *s, const struct cprof_stack_hash *h,
 			  struct sampler_entry *e)
 {
+	const __u64 hash[2] = {h->lo, h->hi};
+	const struct walked_stack *w = walked_stacks__get(s->walked, hash);
+
 	e->user_walked = true;
-	if (bpf_map_lookup_elem(fd, &hash, buf)) {
+	if (!w) {
 		s->missing_stacks++;
 		e->user_err = -ENOENT;
 		return;
 	}
-	e->user_ips = (const uint64_t *)buf->ips;
-	e->user_n = buf->n < CPROF_MAX_STACK_DEPTH ? buf->n : CPROF_MAX_STACK_DEPTH;
-	e->user_stop = buf->stop;
-}
-
-/* Empties a hash map; keys are collected first, as deleting restarts a walk. */
-static void clear_map(int fd, size_t key_size)
-{
-	unsigned char *keys = NULL, *tmp;
-	size_t n = 0, cap = 0, i;
-
-	for (;;) {
-		if (n == cap) {
-			cap = cap ? cap * 2 : 256;
-			tmp = realloc(keys, cap * key_size);
-			if (!tmp)
-				break;
-			keys = tmp;
-		}
-		if (bpf_map_get_next_key(fd, n ? keys + (n - 1) * key_size : NULL,
-					 keys + n * key_size))
-			break;
-		n++;
-	}
-	for (i = 0; i < n; i++)
-		bpf_map_delete_elem(fd, keys + i * key_size);
-	free(keys);
+	e->user_ips = w->ips;
+	e->user_n = w->n;
+	e->user_stop = w->stop;
 }
 
 /* One count of the set: its key's stacks read (the kernel's from the drain's cache) and fn told. */
 static void emit(struct sampler *s, const struct cprof_key *k, __u64 count, int stacks_fd,
-		 int ustacks_fd, sampler_entry_fn fn, void *ctx)
+		 sampler_entry_fn fn, void *ctx)
 {
-	struct cprof_ustack walked;
 	struct sampler_entry e;
 
 	memset(&e, 0, sizeof(e));
@@ -1645,8 +1637,8 @@ static void emit(struct sampler *s, const struct cprof_key *k, __u64 count, int 
 	e.tid = k->tid;
 	memcpy(e.comm, k->comm, CPROF_COMM_LEN);
 	e.count = count;
-	if (k->user_hash && ustacks_fd >= 0)
-		walked_frames(s, ustacks_fd, k->user_hash, &walked, &e);
+	if ((k->user_hash.lo || k->user_hash.hi) && s->walked)
+		walked_frames(s, &k->user_hash, &e);
 	else
 		e.user_ips =
 			stack_frames(s, stacks_fd, (int)k->user_stack_id, &e.user_n, &e.user_err);
@@ -1655,8 +1647,8 @@ static void emit(struct sampler *s, const struct cprof_key *k, __u64 count, int 
 }
 
 /* Counts one key at a time, where the kernel has no batches: three calls a key. */
-static int drain_counts_by_key(struct sampler *s, int counts_fd, int stacks_fd, int ustacks_fd,
-			       sampler_entry_fn fn, void *ctx)
+static int drain_counts_by_key(struct sampler *s, int counts_fd, int stacks_fd, sampler_entry_fn fn,
+			       void *ctx)
 {
 	struct cprof_key *keys = NULL, *tmp;
 	size_t nkeys = 0, cap = 0, i;
@@ -1680,7 +1672,7 @@ static int drain_counts_by_key(struct sampler *s, int counts_fd, int stacks_fd, 
 	}
 	for (i = 0; i < nkeys; i++)
 		if (!bpf_map_lookup_elem(counts_fd, &keys[i], &count))
-			emit(s, &keys[i], count, stacks_fd, ustacks_fd, fn, ctx);
+			emit(s, &keys[i], count, stacks_fd, fn, ctx);
 	for (i = 0; i < nkeys; i++)
 		bpf_map_delete_elem(counts_fd, &keys[i]);
 cleanup:
@@ -1688,80 +1680,46 @@ cleanup:
 	return err;
 }
 
-static int cmp_u64(const void *a, const void *b)
-{
-	const __u64 *x = a, *y = b;
-
-	return *x < *y ? -1 : *x > *y;
-}
-
-/*
- * Empties the set's walked stacks after a batched drain: the ones its keys
- * named in one call, then whatever no key named (a walk whose count found
- * no room), one at a time.
- */
-static void clear_ustacks(struct sampler *s, int fd)
-{
-	size_t n = map_take__count(s->take), i, m = 0;
-	const struct cprof_key *k;
-	__u64 key;
-
-	for (i = 0; i < n; i++) {
-		k = map_take__key(s->take, i);
-		if (k->user_hash)
-			s->hashes[m++] = k->user_hash;
-	}
-	qsort(s->hashes, m, sizeof(*s->hashes), cmp_u64);
-	for (i = 0, n = 0; i < m; i++)
-		if (!n || s->hashes[n - 1] != s->hashes[i])
-			s->hashes[n++] = s->hashes[i];
-	if (map_take__delete(s->take_hashes, fd, s->hashes, n) ||
-	    !bpf_map_get_next_key(fd, NULL, &key))
-		clear_map(fd, sizeof(__u64));
-}
-
 /* The counts in a few calls (map_take.h), then their stacks. */
-static int drain_counts_batched(struct sampler *s, int counts_fd, int stacks_fd, int ustacks_fd,
+static int drain_counts_batched(struct sampler *s, int counts_fd, int stacks_fd,
 				sampler_entry_fn fn, void *ctx)
 {
 	int err = map_take__all(s->take, counts_fd);
 	size_t i, n = map_take__count(s->take);
-	__u64 *h;
 
 	for (i = 0; i < n; i++)
 		emit(s, map_take__key(s->take, i), *(const __u64 *)map_take__value(s->take, i),
-		     stacks_fd, ustacks_fd, fn, ctx);
-	if (ustacks_fd < 0 || err == -EOPNOTSUPP)
-		return err;
-	if (n > s->hashes_cap) {
-		h = realloc(s->hashes, n * sizeof(*h));
-		if (!h) {
-			clear_map(ustacks_fd, sizeof(__u64));
-			return err ? err : -ENOMEM;
-		}
-		s->hashes = h;
-		s->hashes_cap = n;
-	}
-	clear_ustacks(s, ustacks_fd);
+		     stacks_fd, fn, ctx);
 	return err;
+}
+
+/* Tells the kernel which walked stacks user space no longer keeps: it sends them again. */
+static void end_drain(struct sampler *s)
+{
+	const struct cprof_stack_hash *h;
+	int fd;
+	size_t i, n;
+
+	if (!s->walked)
+		return;
+	fd = FD(&s->cur, known_stacks);
+	walked_stacks__end_drain(s->walked, &h, &n);
+	if (!n || map_take__delete(s->take_hashes, fd, h, n) != -EOPNOTSUPP)
+		return;
+	for (i = 0; i < n; i++)
+		bpf_map_delete_elem(fd, &h[i]);
 }
 
 static int drain_set(struct sampler *s, __u32 set, sampler_entry_fn fn, void *ctx)
 {
-	int counts_fd = bpf_map__fd(set ? MAP(&s->cur, counts1) : MAP(&s->cur, counts0));
-	int stacks_fd = bpf_map__fd(set ? MAP(&s->cur, stacks1) : MAP(&s->cur, stacks0));
-	int ustacks_fd = s->cur.uk ? FD(&s->cur, ustacks0) : -1;
+	int counts_fd = set ? s->set1_counts_fd : FD(&s->cur, counts0);
+	int stacks_fd = set ? s->set1_stacks_fd : FD(&s->cur, stacks0);
 	__u32 i;
 	int err;
 
-	if (s->cur.uk && set)
-		ustacks_fd = FD(&s->cur, ustacks1);
-	err = drain_counts_batched(s, counts_fd, stacks_fd, ustacks_fd, fn, ctx);
-	if (err == -EOPNOTSUPP) {
-		err = drain_counts_by_key(s, counts_fd, stacks_fd, ustacks_fd, fn, ctx);
-		if (ustacks_fd >= 0)
-			clear_map(ustacks_fd, sizeof(__u64));
-	}
+	err = drain_counts_batched(s, counts_fd, stacks_fd, fn, ctx);
+	if (err == -EOPNOTSUPP)
+		err = drain_counts_by_key(s, counts_fd, stacks_fd, fn, ctx);
 	for (i = 0; i < s->stack_cache_n; i++) {
 		__u32 id = s->stack_cache_ids[i];
 
@@ -1789,6 +1747,8 @@ static void drain_spills(struct sampler *s, __u32 set, bool all, sampler_entry_f
 	/* Their samples ended before in_flight fell: what they sent is in the buffer. */
 	if (s->reader)
 		event_reader__flush(s->reader, on_notify, s);
+	if (s->walked_reader)
+		event_reader__flush(s->walked_reader, on_notify, s);
 	if (s->copies)
 		event_reader__flush(s->copies, on_ring_sample, s);
 	/*
@@ -1832,12 +1792,14 @@ int sampler__drain(struct sampler *s, sampler_entry_fn fn, void *ctx)
 	__u32 old = s->cfg.active_set;
 	int err;
 
-	/* In the first instance set 1 is set 0: no flip before the second exists. */
+	/* Until complete, set 1 is set 0: no flip before set 1 exists. */
 	if (!s->complete) {
-		/* Samples with copies are not counted in the sets: no second one. */
+		/* Samples with copies are not counted in the sets: no set 1. */
 		if (s->stopped || !s->started || s->copy) {
 			drain_spills(s, 0, true, fn, ctx);
-			return drain_set(s, 0, fn, ctx);
+			err = drain_set(s, 0, fn, ctx);
+			end_drain(s);
+			return err;
 		}
 		if (!s->complete_err)
 			s->complete_err = complete(s);
@@ -1868,6 +1830,7 @@ int sampler__drain(struct sampler *s, sampler_entry_fn fn, void *ctx)
 	/* Once stopped nothing writes to either set: take the other one too. */
 	if (!err && s->stopped)
 		err = drain_set(s, s->cfg.active_set, fn, ctx);
+	end_drain(s);
 	return err;
 }
 
@@ -1884,13 +1847,20 @@ void sampler__free(struct sampler *s)
 	event_reader__free(s->reader);
 	if (s->events_fd >= 0)
 		close(s->events_fd);
+	event_reader__free(s->walked_reader);
+	if (s->walked_fd >= 0)
+		close(s->walked_fd);
 	close_hook_fds(s);
 	instance_destroy(&s->cur);
+	if (s->set1_stacks_fd >= 0)
+		close(s->set1_stacks_fd);
+	if (s->set1_counts_fd >= 0)
+		close(s->set1_counts_fd);
 	free(s->stack_cache);
 	free(s->stack_cache_ids);
 	map_take__free(s->take);
 	map_take__free(s->take_hashes);
-	free(s->hashes);
+	walked_stacks__free(s->walked);
 	free(s->early_pids);
 	u64map__free(s->head_seen);
 	free(s->spills);

@@ -80,7 +80,12 @@ struct sampler_entry {
 	uint32_t user_n;
 	const uint64_t *kern_ips;
 	uint32_t kern_n;
-	int user_err; /* 0, or the negative errno bpf_get_stackid gave (-EEXIST: collision) */
+	/*
+	 * 0, or why the user stack is missing: the negative errno bpf_get_stackid
+	 * gave (-EEXIST: collision), -ENOSPC when a walked stack found no room in
+	 * the perf buffer, -ENOENT when its record was lost.
+	 */
+	int user_err;
 	int kern_err;
 	bool user_walked;   /* the user stack was walked with the unwind tables, */
 	uint32_t user_stop; /* and ended so: enum cprof_unwind_stop */

@@ -5,10 +5,10 @@
  * that map it), the region sets (each address space's executable regions
  * pointing at their tables) and which process uses which set.
  *
- * The maps are created here, once, and handed to each instance of the BPF
- * object the sampler loads (sampler.c loads two, see there), so tables
- * outlive instances. Tables are stored 64 rows to a map element; space in
- * the row and page arrays is handed out and given back in that unit.
+ * The maps are created here, once, and handed to the BPF objects the
+ * sampler loads (the sampling programs', and the walk's on a thread), so
+ * tables outlive an object refused and replaced. Tables are stored 64 rows to a map element; space
+ * in the row and page arrays is handed out and given back in that unit.
  */
 #ifndef CPROF_UNWINDER_H
 #define CPROF_UNWINDER_H
