@@ -47,44 +47,19 @@ struct {
 	__type(value, __u32);
 } targets SEC(".maps");
 
-/*
- * A map set: the stack map and the count map of the samples taken while it
- * is the active one. The program reaches a set's maps through the arrays
- * of maps stack_sets and count_sets, indexed by the set, so that user space
- * adds set 1 while sampling runs (a stack map is preallocated, slow to
- * create) without loading the program again. stacks0 and counts0 are set
- * 0, and the template set 1 is made after; the program never names them.
- */
-struct stack_map {
+struct {
 	__uint(type, BPF_MAP_TYPE_STACK_TRACE);
 	__uint(max_entries, CPROF_DEFAULT_STACK_ENTRIES);
 	__uint(key_size, sizeof(__u32));
 	__uint(value_size, STACK_VALUE_SIZE);
-};
+} stacks0 SEC(".maps"), stacks1 SEC(".maps");
 
-struct count_map {
+struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, CPROF_DEFAULT_COUNT_ENTRIES);
 	__type(key, struct cprof_key);
 	__type(value, __u64);
-};
-
-struct stack_map stacks0 SEC(".maps");
-struct count_map counts0 SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
-	__uint(max_entries, 2);
-	__type(key, __u32);
-	__array(values, struct stack_map);
-} stack_sets SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
-	__uint(max_entries, 2);
-	__type(key, __u32);
-	__array(values, struct count_map);
-} count_sets SEC(".maps");
+} counts0 SEC(".maps"), counts1 SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -304,26 +279,23 @@ static __always_inline void record(struct bpf_perf_event_data *ctx, void *stack_
 		count_sample(ctx, count_map, key, set);
 }
 
-/*
- * The maps of set, into *stacks and *counts; 0 if it has none (never once
- * sampling runs: user space fills both slots before it attaches the program).
- */
-static __always_inline int set_maps(__u32 set, void **stacks, void **counts)
+/* Counts the sample under key in set's count map. */
+static __always_inline void count_in(struct bpf_perf_event_data *ctx, const struct cprof_key *key,
+				     __u32 set)
 {
-	*stacks = bpf_map_lookup_elem(&stack_sets, &set);
-	*counts = bpf_map_lookup_elem(&count_sets, &set);
-	return *stacks && *counts;
+	if (set == 0)
+		count_sample(ctx, &counts0, key, 0);
+	else
+		count_sample(ctx, &counts1, key, 1);
 }
 
 static __always_inline void record_in(struct bpf_perf_event_data *ctx, struct cprof_key *key,
 				      __u32 set)
 {
-	void *stacks, *counts;
-
-	if (set_maps(set, &stacks, &counts))
-		record(ctx, stacks, counts, key, set);
+	if (set == 0)
+		record(ctx, &stacks0, &counts0, key, 0);
 	else
-		stat_add(CPROF_STAT_COUNTS_FULL, 1);
+		record(ctx, &stacks1, &counts1, key, 1);
 }
 
 /* sample_begin: the perf event's ring takes the sample (copy_samples). */

@@ -40,11 +40,13 @@ struct cprof_key {
 	__u64 comm[CPROF_COMM_LEN / 8]; /* thread name, NUL-padded */
 	__u64 space; /* the address space the sample was taken in: see `spaces` */
 	/*
-	 * The user stack the unwinder walked, by its hash (sent to user space
-	 * once, see struct cprof_ustack); 0 when user_stack_id holds a stack
-	 * walked by frame pointers, or the error that lost the walked one.
+	 * With the unwinder's object, the sample's stacks by their hashes (each
+	 * sent to user space once, see struct cprof_ustack), and user_stack_id
+	 * and kern_stack_id say only why one is missing: -EFAULT when the
+	 * sample has none. 0 with the sampler's, whose stacks are by their ids.
 	 */
 	struct cprof_stack_hash user_hash;
+	struct cprof_stack_hash kern_hash;
 };
 
 /*

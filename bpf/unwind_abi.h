@@ -160,25 +160,32 @@ struct cprof_walk_config {
 
 #define CPROF_USTACK_MAGIC 0x6b747375 /* "ustk" */
 
+/* What a struct cprof_ustack holds. */
+enum cprof_ustack_kind {
+	CPROF_USTACK_WALKED = 0, /* a user stack walked with the unwind tables */
+	CPROF_USTACK_FP,	 /* a user stack by frame pointers (bpf_get_stack) */
+	CPROF_USTACK_KERNEL,	 /* a kernel stack (bpf_get_stack) */
+};
+
 /*
- * A walked user stack, sent through `events` the first time the kernel
- * walks it (`known_stacks` then holds its hash); counts name it by the hash
+ * A stack of a sample, sent through `walked_out` the first time the kernel
+ * meets it (`known_stacks` then holds its hash); counts name it by the hash
  * alone. Only the first n frames are sent.
  */
 struct cprof_ustack {
 	__u32 magic;
 	__u32 n;    /* frames in ips */
-	__u32 stop; /* enum cprof_unwind_stop: CPROF_STOP_NONE at the root */
-	__u32 pad;
+	__u32 stop; /* enum cprof_unwind_stop: CPROF_STOP_NONE at the root, or for the others */
+	__u32 kind; /* enum cprof_ustack_kind */
 	struct cprof_stack_hash hash;
 	__u64 ips[CPROF_UNWIND_MAX_DEPTH]; /* leaf first; a frame after a signal frame as pc + 1 */
 };
 
 /*
- * The hash of a walked stack, built a frame at a time as the walk goes
- * (no loop over the frames afterwards): two 64-bit lanes of different
+ * The hash of a stack, built a frame at a time (a walk's as it goes, with
+ * no loop over the frames afterwards): two 64-bit lanes of different
  * multipliers, each finished with splitmix64's finalizer over the lane,
- * the frame count and the stop.
+ * the frame count, the stop and the kind.
  */
 #define CPROF_USTACK_SEED0 0xcbf29ce484222325ull
 #define CPROF_USTACK_SEED1 0x84222325cbf29ce4ull
@@ -191,12 +198,14 @@ static inline void cprof_ustack_mix(__u64 mix[2], __u64 ip)
 	mix[1] ^= mix[1] >> 29;
 }
 
-/* Never 0, 0: a key's zero hash means "no walked stack". */
-static inline void cprof_ustack_hash(const __u64 mix[2], __u32 n, __u32 stop,
+/* Never 0, 0: a key's zero hash means "no such stack". */
+static inline void cprof_ustack_hash(const __u64 mix[2], __u32 n, __u32 stop, __u32 kind,
 				     struct cprof_stack_hash *h)
 {
-	h->lo = cprof_mix64(mix[0] ^ n ^ (__u64)stop << 32);
-	h->hi = cprof_mix64(mix[1] + n * 0x94d049bb133111ebull + stop) | 1;
+	__u64 tag = (__u64)stop << 32 | kind;
+
+	h->lo = cprof_mix64(mix[0] ^ n ^ tag << 8);
+	h->hi = cprof_mix64(mix[1] + n * 0x94d049bb133111ebull + tag) | 1;
 }
 
 /* A walk: what it keeps between its program runs (per CPU). */
@@ -211,8 +220,9 @@ struct cprof_walk {
 	__u32 lo, hi; /* the bounds of a row search */
 	__u32 slot;   /* an index into a chunk, read back (see load_u32) */
 	__u32 kernel; /* the sample was taken in the kernel: it has a kernel stack too */
-	__u64 mix[2]; /* the hash of the frames so far, two lanes (see cprof_ustack_hash) */
-	struct cprof_ustack u;
+	__u64 mix[2]; /* the hash of u's frames so far, two lanes (see cprof_ustack_hash) */
+	struct cprof_ustack u; /* the user stack */
+	struct cprof_ustack k; /* the kernel stack, read by the last step */
 };
 
 /* 16 bytes; the dictionary holds up to CPROF_UNWIND_MAX_RULES of them. */

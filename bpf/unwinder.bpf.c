@@ -4,11 +4,11 @@
  * does (bpf/sample.h), but walks the stack of interrupted user code with
  * the compact unwind tables user space built from each file's CFI
  * (bpf/unwind_abi.h), one step per frame (bpf/unwind_step.h, the same code
- * user space runs), and counts each sample with its walked stack's hash:
- * the stack itself goes to user space once, the first time it is walked
- * (see known_stacks). A sample taken in the kernel whose user registers
- * cannot be found keeps its user stack walked by frame pointers, as the
- * sampler does.
+ * user space runs), and counts each sample by the hashes of its stacks,
+ * the walked user stack and the kernel's: each stack goes to user space
+ * once, the first time it is met (see known_stacks), and the object has no
+ * stack-trace map. A sample whose user registers cannot be found keeps its
+ * user stack by frame pointers, as the sampler does.
  *
  * Kernel floor 5.5 (bpf_probe_read_user; bounded loops from 5.3): older
  * kernels load the sampler. No CO-RE relocations, no global data, so it
@@ -125,10 +125,10 @@ struct {
 } copy_buf SEC(".maps");
 
 /*
- * Where walked stacks go to user space: a buffer of their own, whose reader
- * the kernel wakes every so many records (they are wanted at the next
- * drain), where `events` wakes it at each (a new process's maps are read
- * while it lives).
+ * Where stacks go to user space: a buffer of their own, whose reader the
+ * kernel wakes every so many records (they are wanted at the next drain),
+ * where `events` wakes it at each (a new process's maps are read while it
+ * lives).
  */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERF_EVENT_ARRAY);
@@ -137,8 +137,8 @@ struct {
 } walked_out SEC(".maps");
 
 /*
- * The hashes of the walked stacks user space has been sent (struct
- * cprof_ustack through walked_out), and keeps while they are here; it
+ * The hashes of the stacks user space has been sent (struct cprof_ustack
+ * through walked_out), and keeps while they are here; it
  * deletes those it no longer keeps. Shared by both map sets: a stack is
  * sent once, not once a drain, and no walked stack is copied into a map.
  * Sized by user space.
@@ -294,36 +294,6 @@ static long walk_loop_step(__u32 index, void *ctx)
 	return walk_one(w, cfg ? cfg->ra_mask : ~0ull) ? 1 : 0;
 }
 
-/* As spill_sample, for a walked stack whose kernel stack met a bucket held by another; 1 if sent.
- */
-static __always_inline int spill_walk(struct bpf_perf_event_data *ctx, const struct cprof_walk *w)
-{
-	struct cprof_spill *sp;
-	__u32 zero = 0, n = w->u.n;
-
-	sp = bpf_map_lookup_elem(&spill, &zero);
-	if (!sp)
-		return 0;
-	sp->magic = CPROF_SPILL_MAGIC;
-	sp->set = w->set;
-	sp->pid = w->key.pid;
-	sp->tid = w->key.tid;
-	sp->comm[0] = w->key.comm[0];
-	sp->comm[1] = w->key.comm[1];
-	sp->space = w->key.space;
-	sp->kern_bytes = 0;
-	if (w->kernel) {
-		long k = bpf_get_stack(ctx, sp->kern, sizeof(sp->kern), 0);
-
-		sp->kern_bytes = k > 0 ? (__u32)k : 0;
-	}
-	sp->user_walked = 1;
-	sp->user_stop = w->u.stop;
-	__builtin_memcpy(sp->user, w->u.ips, sizeof(sp->user));
-	sp->user_bytes = (n < CPROF_MAX_STACK_DEPTH ? n : CPROF_MAX_STACK_DEPTH) * sizeof(__u64);
-	return bpf_perf_event_output(ctx, &events, BPF_F_CURRENT_CPU, sp, sizeof(*sp)) == 0;
-}
-
 #define COPY_CHUNK 1024
 
 /*
@@ -383,62 +353,101 @@ static __always_inline int copy_sample(struct bpf_perf_event_data *ctx, const st
 				     __builtin_offsetof(struct cprof_copy, stack) + n) == 0;
 }
 
-/*
- * Sends the walked stack to user space unless it has it (known_stacks):
- * first the stack, then its hash into the set, so that a sample that finds
- * the hash there finds the stack already in a ring, which user space reads
- * before it drains the sample's count. 0 if the ring had no room.
- */
-static __always_inline int send_walk(struct bpf_perf_event_data *ctx, struct cprof_walk *w)
+/* u->n, read again from memory: see hash_read. */
+static __always_inline __u32 frames_of(const struct cprof_ustack *u)
 {
-	__u32 n = w->u.n, one = 1;
+	return *(const volatile __u32 *)&u->n;
+}
 
-	if (bpf_map_lookup_elem(&known_stacks, &w->u.hash))
+/*
+ * Sends the stack to user space unless it has it (known_stacks): first the
+ * stack, then its hash into the set, so that a sample that finds the hash
+ * there finds the stack already in a ring, which user space reads before it
+ * drains the sample's count. 0 if the ring had no room.
+ */
+static __always_inline int send_stack(struct bpf_perf_event_data *ctx, struct cprof_ustack *u)
+{
+	__u32 n = frames_of(u), one = 1;
+
+	if (bpf_map_lookup_elem(&known_stacks, &u->hash))
 		return 1;
 	if (n > CPROF_MAX_STACK_DEPTH)
 		n = CPROF_MAX_STACK_DEPTH;
-	w->u.magic = CPROF_USTACK_MAGIC;
-	if (bpf_perf_event_output(ctx, &walked_out, BPF_F_CURRENT_CPU, &w->u,
+	u->magic = CPROF_USTACK_MAGIC;
+	if (bpf_perf_event_output(ctx, &walked_out, BPF_F_CURRENT_CPU, u,
 				  __builtin_offsetof(struct cprof_ustack, ips) + n * sizeof(__u64)))
 		return 0;
 	/* Full: the stack is sent again next time, which costs more but loses nothing. */
-	bpf_map_update_elem(&known_stacks, &w->u.hash, &one, BPF_ANY);
+	bpf_map_update_elem(&known_stacks, &u->hash, &one, BPF_ANY);
 	return 1;
 }
 
 /*
- * Counts the sample with its walked stack's hash in its key (and the kernel
- * stack's id, for a sample taken in the kernel). A kernel stack-map
- * collision sends the sample whole instead, as a collision does in
- * record(); a stack the ring had no room for is counted as lost.
+ * The hash of a stack read whole, not walked: a loop over its frames. The
+ * frame count is read again after the loop: the copy the loop compared
+ * with holds a different range at each of its 127 exits, and would have
+ * the verifier go through all that follows once for each.
  */
-static __always_inline void keep_walk(struct bpf_perf_event_data *ctx, struct cprof_walk *w,
-				      void *stacks, void *counts)
+static __always_inline void hash_read(struct cprof_ustack *u, __u32 kind)
 {
-	long kid = -14 /* EFAULT: no kernel stack */;
-	int sent;
+	__u64 mix[2] = {CPROF_USTACK_SEED0, CPROF_USTACK_SEED1};
+	__u32 i, n = frames_of(u);
 
-	stat_add(CPROF_STAT_WALKS, 1);
-	cprof_ustack_hash(w->mix, w->u.n, w->u.stop, &w->u.hash);
-	sent = send_walk(ctx, w);
-	if (w->kernel)
-		kid = bpf_get_stackid(ctx, stacks, 0);
-	w->key.user_hash = w->u.hash;
-	w->key.user_stack_id = (__u32)-14; /* EFAULT: no frame-pointer stack */
-	w->key.kern_stack_id = (__u32)kid;
-	if (kid == -17 /* EEXIST */ && spill_walk(ctx, w)) {
-		stat_add(CPROF_STAT_SPILLED, 1);
-		announce(ctx, &w->key);
-		return;
+	for (i = 0; i < CPROF_MAX_STACK_DEPTH; i++) {
+		if (i >= n)
+			break;
+		cprof_ustack_mix(mix, u->ips[i]);
 	}
-	stack_stat(kid, CPROF_STAT_KERN_COLLISION, CPROF_STAT_KERN_STACK_ERR);
-	if (!sent) {
+	u->kind = kind;
+	u->stop = CPROF_STOP_NONE;
+	cprof_ustack_hash(mix, frames_of(u), CPROF_STOP_NONE, kind, &u->hash);
+}
+
+/* The kernel stack into w->k, hashed and sent: 0, or why the sample has none. */
+static __always_inline long keep_kernel(struct bpf_perf_event_data *ctx, struct cprof_walk *w)
+{
+	long n = bpf_get_stack(ctx, w->k.ips, sizeof(w->k.ips), 0);
+
+	if (n <= 0)
+		return n ? n : -14 /* EFAULT: none */;
+	w->k.n = (__u32)n / sizeof(__u64);
+	hash_read(&w->k, CPROF_USTACK_KERNEL);
+	return send_stack(ctx, &w->k) ? 0 : -28 /* ENOSPC */;
+}
+
+/*
+ * Counts the sample by the hashes of its stacks, each sent to user space
+ * the first time (send_stack). A stack the ring had no room for is counted
+ * as lost, -ENOSPC in place of its hash.
+ */
+static __always_inline void keep_stacks(struct bpf_perf_event_data *ctx, struct cprof_walk *w)
+{
+	const struct cprof_stack_hash none = {0, 0};
+	long kerr = -14 /* EFAULT: no kernel stack */;
+
+	w->key.user_hash = none;
+	w->key.kern_hash = none;
+	w->key.user_stack_id = (__u32)-14;
+	if (w->u.kind == CPROF_USTACK_WALKED) {
+		stat_add(CPROF_STAT_WALKS, 1);
+		cprof_ustack_hash(w->mix, w->u.n, w->u.stop, CPROF_USTACK_WALKED, &w->u.hash);
+	} else {
+		hash_read(&w->u, CPROF_USTACK_FP);
+	}
+	if (w->u.n && send_stack(ctx, &w->u)) {
+		w->key.user_hash = w->u.hash;
+	} else if (w->u.n) {
 		stat_add(CPROF_STAT_USER_STACK_ERR, 1);
-		w->key.user_hash.lo = 0;
-		w->key.user_hash.hi = 0;
 		w->key.user_stack_id = (__u32)-28; /* ENOSPC */
 	}
-	count_sample(ctx, counts, &w->key, w->set);
+	if (w->kernel)
+		kerr = keep_kernel(ctx, w);
+	if (!kerr)
+		w->key.kern_hash = w->k.hash;
+	else
+		stack_stat(kerr, CPROF_STAT_KERN_COLLISION, CPROF_STAT_KERN_STACK_ERR);
+	w->key.kern_stack_id = (__u32)(kerr ? kerr : -14);
+	count_in(ctx, &w->key, w->set);
 }
 
 /* Where user space has got to in the kernel's records; now if it has not said. */
@@ -457,7 +466,6 @@ static __always_inline __u64 followed_until(void)
 SEC("perf_event")
 int cprof_keep(struct bpf_perf_event_data *ctx)
 {
-	void *stacks, *counts;
 	struct cprof_walk *w;
 	__u32 zero = 0;
 
@@ -476,18 +484,14 @@ int cprof_keep(struct bpf_perf_event_data *ctx)
 		in_flight_add(w->set, -1);
 		return 0;
 	}
-	if (set_maps(w->set, &stacks, &counts))
-		keep_walk(ctx, w, stacks, counts);
-	else
-		stat_add(CPROF_STAT_COUNTS_FULL, 1);
+	keep_stacks(ctx, w);
 	in_flight_add(w->set, -1);
 	return 0;
 }
 
 /*
  * The walk could not go on to its last step (never once loaded): user space
- * walks the sample instead, or it is counted lost. The walk programs touch
- * no map of a map set, so that one load serves both sets (see sampler.c).
+ * walks the sample instead, or it is counted lost.
  */
 static __always_inline void keep_elsewhere(struct bpf_perf_event_data *ctx, struct cprof_walk *w)
 {
@@ -639,11 +643,22 @@ static __always_inline int kernel_entry_regs(const struct cprof_walk_config *cfg
 	return 0;
 }
 
+/* The last step, which counts the sample (cprof_keep); only before it is loaded, none. */
+static __always_inline void keep_now(struct bpf_perf_event_data *ctx, struct cprof_walk *w)
+{
+	w->done = 1;
+	bpf_tail_call(ctx, &walk_progs, PROG_KEEP);
+	stat_add(CPROF_STAT_WALKS_LOST, 1);
+	in_flight_add(w->set, -1);
+}
+
 /*
- * Every tick. A sample of user code is walked with its process's region
- * set, if it has one for the space the sample was taken in; else its stack
- * is the interrupted PC alone, marked "no table yet". A sample taken in the
- * kernel is recorded as the sampler records it.
+ * Every tick. A sample of user code, or of the kernel where the task's
+ * user registers are found, is walked with its process's region set, if
+ * it has one for the space the sample was taken in; else it goes to user
+ * space as a stack copy (its PC alone if the ring is full). The idle task,
+ * kernel threads and samples whose user registers cannot be found keep
+ * their user stack by frame pointers. cprof_keep counts them all.
  */
 SEC("perf_event")
 int cprof_unwind_sample(struct bpf_perf_event_data *ctx)
@@ -652,21 +667,13 @@ int cprof_unwind_sample(struct bpf_perf_event_data *ctx)
 	struct cprof_unwind_set *us;
 	struct cprof_walk *w;
 	__u32 zero = 0, set;
+	long n;
 
 	if (!sample_begin(&key, &set))
 		return 0;
 	w = bpf_map_lookup_elem(&walks, &zero);
-	if (!w || !key.pid) {
-		record_in(ctx, &key, set);
-		in_flight_add(set, -1);
-		return 0;
-	}
-	__builtin_memset(&w->regs, 0, sizeof(w->regs));
-	__builtin_memset(&w->region, 0, sizeof(w->region));
-	w->kernel = !in_user(ctx);
-	if (w->kernel && !kernel_entry_regs(bpf_map_lookup_elem(&walk_config, &zero), &w->regs)) {
-		/* A kernel thread, or the registers cannot be found: frame pointers. */
-		record_in(ctx, &key, set);
+	if (!w) {
+		stat_add(CPROF_STAT_WALKS_LOST, 1);
 		in_flight_add(set, -1);
 		return 0;
 	}
@@ -677,6 +684,18 @@ int cprof_unwind_sample(struct bpf_perf_event_data *ctx)
 	w->mix[1] = CPROF_USTACK_SEED1;
 	w->u.n = 0;
 	w->u.stop = CPROF_STOP_NONE;
+	w->u.kind = CPROF_USTACK_WALKED;
+	__builtin_memset(&w->regs, 0, sizeof(w->regs));
+	__builtin_memset(&w->region, 0, sizeof(w->region));
+	w->kernel = !in_user(ctx);
+	if (!key.pid ||
+	    (w->kernel && !kernel_entry_regs(bpf_map_lookup_elem(&walk_config, &zero), &w->regs))) {
+		n = bpf_get_stack(ctx, w->u.ips, sizeof(w->u.ips), BPF_F_USER_STACK);
+		w->u.n = n > 0 ? (__u32)n / sizeof(__u64) : 0;
+		w->u.kind = CPROF_USTACK_FP;
+		keep_now(ctx, w);
+		return 0;
+	}
 	if (w->kernel) {
 		w->regs.fp_valid = 1;
 		w->regs.lr_valid = 1;
@@ -702,11 +721,7 @@ int cprof_unwind_sample(struct bpf_perf_event_data *ctx)
 	cprof_ustack_mix(w->mix, w->regs.pc);
 	w->u.n = 1;
 	w->u.stop = CPROF_STOP_COPY_LOST;
-	w->done = 1;
-	bpf_tail_call(ctx, &walk_progs, PROG_KEEP);
-	/* Not even the last step: the frame-pointer stacks. */
-	record_in(ctx, &key, set);
-	in_flight_add(set, -1);
+	keep_now(ctx, w);
 	return 0;
 }
 

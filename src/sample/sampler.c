@@ -6,13 +6,11 @@
  * stack ids stable while counts refer to them and bounds how full the stack
  * map gets, which is what causes hash collisions (lost stacks).
  *
- * Startup comes in two stages, because creating a map set (the kernel
- * preallocates a stack map of 8,192 stacks of 1 KiB) is much of it. The
- * program reaches the sets through arrays of maps (see bpf/sample.h), and
- * is loaded with set 0 in both slots, so sampling begins once one set
- * exists; set 0 is the active one until the first drain. That drain
- * creates set 1 and puts it in its slot, and only then flips to it: the
- * program is verified once.
+ * Both sets are made before the load, on threads (parallel_maps.c) while
+ * the events are opened: with the unwinder's object a set is a count map,
+ * which the kernel fills as it goes where it can (lazy_maps.c), and stacks
+ * are kept by their hashes, each sent once (walked_stacks.h); with the
+ * sampler's, a set also has a stack-trace map.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -145,11 +143,9 @@ struct sampler {
 	struct u64map *head_seen;
 	struct perf_sample_layout layout;
 	struct cprof_copy *copy_buf; /* the sample being handed out */
-	bool complete;		     /* both map sets exist */
-	int complete_err;	     /* why it could not be completed: not tried again */
-	/* Set 1's maps, once complete (set 0's are the object's stacks0 and counts0). */
-	int set1_stacks_fd, set1_counts_fd;
-	const char *tracefs; /* where tracepoints are, or NULL */
+	bool head_over;		     /* the head start's events were replaced (end_head_start) */
+	int head_err;		     /* why they could not be: not tried again */
+	const char *tracefs;	     /* where tracepoints are, or NULL */
 	struct perf_attach *pa;
 	struct perf_attach *next_pa; /* the head start's successors, until handed over */
 	/* The fork, exec and exit hooks (enum hook): links, and events until a link owns them (or
@@ -475,7 +471,7 @@ static uint32_t known_stacks_size(const struct sampler *s)
 /* The hash maps whose entries the kernel can allocate as they are added. */
 static void allocate_lazily(struct instance *k)
 {
-	struct bpf_map *maps[] = {MAP(k, counts0), MAP(k, targets),
+	struct bpf_map *maps[] = {MAP(k, counts0), MAP(k, counts1), MAP(k, targets),
 				  k->uk ? MAP(k, known_stacks) : NULL};
 
 	for (size_t i = 0; i < sizeof(maps) / sizeof(maps[0]); i++)
@@ -487,15 +483,18 @@ static void allocate_lazily(struct instance *k)
 static void configure(struct sampler *s, struct instance *k)
 {
 	bool fork = s->cfg.fork_layout != CPROF_FORK_NONE;
-	uint32_t stack_entries;
 
-	/*
-	 * With the unwinder a key holds one stack id, the kernel's (its user
-	 * stack is named by its hash): half the stacks fill the map as full.
-	 */
-	stack_entries = k->uk ? s->opts.stack_entries / 2 : s->opts.stack_entries;
-	bpf_map__set_max_entries(MAP(k, stacks0), stack_entries);
-	bpf_map__set_max_entries(MAP(k, counts0), s->opts.count_entries);
+	for (int set = 0; set < 2; set++) {
+		bpf_map__set_max_entries(set ? MAP(k, stacks1) : MAP(k, stacks0),
+					 s->opts.stack_entries);
+		bpf_map__set_max_entries(set ? MAP(k, counts1) : MAP(k, counts0),
+					 s->opts.count_entries);
+		/* The unwinder's object keeps every stack by its hash: no stack map. */
+		if (k->uk)
+			bpf_map__set_autocreate(set ? MAP(k, stacks1) : MAP(k, stacks0), false);
+	}
+	if (k->uk)
+		bpf_map__set_autocreate(MAP(k, spill), false);
 	/*
 	 * The walked stacks user space keeps: keys are drained at a quarter
 	 * full (sampler__should_drain), and user space keeps between half and
@@ -832,9 +831,9 @@ static int start_walker(struct sampler *s)
 		return -errno;
 	bpf_object__for_each_map(m, w->k->obj)
 	{
-		/* One the sampling object lacks, the walk does not use: not created. */
+		/* One the sampling object did not create, the walk does not use. */
 		src = bpf_object__find_map_by_name(s->cur.obj, bpf_map__name(m));
-		if (!src) {
+		if (!src || bpf_map__fd(src) < 0) {
 			bpf_map__set_autocreate(m, false);
 			continue;
 		}
@@ -878,52 +877,49 @@ static struct bpf_program *sample_prog(const struct instance *i)
 	return i->uk ? PROG(i, cprof_unwind_sample) : PROG(i, cprof_sample);
 }
 
-/* Puts a set's maps in slot of the arrays of maps. */
-static int fill_slot(struct sampler *s, __u32 slot, int stacks_fd, int counts_fd)
+/* The maps worth a thread each (see parallel_maps.h): the large ones the run uses. */
+#define BIG_MAPS 8
+static int big_maps(const struct sampler *s, const struct instance *k,
+		    struct bpf_map *big[BIG_MAPS])
 {
-	if (bpf_map_update_elem(FD(&s->cur, stack_sets), &slot, &stacks_fd, BPF_ANY) ||
-	    bpf_map_update_elem(FD(&s->cur, count_sets), &slot, &counts_fd, BPF_ANY))
-		return -errno;
-	return 0;
+	struct bpf_map *const want[BIG_MAPS] = {
+		k->uk ? NULL : MAP(k, stacks0),
+		k->uk ? NULL : MAP(k, stacks1),
+		MAP(k, counts0),
+		MAP(k, counts1),
+		MAP(k, seen),
+		k->uk ? MAP(k, known_stacks) : NULL,
+		s->opts.filter_pids ? MAP(k, targets) : NULL,
+		s->cfg.fork_layout != CPROF_FORK_NONE ? MAP(k, spaces) : NULL,
+	};
+	int i, n = 0;
+
+	for (i = 0; i < BIG_MAPS; i++)
+		if (want[i])
+			big[n++] = want[i];
+	return n;
 }
 
 /*
- * The object, with one map set in both slots. *explained: the error was
- * logged; else the caller explains it, or tries the sampler's object instead.
+ * The object and its maps. *explained: the error was logged; else the
+ * caller explains it, or tries the sampler's object instead.
  */
 static int load_first(struct sampler *s, bool *explained)
 {
 	struct instance *k = &s->cur;
-	struct bpf_map *big[6];
-	int err, n = 0;
+	struct bpf_map *big[BIG_MAPS];
+	int err;
 
 	*explained = false;
 	err = instance_open(s, k);
 	if (err)
 		return err;
 	configure(s, k);
-	big[n++] = MAP(k, stacks0);
-	big[n++] = MAP(k, counts0);
-	big[n++] = MAP(k, seen);
-	if (k->uk)
-		big[n++] = MAP(k, known_stacks);
-	if (s->opts.filter_pids)
-		big[n++] = MAP(k, targets);
-	if (s->cfg.fork_layout != CPROF_FORK_NONE)
-		big[n++] = MAP(k, spaces);
-	err = create_maps_while(big, n, prepare_first, s, explained);
+	err = create_maps_while(big, big_maps(s, k, big), prepare_first, s, explained);
 	if (*explained)
 		return err;
-	/* The arrays of maps take their maps' kind from set 0. */
-	if (!err)
-		err = bpf_map__set_inner_map_fd(MAP(k, stack_sets), FD(k, stacks0));
-	if (!err)
-		err = bpf_map__set_inner_map_fd(MAP(k, count_sets), FD(k, counts0));
 	if (!err)
 		err = instance_load(k);
-	/* Set 0 stands for both until complete() adds set 1. */
-	for (__u32 slot = 0; slot < 2 && !err; slot++)
-		err = fill_slot(s, slot, FD(k, stacks0), FD(k, counts0));
 	return err;
 }
 
@@ -949,8 +945,6 @@ static int init(struct sampler *s, const struct sampler_opts *opts)
 
 	s->events_fd = -1;
 	s->walked_fd = -1;
-	s->set1_stacks_fd = -1;
-	s->set1_counts_fd = -1;
 	s->copies_map_fd = -1;
 	perf_sample__layout(&s->layout);
 	s->copy_buf = malloc(sizeof(*s->copy_buf));
@@ -1286,10 +1280,6 @@ uint64_t sampler__map_bytes(const struct sampler *s)
 		if (bpf_map__fd(m) >= 0)
 			n += map_bytes(m, s->ncpus_possible);
 	}
-	/* Set 1, made like set 0. */
-	if (s->complete)
-		n += map_bytes(MAP(&s->cur, stacks0), s->ncpus_possible) +
-		     map_bytes(MAP(&s->cur, counts0), s->ncpus_possible);
 	return n;
 }
 
@@ -1329,47 +1319,24 @@ static void end_head_start(struct sampler *s)
 	s->copies_map_fd = -1;
 }
 
-/* A map like m, made by us: set 1's maps are made after the load. A descriptor or -errno. */
-static int create_like(const struct bpf_map *m, const char *name)
-{
-	LIBBPF_OPTS(bpf_map_create_opts, opts, .map_flags = bpf_map__map_flags(m));
-	int fd = bpf_map_create(bpf_map__type(m), name, bpf_map__key_size(m),
-				bpf_map__value_size(m), bpf_map__max_entries(m), &opts);
-
-	return fd < 0 ? -errno : fd;
-}
-
 /*
- * Creates set 1 and puts it in its slot, while sampling runs: called by the
- * first drain, set 1 is not used before. The head start's events are then
- * replaced by plain ones (their rings hold all they will: see
- * end_head_start).
+ * The head start's events are replaced by plain ones, CPU by CPU (each
+ * tick runs on one or the other), so that their rings, which hold all
+ * they will, are emptied and freed (end_head_start). Called by the first
+ * drain.
  */
-static int complete(struct sampler *s)
+static int replace_head_start(struct sampler *s)
 {
-	int err;
+	int err = open_events_disabled(s);
 
-	s->set1_stacks_fd = create_like(MAP(&s->cur, stacks0), "stacks1");
-	s->set1_counts_fd = create_like(MAP(&s->cur, counts0), "counts1");
-	err = s->set1_stacks_fd < 0 ? s->set1_stacks_fd : s->set1_counts_fd;
-	if (err >= 0)
-		err = fill_slot(s, 1, s->set1_stacks_fd, s->set1_counts_fd);
-	if (err < 0) {
-		explain_load_error(err);
+	if (!err)
+		err = perf_attach__handover(s->pa, s->next_pa, sample_prog(&s->cur));
+	if (err)
 		return err;
-	}
-	if (s->head_start) {
-		err = open_events_disabled(s);
-		if (!err)
-			err = perf_attach__handover(s->pa, s->next_pa, sample_prog(&s->cur));
-		if (err)
-			return err;
-		perf_attach__free(s->pa);
-		s->pa = s->next_pa;
-		s->next_pa = NULL;
-		end_head_start(s);
-	}
-	s->complete = true;
+	perf_attach__free(s->pa);
+	s->pa = s->next_pa;
+	s->next_pa = NULL;
+	end_head_start(s);
 	return 0;
 }
 
@@ -1531,9 +1498,15 @@ bool sampler__should_drain(struct sampler *s)
 {
 	uint64_t vals[s->ncpus_possible], keys, collisions;
 
-	/* Called every poll: four lookups, not the whole stats array. */
+	/* Called every poll: a few lookups, not the whole stats array. */
 	keys = read_stat(s, s->cfg.active_set ? CPROF_STAT_NEW_KEYS_SET1 : CPROF_STAT_NEW_KEYS_SET0,
-			 vals);
+			 vals) -
+	       s->keys_at_flip;
+	if (keys >= s->opts.count_entries / 4)
+		return true;
+	/* The unwinder's object keeps stacks by hash: no stack map, no collision. */
+	if (s->cur.uk)
+		return false;
 	collisions = read_stat(s, CPROF_STAT_USER_COLLISION, vals) +
 		     read_stat(s, CPROF_STAT_KERN_COLLISION, vals) +
 		     read_stat(s, CPROF_STAT_SPILLED, vals);
@@ -1542,9 +1515,7 @@ bool sampler__should_drain(struct sampler *s)
 	 * stays lost until its bucket is cleared (or costs a whole stack sent
 	 * through the perf buffer): drain early in both cases.
 	 */
-	return (keys - s->keys_at_flip) * 2 >= s->opts.stack_entries / 64 ||
-	       (keys - s->keys_at_flip) >= s->opts.count_entries / 4 ||
-	       collisions != s->collisions_at_flip;
+	return keys * 2 >= s->opts.stack_entries / 64 || collisions != s->collisions_at_flip;
 }
 
 /* in_flight is per CPU: a sample is in flight on a set while any CPU counts one. */
@@ -1607,28 +1578,36 @@ static const uint64_t *stack_frames(struct sampler *s, int fd, int id, uint32_t 
 	return ips;
 }
 
-/* A walked user stack, by its hash, into e. */
-static void walked_frames(struct sampler *s, const struct cprof_stack_hash *h,
-			  struct sampler_entry *e)
+/*
+ * A stack named by its hash (the unwinder's object), into *ips and *n;
+ * -ENOENT when its record never came.
+ */
+static int hashed_frames(struct sampler *s, const struct cprof_stack_hash *h, const uint64_t **ips,
+			 uint32_t *n, const struct walked_stack **out)
 {
 	const __u64 hash[2] = {h->lo, h->hi};
 	const struct walked_stack *w = walked_stacks__get(s->walked, hash);
 
-	e->user_walked = true;
+	*out = w;
 	if (!w) {
 		s->missing_stacks++;
-		e->user_err = -ENOENT;
-		return;
+		return -ENOENT;
 	}
-	e->user_ips = w->ips;
-	e->user_n = w->n;
-	e->user_stop = w->stop;
+	*ips = w->ips;
+	*n = w->n;
+	return 0;
+}
+
+static bool has_hash(const struct cprof_stack_hash *h)
+{
+	return h->lo || h->hi;
 }
 
 /* One count of the set: its key's stacks read (the kernel's from the drain's cache) and fn told. */
 static void emit(struct sampler *s, const struct cprof_key *k, __u64 count, int stacks_fd,
 		 sampler_entry_fn fn, void *ctx)
 {
+	const struct walked_stack *w;
 	struct sampler_entry e;
 
 	memset(&e, 0, sizeof(e));
@@ -1637,12 +1616,19 @@ static void emit(struct sampler *s, const struct cprof_key *k, __u64 count, int 
 	e.tid = k->tid;
 	memcpy(e.comm, k->comm, CPROF_COMM_LEN);
 	e.count = count;
-	if ((k->user_hash.lo || k->user_hash.hi) && s->walked)
-		walked_frames(s, &k->user_hash, &e);
-	else
+	if (s->walked && has_hash(&k->user_hash)) {
+		e.user_err = hashed_frames(s, &k->user_hash, &e.user_ips, &e.user_n, &w);
+		e.user_walked = w && w->kind == CPROF_USTACK_WALKED;
+		e.user_stop = w ? w->stop : CPROF_STOP_NONE;
+	} else {
 		e.user_ips =
 			stack_frames(s, stacks_fd, (int)k->user_stack_id, &e.user_n, &e.user_err);
-	e.kern_ips = stack_frames(s, stacks_fd, (int)k->kern_stack_id, &e.kern_n, &e.kern_err);
+	}
+	if (s->walked && has_hash(&k->kern_hash))
+		e.kern_err = hashed_frames(s, &k->kern_hash, &e.kern_ips, &e.kern_n, &w);
+	else
+		e.kern_ips =
+			stack_frames(s, stacks_fd, (int)k->kern_stack_id, &e.kern_n, &e.kern_err);
 	fn(ctx, &e);
 }
 
@@ -1712,8 +1698,8 @@ static void end_drain(struct sampler *s)
 
 static int drain_set(struct sampler *s, __u32 set, sampler_entry_fn fn, void *ctx)
 {
-	int counts_fd = set ? s->set1_counts_fd : FD(&s->cur, counts0);
-	int stacks_fd = set ? s->set1_stacks_fd : FD(&s->cur, stacks0);
+	int counts_fd = set ? FD(&s->cur, counts1) : FD(&s->cur, counts0);
+	int stacks_fd = set ? FD(&s->cur, stacks1) : FD(&s->cur, stacks0);
 	__u32 i;
 	int err;
 
@@ -1792,19 +1778,12 @@ int sampler__drain(struct sampler *s, sampler_entry_fn fn, void *ctx)
 	__u32 old = s->cfg.active_set;
 	int err;
 
-	/* Until complete, set 1 is set 0: no flip before set 1 exists. */
-	if (!s->complete) {
-		/* Samples with copies are not counted in the sets: no set 1. */
-		if (s->stopped || !s->started || s->copy) {
-			drain_spills(s, 0, true, fn, ctx);
-			err = drain_set(s, 0, fn, ctx);
-			end_drain(s);
-			return err;
-		}
-		if (!s->complete_err)
-			s->complete_err = complete(s);
-		if (s->complete_err)
-			return s->complete_err;
+	if (s->head_start && !s->head_over && s->started && !s->stopped) {
+		if (!s->head_err)
+			s->head_err = replace_head_start(s);
+		if (s->head_err)
+			return s->head_err;
+		s->head_over = true;
 	}
 	s->cfg.active_set ^= 1;
 	err = update_config(s);
@@ -1852,10 +1831,6 @@ void sampler__free(struct sampler *s)
 		close(s->walked_fd);
 	close_hook_fds(s);
 	instance_destroy(&s->cur);
-	if (s->set1_stacks_fd >= 0)
-		close(s->set1_stacks_fd);
-	if (s->set1_counts_fd >= 0)
-		close(s->set1_counts_fd);
 	free(s->stack_cache);
 	free(s->stack_cache_ids);
 	map_take__free(s->take);

@@ -101,7 +101,7 @@ int walked_stacks__add(struct walked_stacks *ws, const void *record, uint32_t si
 	if (u64map__get(ws->by_lo, head.hash.lo, &old)) {
 		e = entry_of(old);
 		/* Sent again: the kernel had forgotten it, or two CPUs met it at once. */
-		if (e->hi == head.hash.hi && e->s.n == head.n) {
+		if (e->hi == head.hash.hi && e->s.n == head.n && e->s.kind == head.kind) {
 			if (e->forgotten)
 				ws->known++;
 			e->forgotten = 0;
@@ -121,7 +121,8 @@ int walked_stacks__add(struct walked_stacks *ws, const void *record, uint32_t si
 	e->named = ws->drain;
 	e->forgotten = 0;
 	memcpy(e->ips, (const char *)record + offsetof(struct cprof_ustack, ips), bytes);
-	e->s = (struct walked_stack){.n = head.n, .stop = head.stop, .ips = e->ips};
+	e->s = (struct walked_stack){
+		.n = head.n, .stop = head.stop, .kind = head.kind, .ips = e->ips};
 	ws->known++;
 	return 0;
 }

@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The user stacks the kernel walked, as it sends them: each distinct stack
- * once, by its 128-bit hash (struct cprof_ustack through `events`), the
- * first time a sample has it; the counts name it by that hash from then
- * on. The kernel remembers which hashes it has sent (`known_stacks`), so
- * this table holds every stack a count may name, and says which the
+ * The stacks of the samples, as the kernel sends them: each distinct stack
+ * (a walked user stack, one by frame pointers, a kernel stack) once, by its
+ * 128-bit hash (struct cprof_ustack through `walked_out`), the first time a
+ * sample has it; the counts name it by that hash from then on. The kernel remembers which hashes it
+ * has sent (`known_stacks`), so this table holds every stack a count may name, and says which the
  * kernel should forget: a stack no count named for a while, once the
  * kernel's set runs full. A forgotten stack is sent again the next time a
  * sample has it; until then it stays here two more drains, for the counts
@@ -23,6 +23,7 @@ struct walked_stacks;
 struct walked_stack {
 	uint32_t n;    /* frames in ips */
 	uint32_t stop; /* enum cprof_unwind_stop */
+	uint32_t kind; /* enum cprof_ustack_kind */
 	const uint64_t *ips;
 };
 

@@ -37,7 +37,9 @@ static struct sampler_bpf *open_small(void)
 	k = sampler_bpf__open();
 	CHECK(k);
 	bpf_map__set_max_entries(k->maps.stacks0, 64);
+	bpf_map__set_max_entries(k->maps.stacks1, 64);
 	bpf_map__set_max_entries(k->maps.counts0, 64);
+	bpf_map__set_max_entries(k->maps.counts1, 64);
 	bpf_map__set_max_entries(k->maps.targets, 64);
 	return k;
 }
@@ -53,8 +55,8 @@ static int map_info(int fd, struct bpf_map_info *info)
 TEST(parallel_maps_are_adopted_by_libbpf)
 {
 	struct sampler_bpf *k = open_small();
-	struct bpf_map *maps[] = {k->maps.stacks0, k->maps.counts0,   k->maps.seen,
-				  k->maps.targets, k->maps.in_flight, k->maps.spaces};
+	struct bpf_map *maps[] = {k->maps.stacks0, k->maps.counts0, k->maps.seen,
+				  k->maps.stacks1, k->maps.counts1, k->maps.spaces};
 	__u32 ids[6];
 	struct bpf_map_info info;
 	struct parallel_maps *pm;
@@ -102,7 +104,7 @@ TEST(parallel_maps_failure_hands_nothing_over)
 TEST(parallel_maps_free_without_finish)
 {
 	struct sampler_bpf *k = open_small();
-	struct bpf_map *maps[] = {k->maps.stacks0, k->maps.counts0, k->maps.seen};
+	struct bpf_map *maps[] = {k->maps.stacks0, k->maps.stacks1, k->maps.seen};
 	struct parallel_maps *pm;
 
 	/* The threads are waited for, their maps closed: nothing leaks, nothing crashes. */

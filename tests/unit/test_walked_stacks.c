@@ -17,11 +17,14 @@ static uint32_t record(struct cprof_ustack *u, uint64_t seed, uint32_t n, uint32
 	u->magic = CPROF_USTACK_MAGIC;
 	u->n = n;
 	u->stop = stop;
+	u->kind = stop == CPROF_STOP_MAX ? CPROF_USTACK_KERNEL : CPROF_USTACK_WALKED;
+	if (u->kind == CPROF_USTACK_KERNEL)
+		u->stop = CPROF_STOP_NONE;
 	for (i = 0; i < n; i++) {
 		u->ips[i] = 0x400000 + seed * 0x1000 + i * 0x10;
 		cprof_ustack_mix(mix, u->ips[i]);
 	}
-	cprof_ustack_hash(mix, n, stop, &u->hash);
+	cprof_ustack_hash(mix, n, u->stop, u->kind, &u->hash);
 	return (uint32_t)offsetof(struct cprof_ustack, ips) + n * 8;
 }
 
@@ -47,9 +50,13 @@ TEST(walked_stacks_kept_by_hash)
 	struct cprof_ustack a, b, c;
 	uint32_t na = record(&a, 1, 5, CPROF_STOP_NONE), nb = record(&b, 1, 4, CPROF_STOP_NONE);
 
-	/* Only the frame count differs, or only the stop: other hashes. */
+	struct cprof_ustack k;
+
+	/* Only the frame count differs, or only the stop, or only the kind: other hashes. */
 	record(&c, 1, 5, CPROF_STOP_READ);
+	record(&k, 1, 5, CPROF_STOP_MAX);
 	CHECK(a.hash.lo != b.hash.lo && a.hash.lo != c.hash.lo && b.hash.lo != c.hash.lo);
+	CHECK(k.hash.lo != a.hash.lo && k.hash.lo != c.hash.lo);
 	CHECK_INT(walked_stacks__new(64, &ws), ==, 0);
 	CHECK_INT(walked_stacks__add(ws, &a, na), ==, 0);
 	CHECK_INT(walked_stacks__add(ws, &b, nb), ==, 0);
@@ -62,6 +69,9 @@ TEST(walked_stacks_kept_by_hash)
 	CHECK_INT(w->stop, ==, CPROF_STOP_NONE);
 	CHECK_U64(w->ips[4], ==, a.ips[4]);
 	CHECK_INT(get(ws, &b)->n, ==, 4);
+	CHECK_INT(walked_stacks__add(ws, &k, na), ==, 0);
+	CHECK_INT(get(ws, &k)->kind, ==, CPROF_USTACK_KERNEL);
+	CHECK_INT(get(ws, &a)->kind, ==, CPROF_USTACK_WALKED);
 	/* The same low half, another high half: not this stack. */
 	a.hash.hi ^= 2;
 	CHECK(!get(ws, &a));
