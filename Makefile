@@ -152,6 +152,16 @@ $(OUT)/version.h: FORCE | $(OUT)/obj
 
 $(OUT)/obj/main.o: $(OUT)/version.h
 
+# The unwind table builder, named by a hash of its sources: a table kept on
+# disk (src/unwind/table_store.c) is read back only by the builder that made it.
+TABLE_BUILDER_SRCS := $(sort $(wildcard src/unwind/*.c src/unwind/*.h)) bpf/unwind_abi.h \
+	bpf/sampler_abi.h bpf/mix64.h
+$(OUT)/table_builder.h: $(TABLE_BUILDER_SRCS) | $(OUT)/obj
+	$(Q)printf '#define CPROF_TABLE_BUILDER "%s"\n' \
+		"$$(cat $(TABLE_BUILDER_SRCS) | sha256sum | cut -c1-16)" > $@
+
+$(OUT)/obj/unwind/table_store.o: $(OUT)/table_builder.h
+
 FORCE:
 
 $(OUT)/obj/%.o: src/%.c $(SKEL) $(DEPS)/.stamp | $(OUT)/obj

@@ -49,6 +49,8 @@ enum {
 	OPT_MAP_SIZE,
 	OPT_TOP,
 	OPT_DEBUG_DIR,
+	OPT_CACHE_DIR,
+	OPT_NO_CACHE,
 	OPT_FRAME_POINTERS,
 	OPT_STACK_COPIES,
 	OPT_SERVER,
@@ -96,6 +98,11 @@ static const char usage_text[] =
 	"      --top N              functions listed in the summary (default 10)\n"
 	"      --debug-dir DIR      where separate debug files of stripped binaries\n"
 	"                           are looked for (default /usr/lib/debug)\n"
+	"      --cache-dir DIR      where the unwind tables built from programs' CFI\n"
+	"                           are kept, so that later runs read them back (by\n"
+	"                           build ID) instead of building them again (default\n"
+	"                           $XDG_CACHE_HOME/cprof, ~/.cache/cprof; at most 64 MB)\n"
+	"      --no-cache           keep no unwind tables between runs\n"
 	"      --frame-pointers     walk user stacks by frame pointers only, not with\n"
 	"                           the programs' unwind tables (.eh_frame); callers\n"
 	"                           are then missing or wrong in code built without\n"
@@ -427,6 +434,14 @@ static bool parse_profile_option(int c, char *arg, struct cli *cli)
 	case OPT_DEBUG_DIR:
 		parse_debug_dir(arg, cli);
 		break;
+	case OPT_CACHE_DIR:
+		if (!*arg)
+			usage_error("--cache-dir needs a directory (--no-cache keeps none)");
+		o->cache_dir = arg;
+		break;
+	case OPT_NO_CACHE:
+		o->cache_dir = "";
+		break;
 	default:
 		return false;
 	}
@@ -446,6 +461,8 @@ static const struct option longopts[] = {
 	{"map-size", required_argument, NULL, OPT_MAP_SIZE},
 	{"top", required_argument, NULL, OPT_TOP},
 	{"debug-dir", required_argument, NULL, OPT_DEBUG_DIR},
+	{"cache-dir", required_argument, NULL, OPT_CACHE_DIR},
+	{"no-cache", no_argument, NULL, OPT_NO_CACHE},
 	{"frame-pointers", no_argument, NULL, OPT_FRAME_POINTERS},
 	{"stack-copies", no_argument, NULL, OPT_STACK_COPIES},
 	{"server", required_argument, NULL, OPT_SERVER},

@@ -12,6 +12,7 @@
  * where the last one ended, so intervals neither overlap nor leave gaps.
  */
 #include <errno.h>
+#include <limits.h>
 #include <linux/perf_event.h>
 #include <inttypes.h>
 #include <poll.h>
@@ -47,6 +48,7 @@
 #include "sample/unwinder.h"
 #include "unwind/kernel_btf.h"
 #include "unwind/stack_walk.h"
+#include "unwind/table_store.h"
 #include "session.h"
 #include "signals.h"
 #include "summary.h"
@@ -73,6 +75,8 @@
 #define RECORD_PAGES	  16
 #define DRAIN_INTERVAL_MS 1000
 #define MAX_FRAMES	  (2 * CPROF_MAX_STACK_DEPTH + 2)
+/* The unwind tables kept between runs: some 1,000 programs' and libraries' (libc's is 93 KB). */
+#define TABLE_STORE_BYTES (64ull << 20)
 /* One-shot: about 3.5 s of backoff in all. Continuous: the spool takes over sooner. */
 #define ONESHOT_ATTEMPTS    4
 #define CONTINUOUS_ATTEMPTS 3
@@ -106,8 +110,9 @@ struct run {
 	struct profile *prof;
 	struct symbolizer *sym;
 	struct sampler *sampler;
-	struct unwinder *unwinder; /* the CFI tables' maps; NULL: frame pointers */
-	struct region_feed *feed;  /* keeps them current */
+	struct unwinder *unwinder;  /* the CFI tables' maps; NULL: frame pointers */
+	struct region_feed *feed;   /* keeps them current */
+	struct table_store *tables; /* their tables kept between runs; NULL: none */
 	/* Stack copies waiting for the records before them, oldest first (see walk_copies). */
 	struct cprof_copy **copies;
 	size_t ncopies, copies_cap;
@@ -861,13 +866,38 @@ static struct unwinder *open_unwinder(struct run *r)
 	return r->unwinder;
 }
 
+/*
+ * The tables kept between runs (src/unwind/table_store.h), unless asked
+ * for none; without them, tables are built as ever.
+ */
+static struct table_store *open_tables(const struct session_opts *o)
+{
+	char buf[PATH_MAX];
+	const char *dir = o->cache_dir ? o->cache_dir : table_store__default_dir(buf, sizeof(buf));
+	struct table_store *s = NULL;
+	int err;
+
+	if (!*dir)
+		return NULL;
+	err = table_store__open(dir, TABLE_STORE_BYTES, &s);
+	/* The default may well be out of reach (a read-only home): said with -v only. */
+	if (err && o->cache_dir)
+		pr_warn("--cache-dir %s: cannot keep unwind tables there (%s): each run builds "
+			"them",
+			dir,
+			err == -EPERM ? "not a directory of this user's that only it may write"
+				      : strerror(-err));
+	return s;
+}
+
 /* Every sample comes with a copy of its user stack, walked here with the tables. */
 static int start_copy_walks(struct run *r)
 {
 	unwinder__free(r->unwinder);
 	r->unwinder = NULL;
 	r->base.copy_walks = true;
-	if (region_feed__new(NULL, r->sampler, &r->feed)) {
+	r->tables = open_tables(r->o);
+	if (region_feed__new(NULL, r->sampler, r->tables, &r->feed)) {
 		pr_err("out of memory");
 		return -ENOMEM;
 	}
@@ -902,7 +932,8 @@ static int start_unwinding(struct run *r)
 				strerror(-r->base.unwind_status));
 		return 0;
 	}
-	err = region_feed__new(r->unwinder, r->sampler, &r->feed);
+	r->tables = open_tables(r->o);
+	err = region_feed__new(r->unwinder, r->sampler, r->tables, &r->feed);
 	if (err) {
 		pr_err("out of memory");
 		return err;
@@ -1153,12 +1184,23 @@ static void log_unwinding(struct run *r)
 	region_feed__stats(r->feed, &st);
 	if (r->unwinder)
 		unwinder__stats(r->unwinder, &us);
-	pr_debug("unwind: tables built %llu (%llu without CFI) in %.1f ms, held at most %.0f KiB, "
-		 "now %llu (%.0f KiB); map rows at most %llu of %llu, pages %llu of %llu; BPF maps "
-		 "%.1f MB; processes %llu, regions %llu",
-		 (unsigned long long)st.tables.built, (unsigned long long)st.tables.no_cfi,
-		 (double)st.tables.build_ns / 1e6, (double)st.tables.peak_bytes / 1024.0,
-		 (unsigned long long)st.tables.tables, (double)st.tables.bytes / 1024.0,
+	if (r->tables) {
+		struct table_store_stats ts;
+
+		table_store__stats(r->tables, &ts);
+		pr_debug("unwind: table store: %llu read, %llu written, %llu refused (another "
+			 "version, or corrupt), %llu removed for room",
+			 (unsigned long long)ts.loaded, (unsigned long long)ts.saved,
+			 (unsigned long long)ts.refused, (unsigned long long)ts.pruned);
+	}
+	pr_debug("unwind: tables built %llu (%llu read back from the table store, %llu without "
+		 "CFI) in %.1f ms, held at most %.0f KiB, now %llu (%.0f KiB); map rows at most "
+		 "%llu "
+		 "of %llu, pages %llu of %llu; BPF maps %.1f MB; processes %llu, regions %llu",
+		 (unsigned long long)st.tables.built, (unsigned long long)st.tables.loaded,
+		 (unsigned long long)st.tables.no_cfi, (double)st.tables.build_ns / 1e6,
+		 (double)st.tables.peak_bytes / 1024.0, (unsigned long long)st.tables.tables,
+		 (double)st.tables.bytes / 1024.0,
 		 (unsigned long long)us.row_chunks_peak * CPROF_UNWIND_CHUNK,
 		 (unsigned long long)us.row_chunks * CPROF_UNWIND_CHUNK,
 		 (unsigned long long)us.page_chunks_peak * CPROF_UNWIND_CHUNK,
@@ -1244,6 +1286,7 @@ static void teardown(struct run *r)
 	free(r->copies);
 	free_thread_names(r);
 	region_feed__free(r->feed);
+	table_store__free(r->tables);
 	sampler__free(r->sampler);
 	unwinder__free(r->unwinder);
 	symbolizer__free(r->sym);

@@ -38,6 +38,7 @@ struct session_opts {
 	uint32_t map_entries; /* stack and count map entries per set */
 	int top_n;
 	const char *debug_dir; /* separate debug files; NULL: the default, "": none */
+	const char *cache_dir; /* unwind tables kept between runs; NULL: the default, "": none */
 	/* --server: */
 	const struct upload_opts *upload; /* NULL: write a file only */
 	const struct labels *labels;	  /* --label pairs, validated */

@@ -30,6 +30,9 @@ finish() { [ "$_failures" -eq 0 ]; }
 
 # Go's pprof reader wants a writable home and cache.
 export HOME=${HOME:-$TMP}
+# cprof's unwind tables are kept between runs (--cache-dir): each script
+# starts with none, and leaves the user's own alone.
+export XDG_CACHE_HOME=$TMP/cache
 export PPROF_TMPDIR=$TMP/pprof GOCACHE=$TMP/gocache GOFLAGS=-mod=mod
 mkdir -p "$PPROF_TMPDIR"
 

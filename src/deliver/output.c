@@ -11,6 +11,7 @@
 #include "deliver/output.h"
 
 #define LOG_MODULE "output"
+#include "lib/file.h"
 #include "lib/log.h"
 
 struct output {
@@ -114,24 +115,6 @@ cleanup:
 	return err;
 }
 
-static int write_all(int fd, const void *data, size_t len)
-{
-	const char *p = data;
-	ssize_t n;
-
-	while (len) {
-		n = write(fd, p, len);
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		p += n;
-		len -= n;
-	}
-	return 0;
-}
-
 static void save_fallback(const struct output *o, const void *data, size_t len)
 {
 	const char *dir = getenv("TMPDIR");
@@ -151,7 +134,7 @@ static void save_fallback(const struct output *o, const void *data, size_t len)
 		pr_err("the profile could not be saved to %s either: %s", path, strerror(errno));
 		return;
 	}
-	err = write_all(fd, data, len);
+	err = file__write_all(fd, data, len);
 	if (close(fd) && !err)
 		err = -errno;
 	if (err) {
@@ -166,7 +149,7 @@ int output__write(struct output *o, const void *data, size_t len)
 {
 	int err;
 
-	err = write_all(o->fd, data, len);
+	err = file__write_all(o->fd, data, len);
 	/* close() is where some filesystems report a failed write. */
 	if (!err && !o->is_stdout) {
 		if (close(o->fd))

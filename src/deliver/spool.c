@@ -26,6 +26,7 @@
 #include "deliver/batch.h"
 #include "deliver/spool.h"
 #include "encode/pb_writer.h"
+#include "lib/file.h"
 #include "lib/log.h"
 
 #define MAGIC	   "CPROFSP1"
@@ -85,26 +86,6 @@ static int cmp_entry(const void *a, const void *b)
 	const struct entry *x = a, *y = b;
 
 	return x->seq < y->seq ? -1 : x->seq > y->seq;
-}
-
-/* mkdir -p for the spool directory; the last component is private to root. */
-static int make_dirs(const char *dir)
-{
-	char path[4096];
-	size_t i, n = strlen(dir);
-
-	if (n == 0 || n >= sizeof(path))
-		return -ENAMETOOLONG;
-	memcpy(path, dir, n + 1);
-	for (i = 1; i <= n; i++) {
-		if (path[i] != '/' && path[i] != '\0')
-			continue;
-		path[i] = '\0';
-		if (mkdir(path, i == n ? 0700 : 0755) && errno != EEXIST)
-			return -errno;
-		path[i] = i == n ? '\0' : '/';
-	}
-	return 0;
 }
 
 static bool parse_name(const char *name, uint64_t *seq, bool *tmp)
@@ -212,7 +193,7 @@ int spool__open(const char *dir, uint64_t max_bytes, struct spool **out)
 		err = -ENOMEM;
 		goto cleanup;
 	}
-	err = make_dirs(dir);
+	err = file__make_dirs(dir);
 	if (err) {
 		pr_err("cannot create the spool directory %s: %s", dir, strerror(-err));
 		goto cleanup;
@@ -442,24 +423,13 @@ static int write_entry(struct spool *s, uint64_t seq, const struct pb_buffer *bu
 {
 	char tmp[64], name[64];
 	int fd, err = 0;
-	size_t off = 0;
 
 	entry_path(seq, ".tmp", tmp, sizeof(tmp));
 	entry_path(seq, "", name, sizeof(name));
 	fd = openat(s->dir_fd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 	if (fd < 0)
 		return -errno;
-	while (off < buf->len) {
-		ssize_t n = write(fd, buf->data + off, buf->len - off);
-
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			err = -errno;
-			break;
-		}
-		off += (size_t)n;
-	}
+	err = file__write_all(fd, buf->data, buf->len);
 	if (!err && fsync(fd))
 		err = -errno;
 	if (close(fd) && !err)

@@ -1,7 +1,10 @@
 // SPDX-License-Identifier: MIT
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "lib/file.h"
@@ -96,4 +99,41 @@ int file__read_fd(int fd, char **out, size_t *len)
 cleanup:
 	free(buf);
 	return err;
+}
+
+int file__write_all(int fd, const void *data, size_t len)
+{
+	const char *p = data;
+	ssize_t n;
+
+	while (len) {
+		n = write(fd, p, len);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+int file__make_dirs(const char *dir)
+{
+	char path[PATH_MAX];
+	size_t i, n = strlen(dir);
+
+	if (n == 0 || n >= sizeof(path))
+		return -ENAMETOOLONG;
+	memcpy(path, dir, n + 1);
+	for (i = 1; i <= n; i++) {
+		if (path[i] != '/' && path[i] != '\0')
+			continue;
+		path[i] = '\0';
+		if (mkdir(path, i == n ? 0700 : 0755) && errno != EEXIST)
+			return -errno;
+		path[i] = i == n ? '\0' : '/';
+	}
+	return 0;
 }

@@ -15,5 +15,9 @@ int file__read_small(const char *path, char *buf, size_t size);
 int file__read_all(const char *path, char **out, size_t *len);
 /* The same from an open file, which stays open. */
 int file__read_fd(int fd, char **out, size_t *len);
+/* mkdir -p dir: its missing parents 0755, dir itself 0700. 0 or -errno. */
+int file__make_dirs(const char *dir);
+/* Writes all len bytes of data to fd (through short writes and EINTR); 0 or -errno. */
+int file__write_all(int fd, const void *data, size_t len);
 
 #endif

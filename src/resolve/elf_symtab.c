@@ -37,6 +37,7 @@
 
 #define LOG_MODULE "elf"
 #include "lib/clock.h"
+#include "lib/elf_build_id.h"
 #include "lib/log.h"
 #include "lib/range.h"
 #include "lib/u64map.h"
@@ -45,8 +46,6 @@
 #include "unwind/eh_frame_hdr.h"
 #include "resolve/symbol_rank.h"
 
-/* Build IDs are 20 bytes (sha1) in practice; anything much larger is not one. */
-#define MAX_BUILD_ID_SIZE 64
 /* A .gnu_debuglink names a file in a directory; longer is not a file name. */
 #define MAX_DEBUGLINK_LEN 255
 
@@ -74,7 +73,7 @@ struct elf_symtab {
 	uint64_t file_size;
 	struct elf_segment *segs;
 	size_t nsegs;
-	char build_id[2 * MAX_BUILD_ID_SIZE + 1];
+	char build_id[2 * ELF_BUILD_ID_MAX + 1];
 	bool has_symtab;
 	char debuglink[MAX_DEBUGLINK_LEN + 1]; /* "" when none */
 	uint32_t debuglink_crc;
@@ -148,25 +147,11 @@ static bool range_in_file(const struct elf_symtab *e, uint64_t off, uint64_t siz
 
 static void scan_notes(struct elf_symtab *e, Elf_Data *data)
 {
-	size_t off = 0, next, name_off, desc_off;
-	GElf_Nhdr nh;
+	uint8_t id[ELF_BUILD_ID_MAX];
+	size_t i, n = elf_build_id__in_notes(data, id);
 
-	while (off < data->d_size && (next = gelf_getnote(data, off, &nh, &name_off, &desc_off))) {
-		const uint8_t *desc = (const uint8_t *)data->d_buf + desc_off;
-		const char *name = (const char *)data->d_buf + name_off;
-		uint32_t i;
-
-		/* gelf_getnote checked that name and desc lie within data. */
-		if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == 4 && !memcmp(name, "GNU", 4) &&
-		    nh.n_descsz > 0 && nh.n_descsz <= MAX_BUILD_ID_SIZE) {
-			for (i = 0; i < nh.n_descsz; i++)
-				snprintf(e->build_id + 2 * i, 3, "%02x", desc[i]);
-			return;
-		}
-		if (next <= off)
-			break;
-		off = next;
-	}
+	for (i = 0; i < n; i++)
+		snprintf(e->build_id + 2 * i, 3, "%02x", id[i]);
 }
 
 static int read_segments_and_notes(struct elf_symtab *e)

@@ -195,7 +195,8 @@ static void sink_unbind(void *ctx, uint32_t pid)
 		unwinder__unbind(f->unwinder, pid);
 }
 
-int region_feed__new(struct unwinder *u, struct sampler *s, struct region_feed **out)
+int region_feed__new(struct unwinder *u, struct sampler *s, struct table_store *store,
+		     struct region_feed **out)
 {
 	struct region_feed *f = calloc(1, sizeof(*f));
 	struct region_sink sink = {
@@ -222,7 +223,7 @@ int region_feed__new(struct unwinder *u, struct sampler *s, struct region_feed *
 	f->exits = u64map__new();
 	f->exec_end = u64map__new();
 	if (f->loaded && f->exact_since && f->snap_space && f->exits && f->exec_end)
-		err = table_cache__new(&f->cache);
+		err = table_cache__new(store, &f->cache);
 	if (!err)
 		err = process_regions__new(f->cache, &sink, MAX_SETS, &f->regions);
 	if (err) {

@@ -29,8 +29,12 @@ struct region_feed_stats {
 	uint64_t stale_execs;	   /* exec records older than the process's space: left unbound */
 };
 
-/* u and s must outlive f. Without u (NULL), the tables serve region_feed__walk only. */
-int region_feed__new(struct unwinder *u, struct sampler *s, struct region_feed **out);
+/*
+ * u, s and store (where tables are kept between runs; NULL: none) must
+ * outlive f. Without u (NULL), the tables serve region_feed__walk only.
+ */
+int region_feed__new(struct unwinder *u, struct sampler *s, struct table_store *store,
+		     struct region_feed **out);
 void region_feed__free(struct region_feed *f);
 
 /*

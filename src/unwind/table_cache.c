@@ -4,12 +4,14 @@
 #include <libelf.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "lib/clock.h"
 #include "lib/hash.h"
 #include "lib/u64map.h"
 #include "unwind/elf_cfi.h"
 #include "unwind/table_cache.h"
+#include "unwind/table_store.h"
 
 struct entry {
 	struct cached_table t; /* first: the public part */
@@ -19,6 +21,7 @@ struct entry {
 };
 
 struct table_cache {
+	struct table_store *store; /* borrowed; NULL: none */
 	struct unwind_rules *rules;
 	struct u64map *index; /* hash of file_id -> chain of struct entry */
 	struct table_cache_stats stats;
@@ -36,7 +39,7 @@ static bool same_file(const struct file_id *a, const struct file_id *b)
 	       a->inode == b->inode && a->generation == b->generation;
 }
 
-int table_cache__new(struct table_cache **out)
+int table_cache__new(struct table_store *store, struct table_cache **out)
 {
 	struct table_cache *c = calloc(1, sizeof(*c));
 	int err = -ENOMEM;
@@ -44,6 +47,7 @@ int table_cache__new(struct table_cache **out)
 	*out = NULL;
 	if (!c)
 		return err;
+	c->store = store;
 	c->index = u64map__new();
 	if (c->index)
 		err = unwind_rules__new(&c->rules);
@@ -85,23 +89,44 @@ struct unwind_rules *table_cache__rules(struct table_cache *c)
 	return c->rules;
 }
 
+/* The file's table from the store, if it has it: 0, or -ENOENT. */
+static int load(struct table_cache *c, Elf *elf, int fd, struct table_file_id *id,
+		struct unwind_table **t, struct unwind_table_stats *stats)
+{
+	struct stat st;
+
+	memset(id, 0, sizeof(*id));
+	if (!c->store || fstat(fd, &st))
+		return -ENOENT;
+	id->file_size = (uint64_t)st.st_size;
+	id->build_id_len = (uint32_t)elf_build_id(elf, id->file_size, id->build_id);
+	return table_store__load(c->store, id, c->rules, t, stats);
+}
+
 /* Reads the file's CFI into e; a file without any is an answer, not an error. */
 static int build(struct table_cache *c, struct entry *e, int fd)
 {
 	uint64_t t0 = clock__mono_ns();
 	struct unwind_table *t = NULL;
 	struct unwind_sources src;
+	struct table_file_id id;
 	struct elf_cfi cfi;
+	bool loaded;
 	Elf *elf;
 	int err;
 
 	if (elf_version(EV_CURRENT) == EV_NONE)
 		return -EINVAL;
 	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	err = elf ? elf_cfi__read(elf, &cfi) : -ENOEXEC;
-	if (!err) {
+	err = elf ? 0 : -ENOEXEC;
+	loaded = !err && !load(c, elf, fd, &id, &t, &e->t.stats);
+	if (!err && !loaded)
+		err = elf_cfi__read(elf, &cfi);
+	if (!err && !loaded) {
 		elf_cfi__sources(&cfi, NULL, &src);
 		err = unwind_table__build(&src, c->rules, &t, &e->t.stats);
+		if (!err && c->store)
+			table_store__save(c->store, &id, t, c->rules, &e->t.stats);
 	}
 	elf_end(elf);
 	if (err == -ENOMEM)
@@ -110,6 +135,7 @@ static int build(struct table_cache *c, struct entry *e, int fd)
 	e->t.err = err;
 	e->t.build_ns = clock__mono_ns() - t0;
 	c->stats.built++;
+	c->stats.loaded += loaded;
 	c->stats.build_ns += e->t.build_ns;
 	c->stats.no_cfi += !t;
 	c->stats.bytes += unwind_table__bytes(t);

@@ -19,6 +19,7 @@
 #include "unwind/unwind_table.h"
 
 struct table_cache;
+struct table_store;
 
 struct file_id {
 	uint32_t dev_major;
@@ -39,12 +40,14 @@ struct table_cache_stats {
 	uint64_t tables;     /* held now */
 	uint64_t bytes;	     /* of the tables held now */
 	uint64_t peak_bytes; /* the most held at once */
-	uint64_t built;	     /* tables built since the start */
+	uint64_t built;	     /* tables built since the start (or loaded) */
+	uint64_t loaded;     /* ... of them read back from the table store */
 	uint64_t build_ns;   /* time spent building them */
 	uint64_t no_cfi;     /* files without usable CFI */
 };
 
-int table_cache__new(struct table_cache **out);
+/* store: where tables are kept between runs (borrowed), or NULL. */
+int table_cache__new(struct table_store *store, struct table_cache **out);
 void table_cache__free(struct table_cache *c);
 struct unwind_rules *table_cache__rules(struct table_cache *c);
 

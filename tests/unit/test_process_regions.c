@@ -243,7 +243,7 @@ static void env_new(struct env *e, uint32_t max_sets)
 	};
 
 	memset(&e->f, 0, sizeof(e->f));
-	CHECK_INT(table_cache__new(&e->cache), ==, 0);
+	CHECK_INT(table_cache__new(NULL, &e->cache), ==, 0);
 	CHECK_INT(process_regions__new(e->cache, &sink, max_sets, &e->p), ==, 0);
 }
 

@@ -16,7 +16,7 @@ TEST(table_cache_builds_once_per_file)
 	int fd = open(test_system_libc(), O_RDONLY);
 
 	CHECK(fd >= 0);
-	CHECK_INT(table_cache__new(&c), ==, 0);
+	CHECK_INT(table_cache__new(NULL, &c), ==, 0);
 	CHECK_INT(table_cache__get(c, &libc, fd, &a), ==, 0);
 	CHECK(a->table != NULL && a->err == 0 && a->table->nrows > 1000);
 	/* The same file again: the same table, not read. */
@@ -51,7 +51,7 @@ TEST(table_cache_remembers_files_without_cfi)
 	int fd = open(path, O_RDONLY);
 
 	CHECK(fd >= 0);
-	CHECK_INT(table_cache__new(&c), ==, 0);
+	CHECK_INT(table_cache__new(NULL, &c), ==, 0);
 	CHECK_INT(table_cache__get(c, &id, fd, &t), ==, 0);
 	CHECK(t->table == NULL);
 	CHECK(t->err < 0);

@@ -1,0 +1,27 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The GNU build ID of an ELF file (its NT_GNU_BUILD_ID note): what names a
+ * file's content across hosts and paths, for debug files (resolve/) and
+ * for the unwind tables kept on disk (unwind/table_store.h).
+ */
+#ifndef CPROF_ELF_BUILD_ID_H
+#define CPROF_ELF_BUILD_ID_H
+
+#include <gelf.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Build IDs are 20 bytes (sha1) in practice; anything much larger is not one. */
+#define ELF_BUILD_ID_MAX 64
+
+/* The build ID in the notes of data (a note section or segment), into id; its length, or 0. */
+size_t elf_build_id__in_notes(Elf_Data *data, uint8_t id[ELF_BUILD_ID_MAX]);
+
+/*
+ * The build ID of elf, a file of file_size bytes: from its PT_NOTE
+ * segments, else its SHT_NOTE sections (a debug file may have no program
+ * headers). Its length, or 0 when it has none.
+ */
+size_t elf_build_id(Elf *elf, uint64_t file_size, uint8_t id[ELF_BUILD_ID_MAX]);
+
+#endif

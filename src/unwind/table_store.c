@@ -1,0 +1,266 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The unwind tables kept on disk; see table_store.h. A table is the file
+ * <build ID in hex>.utab; the version table_file.h checks is the hash of
+ * the builder's sources (table_builder.h, made by the Makefile), so a
+ * cprof whose builder changed builds its tables afresh.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#define LOG_MODULE "tables"
+#include "lib/file.h"
+#include "lib/log.h"
+#include "table_builder.h"
+#include "unwind/table_store.h"
+
+#define SUFFIX ".utab"
+
+struct table_store {
+	int dir_fd;
+	uint64_t max_bytes;
+	struct table_store_stats stats;
+};
+
+const char *table_store__default_dir(char *buf, size_t size)
+{
+	const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
+
+	if (xdg && *xdg == '/')
+		snprintf(buf, size, "%s/cprof", xdg);
+	else if (home && *home == '/')
+		snprintf(buf, size, "%s/.cache/cprof", home);
+	else
+		snprintf(buf, size, "/var/cache/cprof");
+	return buf;
+}
+
+/* A directory of ours that nobody else may write into: tables steer the unwinder. */
+static int check_dir(int fd, const char *dir)
+{
+	struct stat st;
+
+	if (fstat(fd, &st))
+		return -errno;
+	if (!S_ISDIR(st.st_mode) || st.st_uid != geteuid() || (st.st_mode & (S_IWGRP | S_IWOTH))) {
+		pr_debug("%s: not used: not a directory of uid %u that only it can write", dir,
+			 (unsigned)geteuid());
+		return -EPERM;
+	}
+	return 0;
+}
+
+struct file_age {
+	char name[80];
+	time_t mtime;
+	off_t size;
+};
+
+static int older_first(const void *a, const void *b)
+{
+	const struct file_age *x = a, *y = b;
+
+	return x->mtime < y->mtime ? -1 : x->mtime > y->mtime;
+}
+
+/* The store's tables, in *out (n of them), and their total size. */
+static uint64_t list_tables(struct table_store *s, struct file_age **out, size_t *n)
+{
+	struct file_age *v = NULL, *tmp;
+	size_t cap = 0, len;
+	uint64_t total = 0;
+	struct dirent *d;
+	struct stat st;
+	DIR *dir;
+	int fd = dup(s->dir_fd);
+
+	*out = NULL;
+	*n = 0;
+	dir = fd >= 0 ? fdopendir(fd) : NULL;
+	if (!dir) {
+		if (fd >= 0)
+			close(fd);
+		return 0;
+	}
+	while ((d = readdir(dir))) {
+		len = strlen(d->d_name);
+		if (len <= strlen(SUFFIX) || len >= sizeof(v->name) ||
+		    strcmp(d->d_name + len - strlen(SUFFIX), SUFFIX) ||
+		    fstatat(s->dir_fd, d->d_name, &st, AT_SYMLINK_NOFOLLOW) || !S_ISREG(st.st_mode))
+			continue;
+		if (*n == cap) {
+			cap = cap ? 2 * cap : 64;
+			tmp = realloc(v, cap * sizeof(*v));
+			if (!tmp)
+				break;
+			v = tmp;
+		}
+		memcpy(v[*n].name, d->d_name, len + 1);
+		v[*n].mtime = st.st_mtime;
+		v[*n].size = st.st_size;
+		total += (uint64_t)st.st_size;
+		(*n)++;
+	}
+	closedir(dir);
+	*out = v;
+	return total;
+}
+
+/* Past the cap: the tables used longest ago go, down to three quarters of it. */
+static void prune(struct table_store *s)
+{
+	struct file_age *v;
+	size_t n, i;
+	uint64_t total = list_tables(s, &v, &n);
+
+	if (total > s->max_bytes) {
+		qsort(v, n, sizeof(*v), older_first);
+		for (i = 0; i < n && total > s->max_bytes / 4 * 3; i++) {
+			if (unlinkat(s->dir_fd, v[i].name, 0))
+				continue;
+			total -= (uint64_t)v[i].size;
+			s->stats.pruned++;
+		}
+	}
+	free(v);
+}
+
+int table_store__open(const char *dir, uint64_t max_bytes, struct table_store **out)
+{
+	struct table_store *s;
+	int err;
+
+	*out = NULL;
+	err = file__make_dirs(dir);
+	if (err) {
+		pr_debug("%s: not used: %s", dir, strerror(-err));
+		return err;
+	}
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	s->max_bytes = max_bytes;
+	s->dir_fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	err = s->dir_fd < 0 ? -errno : check_dir(s->dir_fd, dir);
+	if (err) {
+		if (err != -EPERM)
+			pr_debug("%s: not used: %s", dir, strerror(-err));
+		table_store__free(s);
+		return err;
+	}
+	prune(s);
+	*out = s;
+	return 0;
+}
+
+void table_store__free(struct table_store *s)
+{
+	if (!s)
+		return;
+	if (s->dir_fd >= 0)
+		close(s->dir_fd);
+	free(s);
+}
+
+static void file_name(const struct table_file_id *id, char *buf, size_t size)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < id->build_id_len && n + 3 < size; i++)
+		n += (size_t)snprintf(buf + n, size - n, "%02x", id->build_id[i]);
+	snprintf(buf + n, size - n, SUFFIX);
+}
+
+/* The file's bytes (malloc'ed), if it is a regular file of ours. */
+static char *read_table(struct table_store *s, const char *name, size_t *len)
+{
+	struct stat st;
+	char *buf = NULL;
+	int fd;
+
+	fd = openat(s->dir_fd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return NULL;
+	if (!fstat(fd, &st) && S_ISREG(st.st_mode) && st.st_uid == geteuid())
+		file__read_fd(fd, &buf, len);
+	close(fd);
+	return buf;
+}
+
+int table_store__load(struct table_store *s, const struct table_file_id *id,
+		      struct unwind_rules *rules, struct unwind_table **out,
+		      struct unwind_table_stats *stats)
+{
+	char name[2 * ELF_BUILD_ID_MAX + sizeof(SUFFIX)];
+	size_t len = 0;
+	char *buf;
+	int err;
+
+	*out = NULL;
+	if (!id->build_id_len)
+		return -ENOENT;
+	file_name(id, name, sizeof(name));
+	buf = read_table(s, name, &len);
+	if (!buf)
+		return -ENOENT;
+	err = table_file__decode(buf, len, id, CPROF_TABLE_BUILDER, rules, out, stats);
+	free(buf);
+	if (err == -EINVAL) {
+		s->stats.refused++;
+		pr_debug("%s: not used: another version's, or corrupt", name);
+		return -ENOENT;
+	}
+	if (err)
+		return err;
+	s->stats.loaded++;
+	/* Its time of use, for prune(). */
+	utimensat(s->dir_fd, name, NULL, 0);
+	return 0;
+}
+
+void table_store__save(struct table_store *s, const struct table_file_id *id,
+		       const struct unwind_table *t, const struct unwind_rules *rules,
+		       const struct unwind_table_stats *stats)
+{
+	char name[2 * ELF_BUILD_ID_MAX + sizeof(SUFFIX)], tmp[sizeof(name) + 32];
+	void *buf = NULL;
+	size_t len;
+	int fd = -1;
+
+	if (!id->build_id_len || !t)
+		return;
+	file_name(id, name, sizeof(name));
+	snprintf(tmp, sizeof(tmp), ".%s.%d", name, (int)getpid());
+	if (table_file__encode(t, rules, stats, id, CPROF_TABLE_BUILDER, &buf, &len))
+		goto cleanup;
+	fd = openat(s->dir_fd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0 || file__write_all(fd, buf, len) || close(fd)) {
+		pr_debug("%s: cannot write: %s", name, strerror(errno));
+		fd = -1;
+		unlinkat(s->dir_fd, tmp, 0);
+		goto cleanup;
+	}
+	fd = -1;
+	if (renameat(s->dir_fd, tmp, s->dir_fd, name)) {
+		pr_debug("%s: cannot write: %s", name, strerror(errno));
+		unlinkat(s->dir_fd, tmp, 0);
+		goto cleanup;
+	}
+	s->stats.saved++;
+cleanup:
+	if (fd >= 0)
+		close(fd);
+	free(buf);
+}
+
+void table_store__stats(const struct table_store *s, struct table_store_stats *out)
+{
+	*out = s->stats;
+}

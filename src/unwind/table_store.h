@@ -1,0 +1,57 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Unwind tables kept on disk between runs, one file per executable file,
+ * named by its GNU build ID: building a table from a file's CFI costs
+ * 5-30 ms a run for the programs of a profile (python3 maps some 50 files),
+ * reading one back well under a millisecond. A table depends on the file's
+ * content and on the builder alone, so a file is used only for the same
+ * build ID, file size and cprof version, and only after every check of
+ * table_file.h; anything else is built again, and written over.
+ *
+ * The store is a directory of this user's that no one else may write
+ * (created 0700); files are written whole under a temporary name and
+ * renamed. Past a size cap the files least recently used go first. Every
+ * failure only costs the build: the store logs it with -v and goes on.
+ */
+#ifndef CPROF_TABLE_STORE_H
+#define CPROF_TABLE_STORE_H
+
+#include <stdint.h>
+
+#include "unwind/table_file.h"
+
+struct table_store;
+
+struct table_store_stats {
+	uint64_t loaded;  /* tables read back */
+	uint64_t saved;	  /* tables written */
+	uint64_t refused; /* files found but not used: another version, or a failed check */
+	uint64_t pruned;  /* files removed for the size cap */
+};
+
+/*
+ * The store in dir, created if missing; max_bytes caps its files. -errno
+ * (logged with -v) when it cannot be used: the caller goes without.
+ */
+int table_store__open(const char *dir, uint64_t max_bytes, struct table_store **out);
+void table_store__free(struct table_store *s);
+
+/* The table of id, as table_file__decode gives it; -ENOENT when there is none to use. */
+int table_store__load(struct table_store *s, const struct table_file_id *id,
+		      struct unwind_rules *rules, struct unwind_table **out,
+		      struct unwind_table_stats *stats);
+
+/* Keeps t (its rule ids rules') for id, best effort. */
+void table_store__save(struct table_store *s, const struct table_file_id *id,
+		       const struct unwind_table *t, const struct unwind_rules *rules,
+		       const struct unwind_table_stats *stats);
+
+void table_store__stats(const struct table_store *s, struct table_store_stats *out);
+
+/*
+ * Where the store goes by default: $XDG_CACHE_HOME/cprof, else
+ * $HOME/.cache/cprof, else /var/cache/cprof; into buf (size bytes).
+ */
+const char *table_store__default_dir(char *buf, size_t size);
+
+#endif
