@@ -20,6 +20,7 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -106,8 +107,42 @@ static void sbuf_name(struct sbuf *b, const char *name)
 	}
 }
 
-static void fold_sample(struct sbuf *b, const struct profile *p, const struct profile_sample *s)
+/*
+ * A frame's text in a line, its name defused and the kernel's suffix added:
+ * made once per frame, where a C++ profile's lines repeat each frame's
+ * hundred-byte name thousands of times.
+ */
+struct piece {
+	size_t off; /* in fold_ctx.names */
+	size_t len;
+	bool made;
+};
+
+struct fold_ctx {
+	const struct profile *p;
+	struct sbuf names;
+	struct piece *pieces; /* by frame index (1-based) */
+};
+
+static const struct piece *frame_piece(struct fold_ctx *c, uint32_t idx)
 {
+	const struct profile_frame *f = profile__frame(c->p, idx);
+	struct piece *pc = &c->pieces[idx];
+
+	if (pc->made)
+		return pc;
+	pc->off = c->names.len;
+	sbuf_name(&c->names, f ? f->name : NULL);
+	if (f && f->kernel)
+		sbuf_str(&c->names, KERNEL_SUFFIX);
+	pc->len = c->names.len - pc->off;
+	pc->made = !c->names.err;
+	return pc;
+}
+
+static void fold_sample(struct sbuf *b, struct fold_ctx *c, const struct profile_sample *s)
+{
+	const struct piece *pc;
 	char tid[16];
 	uint32_t i;
 
@@ -121,12 +156,13 @@ static void fold_sample(struct sbuf *b, const struct profile *p, const struct pr
 	}
 	/* Frames are stored leaf first; the folded format wants the root first. */
 	for (i = s->nframes; i-- > 0;) {
-		const struct profile_frame *f = profile__frame(p, s->frames[i]);
-
 		sbuf_str(b, ";");
-		sbuf_name(b, f ? f->name : NULL);
-		if (f && f->kernel)
-			sbuf_str(b, KERNEL_SUFFIX);
+		if (s->frames[i] > profile__frame_count(c->p)) {
+			sbuf_name(b, NULL);
+			continue;
+		}
+		pc = frame_piece(c, s->frames[i]);
+		sbuf_add(b, c->names.data + pc->off, pc->len);
 	}
 	sbuf_add(b, "", 1);
 }
@@ -205,6 +241,7 @@ int folded__encode(const struct profile *p, char **out, size_t *out_len)
 {
 	size_t i, n = profile__sample_count(p), *offsets = NULL;
 	struct sbuf arena = {0}, text = {0};
+	struct fold_ctx c = {.p = p};
 	struct line *lines = NULL;
 	int err = 0;
 
@@ -212,15 +249,16 @@ int folded__encode(const struct profile *p, char **out, size_t *out_len)
 	*out_len = 0;
 	offsets = calloc(n ? n : 1, sizeof(*offsets));
 	lines = calloc(n ? n : 1, sizeof(*lines));
-	if (!offsets || !lines) {
+	c.pieces = calloc(profile__frame_count(p) + 1, sizeof(*c.pieces));
+	if (!offsets || !lines || !c.pieces) {
 		err = -ENOMEM;
 		goto cleanup;
 	}
-	for (i = 0; i < n && !arena.err; i++) {
+	for (i = 0; i < n && !arena.err && !c.names.err; i++) {
 		offsets[i] = arena.len;
-		fold_sample(&arena, p, profile__sample(p, i));
+		fold_sample(&arena, &c, profile__sample(p, i));
 	}
-	err = arena.err;
+	err = arena.err ? arena.err : c.names.err;
 	if (err)
 		goto cleanup;
 	/* Only now that the arena has stopped moving can lines point into it. */
@@ -253,6 +291,8 @@ cleanup:
 		pr_err("encoding: %s", strerror(-err));
 	free(text.data);
 	free(arena.data);
+	free(c.names.data);
+	free(c.pieces);
 	free(lines);
 	free(offsets);
 	return err;
