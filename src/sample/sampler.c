@@ -95,6 +95,8 @@ struct instance {
 	struct sampler_bpf *sk;
 	struct unwinder_bpf *uk;
 	struct bpf_object *obj;
+	/* The kernel has bpf_loop (5.17): the unwinder's loops are verified once, not per frame. */
+	bool loop;
 };
 
 #define MAP(i, name)  bpf_object__find_map_by_name((i)->obj, #name)
@@ -769,19 +771,25 @@ static int instance_open(struct sampler *s, struct instance *i)
  */
 static int instance_load(struct instance *i)
 {
+	struct bpf_program *keep;
 	uint64_t t0 = clock__mono_ns();
 	__u32 key = 1;
 	int err, fd;
 
 	if (i->sk)
 		return sampler_bpf__load(i->sk);
+	i->loop = libbpf_probe_bpf_helper(BPF_PROG_TYPE_PERF_EVENT, BPF_FUNC_loop, NULL) == 1;
+	keep = i->loop ? PROG(i, cprof_keep_loop) : PROG(i, cprof_keep);
 	bpf_program__set_autoload(PROG(i, cprof_walk), false);
 	bpf_program__set_autoload(PROG(i, cprof_walk_loop), false);
+	bpf_program__set_autoload(PROG(i, cprof_keep), keep == PROG(i, cprof_keep));
+	bpf_program__set_autoload(PROG(i, cprof_keep_loop), keep == PROG(i, cprof_keep_loop));
 	err = unwinder_bpf__load(i->uk);
-	pr_debug("the unwinder's object: loaded in %.1f ms", (double)(clock__mono_ns() - t0) / 1e6);
+	pr_debug("the unwinder's object (%s): loaded in %.1f ms", bpf_program__name(keep),
+		 (double)(clock__mono_ns() - t0) / 1e6);
 	if (err)
 		return err;
-	fd = bpf_program__fd(PROG(i, cprof_keep));
+	fd = bpf_program__fd(keep);
 	return bpf_map_update_elem(FD(i, walk_progs), &key, &fd, BPF_ANY) ? -errno : 0;
 }
 
@@ -821,7 +829,6 @@ static int start_walker(struct sampler *s)
 	struct walker *w = &s->walker;
 	struct bpf_map *m, *src;
 	struct bpf_program *p;
-	bool loop;
 	int err;
 
 	if (!s->cur.uk)
@@ -844,10 +851,9 @@ static int start_walker(struct sampler *s)
 			return err;
 		}
 	}
-	/* Where the kernel has bpf_loop (5.17), its walk costs the verifier a tenth of the other.
+	/* Where the kernel has bpf_loop (5.17), the walk costs the verifier a tenth of the other.
 	 */
-	loop = libbpf_probe_bpf_helper(BPF_PROG_TYPE_PERF_EVENT, BPF_FUNC_loop, NULL) == 1;
-	w->prog = loop ? w->k->progs.cprof_walk_loop : w->k->progs.cprof_walk;
+	w->prog = s->cur.loop ? w->k->progs.cprof_walk_loop : w->k->progs.cprof_walk;
 	bpf_object__for_each_program(p, w->k->obj) bpf_program__set_autoload(p, p == w->prog);
 	err = pthread_create(&w->thread, NULL, load_walker, s);
 	if (err)
