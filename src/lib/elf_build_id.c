@@ -26,6 +26,34 @@ size_t elf_build_id__in_notes(Elf_Data *data, uint8_t id[ELF_BUILD_ID_MAX])
 	return 0;
 }
 
+static uint64_t align4(uint64_t v)
+{
+	return (v + 3) & ~(uint64_t)3;
+}
+
+size_t elf_build_id__in_raw_notes(const void *buf, size_t len, uint8_t id[ELF_BUILD_ID_MAX])
+{
+	const uint8_t *p = buf;
+	uint64_t off = 0, desc, end;
+	uint32_t h[3]; /* name size, description size, type */
+
+	while (off <= len && len - off >= sizeof(h)) {
+		memcpy(h, p + off, sizeof(h));
+		desc = align4(off + sizeof(h) + h[0]);
+		end = desc + h[1];
+		if (end > len)
+			return 0;
+		if (h[2] == NT_GNU_BUILD_ID && h[0] == 4 &&
+		    !memcmp(p + off + sizeof(h), "GNU", 4) && h[1] > 0 &&
+		    h[1] <= ELF_BUILD_ID_MAX) {
+			memcpy(id, p + desc, h[1]);
+			return h[1];
+		}
+		off = align4(end);
+	}
+	return 0;
+}
+
 static bool in_file(uint64_t off, uint64_t size, uint64_t file_size)
 {
 	return size && off <= file_size && size <= file_size - off;

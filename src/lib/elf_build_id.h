@@ -18,6 +18,14 @@
 size_t elf_build_id__in_notes(Elf_Data *data, uint8_t id[ELF_BUILD_ID_MAX]);
 
 /*
+ * The build ID among len bytes of raw notes, each a 12-byte header (name
+ * size, description size, type) and its name and description, each padded
+ * to 4 bytes, as the kernel shows its own in /sys/kernel/notes. Its
+ * length, or 0.
+ */
+size_t elf_build_id__in_raw_notes(const void *buf, size_t len, uint8_t id[ELF_BUILD_ID_MAX]);
+
+/*
  * The build ID of elf, a file of file_size bytes: from its PT_NOTE
  * segments, else its SHT_NOTE sections (a debug file may have no program
  * headers). Its length, or 0 when it has none.

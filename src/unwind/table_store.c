@@ -6,6 +6,8 @@
  * cprof whose builder changed builds its tables afresh.
  */
 #include <dirent.h>
+#include <limits.h>
+#include <stdbool.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -22,6 +24,8 @@
 #include "unwind/table_store.h"
 
 #define SUFFIX ".utab"
+/* What else is kept here: see table_store__read_kept. */
+#define KEPT_SUFFIX ".kept"
 
 struct table_store {
 	int dir_fd;
@@ -70,7 +74,14 @@ static int older_first(const void *a, const void *b)
 	return x->mtime < y->mtime ? -1 : x->mtime > y->mtime;
 }
 
-/* The store's tables, in *out (n of them), and their total size. */
+static bool ends_with(const char *name, size_t len, const char *suffix)
+{
+	size_t n = strlen(suffix);
+
+	return len > n && !strcmp(name + len - n, suffix);
+}
+
+/* The store's files, in *out (n of them), and their total size. */
 static uint64_t list_tables(struct table_store *s, struct file_age **out, size_t *n)
 {
 	struct file_age *v = NULL, *tmp;
@@ -91,8 +102,9 @@ static uint64_t list_tables(struct table_store *s, struct file_age **out, size_t
 	}
 	while ((d = readdir(dir))) {
 		len = strlen(d->d_name);
-		if (len <= strlen(SUFFIX) || len >= sizeof(v->name) ||
-		    strcmp(d->d_name + len - strlen(SUFFIX), SUFFIX) ||
+		if (len >= sizeof(v->name) ||
+		    (!ends_with(d->d_name, len, SUFFIX) &&
+		     !ends_with(d->d_name, len, KEPT_SUFFIX)) ||
 		    fstatat(s->dir_fd, d->d_name, &st, AT_SYMLINK_NOFOLLOW) || !S_ISREG(st.st_mode))
 			continue;
 		if (*n == cap) {
@@ -178,18 +190,29 @@ static void file_name(const struct table_file_id *id, char *buf, size_t size)
 	snprintf(buf + n, size - n, SUFFIX);
 }
 
-/* The file's bytes (malloc'ed), if it is a regular file of ours. */
-static char *read_table(struct table_store *s, const char *name, size_t *len)
+/* The file, open, if it is a regular file of ours; -1 if not. */
+static int open_ours(struct table_store *s, const char *name)
 {
 	struct stat st;
-	char *buf = NULL;
 	int fd;
 
 	fd = openat(s->dir_fd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd >= 0 && (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_uid != geteuid())) {
+		close(fd);
+		fd = -1;
+	}
+	return fd;
+}
+
+/* The file's bytes (malloc'ed), if it is a regular file of ours. */
+static char *read_table(struct table_store *s, const char *name, size_t *len)
+{
+	char *buf = NULL;
+	int fd = open_ours(s, name);
+
 	if (fd < 0)
 		return NULL;
-	if (!fstat(fd, &st) && S_ISREG(st.st_mode) && st.st_uid == geteuid())
-		file__read_fd(fd, &buf, len);
+	file__read_fd(fd, &buf, len);
 	close(fd);
 	return buf;
 }
@@ -225,39 +248,87 @@ int table_store__load(struct table_store *s, const struct table_file_id *id,
 	return 0;
 }
 
+/* Writes the file whole: under a temporary name, then renamed. */
+static int write_file(struct table_store *s, const char *name, const void *buf, size_t len)
+{
+	char tmp[NAME_MAX + 1];
+	int fd, err = 0;
+
+	if ((size_t)snprintf(tmp, sizeof(tmp), ".%s.%d", name, (int)getpid()) >= sizeof(tmp))
+		return -ENAMETOOLONG;
+	fd = openat(s->dir_fd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0)
+		err = -errno;
+	if (!err)
+		err = file__write_all(fd, buf, len);
+	if (fd >= 0 && close(fd) && !err)
+		err = -errno;
+	if (!err && renameat(s->dir_fd, tmp, s->dir_fd, name))
+		err = -errno;
+	if (err) {
+		pr_debug("%s: cannot write: %s", name, strerror(-err));
+		unlinkat(s->dir_fd, tmp, 0);
+	}
+	return err;
+}
+
 void table_store__save(struct table_store *s, const struct table_file_id *id,
 		       const struct unwind_table *t, const struct unwind_rules *rules,
 		       const struct unwind_table_stats *stats)
 {
-	char name[2 * ELF_BUILD_ID_MAX + sizeof(SUFFIX)], tmp[sizeof(name) + 32];
+	char name[2 * ELF_BUILD_ID_MAX + sizeof(SUFFIX)];
 	void *buf = NULL;
 	size_t len;
-	int fd = -1;
 
 	if (!id->build_id_len || !t)
 		return;
 	file_name(id, name, sizeof(name));
-	snprintf(tmp, sizeof(tmp), ".%s.%d", name, (int)getpid());
-	if (table_file__encode(t, rules, stats, id, CPROF_TABLE_BUILDER, &buf, &len))
-		goto cleanup;
-	fd = openat(s->dir_fd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-	if (fd < 0 || file__write_all(fd, buf, len) || close(fd)) {
-		pr_debug("%s: cannot write: %s", name, strerror(errno));
-		fd = -1;
-		unlinkat(s->dir_fd, tmp, 0);
-		goto cleanup;
-	}
-	fd = -1;
-	if (renameat(s->dir_fd, tmp, s->dir_fd, name)) {
-		pr_debug("%s: cannot write: %s", name, strerror(errno));
-		unlinkat(s->dir_fd, tmp, 0);
-		goto cleanup;
-	}
-	s->stats.saved++;
-cleanup:
-	if (fd >= 0)
-		close(fd);
+	if (!table_file__encode(t, rules, stats, id, CPROF_TABLE_BUILDER, &buf, &len) &&
+	    !write_file(s, name, buf, len))
+		s->stats.saved++;
 	free(buf);
+}
+
+/* A kept file's name: key and the suffix; 0, or -ENAMETOOLONG. */
+static int kept_name(const char *key, char *buf, size_t size)
+{
+	return (size_t)snprintf(buf, size, "%s%s", key, KEPT_SUFFIX) < size ? 0 : -ENAMETOOLONG;
+}
+
+int table_store__read_kept(struct table_store *s, const char *key, void *buf, size_t size)
+{
+	char name[NAME_MAX + 1];
+	size_t len = 0;
+	ssize_t n;
+	int fd, err = kept_name(key, name, sizeof(name));
+
+	if (err)
+		return err;
+	fd = open_ours(s, name);
+	if (fd < 0)
+		return -ENOENT;
+	while (len < size) {
+		n = read(fd, (char *)buf + len, size - len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			err = -errno;
+		if (n <= 0)
+			break;
+		len += (size_t)n;
+	}
+	close(fd);
+	if (!err)
+		utimensat(s->dir_fd, name, NULL, 0);
+	return err ? err : (int)len;
+}
+
+void table_store__write_kept(struct table_store *s, const char *key, const void *buf, size_t len)
+{
+	char name[NAME_MAX + 1];
+
+	if (!kept_name(key, name, sizeof(name)))
+		write_file(s, name, buf, len);
 }
 
 void table_store__stats(const struct table_store *s, struct table_store_stats *out)

@@ -46,6 +46,16 @@ void table_store__save(struct table_store *s, const struct table_file_id *id,
 		       const struct unwind_table *t, const struct unwind_rules *rules,
 		       const struct unwind_table_stats *stats);
 
+/*
+ * Other small facts kept here, a file each, named by key (letters, digits,
+ * '-' and '_'; kernel_facts.h keeps the running kernel's): up to size
+ * bytes of it into buf, its length, or -errno (-ENOENT: none). The same
+ * checks and the same size cap as for the tables.
+ */
+int table_store__read_kept(struct table_store *s, const char *key, void *buf, size_t size);
+/* Keeps len bytes under key, best effort. */
+void table_store__write_kept(struct table_store *s, const char *key, const void *buf, size_t len);
+
 void table_store__stats(const struct table_store *s, struct table_store_stats *out);
 
 /*
