@@ -1,16 +1,19 @@
 // SPDX-License-Identifier: MIT
 /*
- * Folded-stack encoder; see folded.h. The stack of every sample is folded
- * into one text line in an arena; equal lines (samples that differ only in
- * what the format drops: the pid, or the address within a function) are
- * merged by adding their counts, and the merged lines are sorted.
+ * Folded-stack encoder; see folded.h. Every sample folds into one line;
+ * equal lines (samples that differ only in what the format drops: the pid,
+ * or the address within a function) are merged by adding their counts,
+ * and the merged lines are sorted.
  *
- * Lines are long and share long prefixes (a C++ program's root-first
- * frames run to hundreds of bytes), and musl compares strings a byte at a
- * time: sorting every sample's line by text took a quarter of cprof's CPU
- * on a C++ workload. So lines are first grouped by a hash of their text,
- * compared as numbers, and only the distinct lines are sorted by text,
- * compared eight bytes at a time.
+ * A line is made of pieces, the texts between its ';': the comm, the
+ * thread ("name/tid"), each frame's name defused with the kernel's suffix.
+ * A piece has no ';', so two lines are equal text exactly when they are
+ * the same sequence of pieces. Each distinct piece is made once and given
+ * an id; lines are built, hashed and merged as sequences of ids, and only
+ * the distinct lines are written out as text: a C++ profile's lines run to
+ * kilobytes (root-first frames of hundreds of bytes each), thousands of
+ * them, where its distinct lines are a few hundred. Those are sorted by
+ * text, compared eight bytes at a time (musl compares a byte at a time).
  *
  * Names are kept as they are except where they would break the format:
  * ';' separates frames, so it becomes ':'; a line ends at a newline, so
@@ -30,6 +33,7 @@
 #include "encode/folded.h"
 #include "lib/hash.h"
 #include "lib/log.h"
+#include "lib/u64map.h"
 
 #define UNKNOWN_NAME  "[unknown]"
 #define KERNEL_SUFFIX "_[k]"
@@ -39,13 +43,6 @@ struct sbuf {
 	size_t len;
 	size_t cap;
 	int err;
-};
-
-struct line {
-	const char *text;
-	size_t len;
-	uint64_t hash;
-	uint64_t count;
 };
 
 static void sbuf_reserve(struct sbuf *b, size_t n)
@@ -107,65 +104,15 @@ static void sbuf_name(struct sbuf *b, const char *name)
 	}
 }
 
-/*
- * A frame's text in a line, its name defused and the kernel's suffix added:
- * made once per frame, where a C++ profile's lines repeat each frame's
- * hundred-byte name thousands of times.
- */
-struct piece {
-	size_t off; /* in fold_ctx.names */
+/* A line: its pieces (seq[at..at+n)), merged count, and its text once written. */
+struct line {
+	uint64_t hash;
+	size_t at;
+	uint32_t n;
+	uint64_t count;
+	const char *text;
 	size_t len;
-	bool made;
 };
-
-struct fold_ctx {
-	const struct profile *p;
-	struct sbuf names;
-	struct piece *pieces; /* by frame index (1-based) */
-};
-
-static const struct piece *frame_piece(struct fold_ctx *c, uint32_t idx)
-{
-	const struct profile_frame *f = profile__frame(c->p, idx);
-	struct piece *pc = &c->pieces[idx];
-
-	if (pc->made)
-		return pc;
-	pc->off = c->names.len;
-	sbuf_name(&c->names, f ? f->name : NULL);
-	if (f && f->kernel)
-		sbuf_str(&c->names, KERNEL_SUFFIX);
-	pc->len = c->names.len - pc->off;
-	pc->made = !c->names.err;
-	return pc;
-}
-
-static void fold_sample(struct sbuf *b, struct fold_ctx *c, const struct profile_sample *s)
-{
-	const struct piece *pc;
-	char tid[16];
-	uint32_t i;
-
-	sbuf_name(b, s->labels.comm);
-	if (s->labels.tid) {
-		sbuf_str(b, ";");
-		sbuf_name(b, s->labels.thread_name && *s->labels.thread_name ? s->labels.thread_name
-									     : s->labels.comm);
-		snprintf(tid, sizeof(tid), "/%u", s->labels.tid);
-		sbuf_str(b, tid);
-	}
-	/* Frames are stored leaf first; the folded format wants the root first. */
-	for (i = s->nframes; i-- > 0;) {
-		sbuf_str(b, ";");
-		if (s->frames[i] > profile__frame_count(c->p)) {
-			sbuf_name(b, NULL);
-			continue;
-		}
-		pc = frame_piece(c, s->frames[i]);
-		sbuf_add(b, c->names.data + pc->off, pc->len);
-	}
-	sbuf_add(b, "", 1);
-}
 
 static uint64_t load_be64(const char *p)
 {
@@ -206,30 +153,150 @@ static int text_cmp(const struct line *a, const struct line *b)
 	return a->len < b->len ? -1 : a->len > b->len;
 }
 
-/* Equal texts end up side by side: their hashes are equal. */
-static int cmp_hash(const void *a, const void *b)
+struct text {
+	size_t off; /* in fold_ctx.names */
+	size_t len;
+};
+
+struct fold_ctx {
+	const struct profile *p;
+	struct sbuf names;	/* each distinct piece once */
+	struct text *texts;	/* by piece id (1-based) */
+	uint32_t ntexts, cap;	/* ids given, room */
+	struct u64map *by_hash; /* text hash -> piece id; a collision takes the next key */
+	uint32_t *frame_ids;	/* by frame index (1-based): its piece, 0 until made */
+	uint32_t *seq;		/* the lines' piece ids, one line after another */
+	size_t nseq, seq_cap;
+	int err;
+};
+
+/* The id of the text made at names[off..]: an earlier piece's if equal (the copy dropped). */
+static uint32_t intern(struct fold_ctx *c, size_t off)
+{
+	size_t len = c->names.len - off;
+	const char *t = c->names.data + off;
+	uint64_t key = text_hash(t, len), v;
+	struct text *tmp;
+
+	for (; u64map__get(c->by_hash, key, &v); key++) {
+		if (c->texts[v].len == len && !memcmp(c->names.data + c->texts[v].off, t, len)) {
+			c->names.len = off;
+			return (uint32_t)v;
+		}
+	}
+	if (c->ntexts + 1 >= c->cap) {
+		c->cap = c->cap ? 2 * c->cap : 256;
+		tmp = realloc(c->texts, c->cap * sizeof(*tmp));
+		if (!tmp)
+			goto nomem;
+		c->texts = tmp;
+	}
+	if (u64map__set(c->by_hash, key, c->ntexts + 1))
+		goto nomem;
+	c->texts[++c->ntexts] = (struct text){off, len};
+	return c->ntexts;
+nomem:
+	c->err = -ENOMEM;
+	return 0;
+}
+
+static uint32_t name_piece(struct fold_ctx *c, const char *name, const char *suffix)
+{
+	size_t off = c->names.len;
+
+	sbuf_name(&c->names, name);
+	if (suffix)
+		sbuf_str(&c->names, suffix);
+	if (c->names.err) {
+		c->err = c->names.err;
+		return 0;
+	}
+	return intern(c, off);
+}
+
+static uint32_t frame_piece(struct fold_ctx *c, uint32_t idx)
+{
+	const struct profile_frame *f;
+
+	if (idx > profile__frame_count(c->p))
+		return name_piece(c, NULL, NULL);
+	if (!c->frame_ids[idx]) {
+		f = profile__frame(c->p, idx);
+		c->frame_ids[idx] =
+			name_piece(c, f ? f->name : NULL, f && f->kernel ? KERNEL_SUFFIX : NULL);
+	}
+	return c->frame_ids[idx];
+}
+
+static void seq_add(struct fold_ctx *c, uint32_t id)
+{
+	uint32_t *tmp;
+
+	if (c->err)
+		return;
+	if (c->nseq == c->seq_cap) {
+		c->seq_cap = c->seq_cap ? 2 * c->seq_cap : 4096;
+		tmp = realloc(c->seq, c->seq_cap * sizeof(*tmp));
+		if (!tmp) {
+			c->err = -ENOMEM;
+			return;
+		}
+		c->seq = tmp;
+	}
+	c->seq[c->nseq++] = id;
+}
+
+/* The sample's line as pieces: comm[;thread/tid];root;...;leaf. */
+static void fold_sample(struct fold_ctx *c, const struct profile_sample *s, struct line *l)
+{
+	const char *thread = s->labels.thread_name;
+	char tid[16];
+	uint32_t i;
+
+	l->at = c->nseq;
+	l->count = s->count;
+	seq_add(c, name_piece(c, s->labels.comm, NULL));
+	if (s->labels.tid) {
+		snprintf(tid, sizeof(tid), "/%u", s->labels.tid);
+		seq_add(c, name_piece(c, thread && *thread ? thread : s->labels.comm, tid));
+	}
+	/* Frames are stored leaf first; the folded format wants the root first. */
+	for (i = s->nframes; i-- > 0 && !c->err;)
+		seq_add(c, frame_piece(c, s->frames[i]));
+	l->n = (uint32_t)(c->nseq - l->at);
+}
+
+static uint64_t seq_hash(const uint32_t *ids, uint32_t n)
+{
+	uint64_t h = n;
+	uint32_t i;
+
+	for (i = 0; i < n; i++)
+		h = hash_u64(h ^ ids[i]);
+	return h;
+}
+
+/* Equal lines end up side by side: their hashes are equal. seq: the lines' pieces. */
+static int cmp_pieces(const void *a, const void *b, void *seq)
 {
 	const struct line *x = a, *y = b;
+	const uint32_t *ids = seq;
 
 	if (x->hash != y->hash)
 		return x->hash < y->hash ? -1 : 1;
-	return text_cmp(x, y);
-}
-
-static int cmp_text(const void *a, const void *b)
-{
-	return text_cmp(a, b);
+	if (x->n != y->n)
+		return x->n < y->n ? -1 : 1;
+	return memcmp(ids + x->at, ids + y->at, x->n * sizeof(*ids));
 }
 
 /* Merges runs of equal lines into their first; returns the number left. */
-static size_t merge_equal(struct line *lines, size_t n)
+static size_t merge_equal(uint32_t *seq, struct line *lines, size_t n)
 {
 	size_t i, out = 0;
 
-	qsort(lines, n, sizeof(*lines), cmp_hash);
+	qsort_r(lines, n, sizeof(*lines), cmp_pieces, seq);
 	for (i = 0; i < n; i++) {
-		if (out && lines[out - 1].hash == lines[i].hash &&
-		    text_cmp(&lines[out - 1], &lines[i]) == 0)
+		if (out && !cmp_pieces(&lines[out - 1], &lines[i], seq))
 			lines[out - 1].count += lines[i].count;
 		else
 			lines[out++] = lines[i];
@@ -237,9 +304,41 @@ static size_t merge_equal(struct line *lines, size_t n)
 	return out;
 }
 
+/* The lines' texts, NUL-terminated, into arena; pointed at once it has stopped moving. */
+static void write_lines(const struct fold_ctx *c, struct line *lines, size_t n, struct sbuf *arena)
+{
+	const struct text *t;
+	size_t i, *offs = calloc(n ? n : 1, sizeof(*offs));
+	uint32_t j;
+
+	if (!offs) {
+		arena->err = -ENOMEM;
+		return;
+	}
+	for (i = 0; i < n && !arena->err; i++) {
+		offs[i] = arena->len;
+		for (j = 0; j < lines[i].n; j++) {
+			t = &c->texts[c->seq[lines[i].at + j]];
+			if (j)
+				sbuf_add(arena, ";", 1);
+			sbuf_add(arena, c->names.data + t->off, t->len);
+		}
+		lines[i].len = arena->len - offs[i];
+		sbuf_add(arena, "", 1);
+	}
+	for (i = 0; i < n && !arena->err; i++)
+		lines[i].text = arena->data + offs[i];
+	free(offs);
+}
+
+static int cmp_text(const void *a, const void *b)
+{
+	return text_cmp(a, b);
+}
+
 int folded__encode(const struct profile *p, char **out, size_t *out_len)
 {
-	size_t i, n = profile__sample_count(p), *offsets = NULL;
+	size_t i, n = profile__sample_count(p);
 	struct sbuf arena = {0}, text = {0};
 	struct fold_ctx c = {.p = p};
 	struct line *lines = NULL;
@@ -247,28 +346,26 @@ int folded__encode(const struct profile *p, char **out, size_t *out_len)
 
 	*out = NULL;
 	*out_len = 0;
-	offsets = calloc(n ? n : 1, sizeof(*offsets));
 	lines = calloc(n ? n : 1, sizeof(*lines));
-	c.pieces = calloc(profile__frame_count(p) + 1, sizeof(*c.pieces));
-	if (!offsets || !lines || !c.pieces) {
+	c.frame_ids = calloc(profile__frame_count(p) + 1, sizeof(*c.frame_ids));
+	c.by_hash = u64map__new();
+	if (!lines || !c.frame_ids || !c.by_hash) {
 		err = -ENOMEM;
 		goto cleanup;
 	}
-	for (i = 0; i < n && !arena.err && !c.names.err; i++) {
-		offsets[i] = arena.len;
-		fold_sample(&arena, &c, profile__sample(p, i));
-	}
-	err = arena.err ? arena.err : c.names.err;
+	for (i = 0; i < n && !c.err; i++)
+		fold_sample(&c, profile__sample(p, i), &lines[i]);
+	err = c.err;
 	if (err)
 		goto cleanup;
-	/* Only now that the arena has stopped moving can lines point into it. */
-	for (i = 0; i < n; i++) {
-		size_t len = (i + 1 < n ? offsets[i + 1] : arena.len) - offsets[i] - 1;
-		const char *t = arena.data + offsets[i];
-
-		lines[i] = (struct line){t, len, text_hash(t, len), profile__sample(p, i)->count};
-	}
-	n = merge_equal(lines, n);
+	/* Only now that seq has stopped moving. */
+	for (i = 0; i < n; i++)
+		lines[i].hash = seq_hash(c.seq + lines[i].at, lines[i].n);
+	n = merge_equal(c.seq, lines, n);
+	write_lines(&c, lines, n, &arena);
+	err = arena.err;
+	if (err)
+		goto cleanup;
 	qsort(lines, n, sizeof(*lines), cmp_text);
 
 	sbuf_reserve(&text, 1);
@@ -292,8 +389,10 @@ cleanup:
 	free(text.data);
 	free(arena.data);
 	free(c.names.data);
-	free(c.pieces);
+	free(c.texts);
+	free(c.frame_ids);
+	free(c.seq);
+	u64map__free(c.by_hash);
 	free(lines);
-	free(offsets);
 	return err;
 }
