@@ -11,16 +11,18 @@
  *   stacks_run --reap FILE -- COMMAND [ARG...]
  *       Becomes a child subreaper, runs COMMAND, and reaps COMMAND and every
  *       process orphaned under it. Writes "CPU_SECONDS MAXRSS_KB" of those
- *       orphans (the workload: user+sys, and the largest peak RSS) to FILE.
- *       Exits with COMMAND's status.
+ *       orphans (the workload: user+sys, and the largest peak RSS), then the
+ *       same of COMMAND (with the children it waited for: the profiler) to
+ *       FILE, CPU to the microsecond (GNU time's -v gives hundredths, too
+ *       coarse for cprof's 0.02-0.05 s). Exits with COMMAND's status.
  *   stacks_run --detach -- COMMAND [ARG...]
  *       Runs COMMAND as its child and, once it has exited, exits with its
  *       status without reaping it (waitid with WNOWAIT): the zombie goes to
  *       the nearest subreaper, so whoever waits for this process (the
  *       profiler) adds none of COMMAND's rusage to its own.
  *
- * bench/stacks runs: stacks_run --reap FILE -- /usr/bin/time -v PROFILER ...
- * -- stacks_run --detach -- WORKLOAD ...
+ * bench/stacks runs: stacks_run --reap FILE -- PROFILER ... -- stacks_run
+ * --detach -- WORKLOAD ...
  */
 #include <errno.h>
 #include <stdio.h>
@@ -70,8 +72,8 @@ static int reap(const char *file, char **argv)
 {
 	pid_t command, pid;
 	int status, rc = 1;
-	double cpu = 0;
-	long maxrss = 0;
+	double cpu = 0, command_cpu = 0;
+	long maxrss = 0, command_maxrss = 0;
 	struct rusage ru;
 	FILE *out;
 
@@ -86,6 +88,8 @@ static int reap(const char *file, char **argv)
 			continue;
 		if (pid == command) {
 			rc = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+			command_cpu = seconds(ru.ru_utime) + seconds(ru.ru_stime);
+			command_maxrss = ru.ru_maxrss;
 			continue;
 		}
 		cpu += seconds(ru.ru_utime) + seconds(ru.ru_stime);
@@ -93,7 +97,9 @@ static int reap(const char *file, char **argv)
 			maxrss = ru.ru_maxrss;
 	}
 	out = fopen(file, "w");
-	if (!out || fprintf(out, "%.3f %ld\n", cpu, maxrss) < 0 || fclose(out) != 0) {
+	if (!out ||
+	    fprintf(out, "%.6f %ld %.6f %ld\n", cpu, maxrss, command_cpu, command_maxrss) < 0 ||
+	    fclose(out) != 0) {
 		fprintf(stderr, "stacks_run: %s: %s\n", file, strerror(errno));
 		return 1;
 	}
