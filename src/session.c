@@ -77,6 +77,8 @@
 #define MAX_FRAMES	  (2 * CPROF_MAX_STACK_DEPTH + 2)
 /* The unwind tables kept between runs: some 1,000 programs' and libraries' (libc's is 93 KB). */
 #define TABLE_STORE_BYTES (64ull << 20)
+/* Unwind table rows a profile of some processes starts with: 1 MB of map. */
+#define FIRST_ROWS (1u << 18)
 /* One-shot: about 3.5 s of backoff in all. Continuous: the spool takes over sooner. */
 #define ONESHOT_ATTEMPTS    4
 #define CONTINUOUS_ATTEMPTS 3
@@ -861,6 +863,13 @@ static struct unwinder *open_unwinder(struct run *r)
 	r->base.unwind_status = -ENOENT;
 	if (r->o->frame_pointers || r->o->stack_copies)
 		return NULL;
+	/*
+	 * A profile of some processes starts with rows for a few programs' tables
+	 * (python3 and its libraries: 92,000) and grows the map if they need more;
+	 * a whole-system one makes room for everything at once.
+	 */
+	if (r->o->npids || r->o->command)
+		uo.first_rows = FIRST_ROWS;
 	err = unwinder__new(&uo, &r->unwinder);
 	r->base.unwind_status = err;
 	return r->unwinder;

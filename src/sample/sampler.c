@@ -793,6 +793,20 @@ static int instance_load(struct instance *i)
 	return bpf_map_update_elem(FD(i, walk_progs), &key, &fd, BPF_ANY) ? -errno : 0;
 }
 
+/* Loads w's walk and puts it in walk_progs: from then on samples are walked with it. */
+static int load_walk(struct walker *w)
+{
+	__u32 key = 0;
+	int err, fd;
+
+	err = unwinder_bpf__load(w->k);
+	if (err)
+		return err;
+	fd = bpf_program__fd(w->prog);
+	return bpf_map_update_elem(bpf_map__fd(w->k->maps.walk_progs), &key, &fd, BPF_ANY) ? -errno
+											   : 0;
+}
+
 /*
  * The walk, which costs the verifier tens to hundreds of milliseconds:
  * loaded on a thread once sampling has begun. Until it is in walk_progs,
@@ -803,15 +817,8 @@ static void *load_walker(void *arg)
 	struct sampler *s = arg;
 	struct walker *w = &s->walker;
 	uint64_t t0 = clock__mono_ns();
-	__u32 key = 0;
-	int fd;
 
-	w->err = unwinder_bpf__load(w->k);
-	if (!w->err) {
-		fd = bpf_program__fd(w->prog);
-		if (bpf_map_update_elem(bpf_map__fd(w->k->maps.walk_progs), &key, &fd, BPF_ANY))
-			w->err = -errno;
-	}
+	w->err = load_walk(w);
 	if (w->err)
 		pr_info("user stacks are walked in user space: the kernel refused the in-kernel "
 			"walk "
@@ -823,16 +830,17 @@ static void *load_walker(void *arg)
 	return NULL;
 }
 
-/* Opens the walker on the current instance's maps, and loads it on a thread. */
-static int start_walker(struct sampler *s)
+/*
+ * Opens a walker on the current instance's maps, the row map rows_fd
+ * (-1: the instance's). Not loaded.
+ */
+static int open_walker(struct sampler *s, struct walker *w, int rows_fd)
 {
-	struct walker *w = &s->walker;
 	struct bpf_map *m, *src;
 	struct bpf_program *p;
 	int err;
 
-	if (!s->cur.uk)
-		return 0;
+	memset(w, 0, sizeof(*w));
 	w->k = unwinder_bpf__open();
 	if (!w->k)
 		return -errno;
@@ -844,7 +852,9 @@ static int start_walker(struct sampler *s)
 			bpf_map__set_autocreate(m, false);
 			continue;
 		}
-		err = bpf_map__reuse_fd(m, bpf_map__fd(src));
+		err = bpf_map__reuse_fd(m, m == w->k->maps.unwind_rows && rows_fd >= 0
+						   ? rows_fd
+						   : bpf_map__fd(src));
 		if (err) {
 			pr_debug("the walker cannot share map '%s': %s", bpf_map__name(m),
 				 strerror(-err));
@@ -855,6 +865,20 @@ static int start_walker(struct sampler *s)
 	 */
 	w->prog = s->cur.loop ? w->k->progs.cprof_walk_loop : w->k->progs.cprof_walk;
 	bpf_object__for_each_program(p, w->k->obj) bpf_program__set_autoload(p, p == w->prog);
+	return 0;
+}
+
+/* Opens the walker on the current instance's maps, and loads it on a thread. */
+static int start_walker(struct sampler *s)
+{
+	struct walker *w = &s->walker;
+	int err;
+
+	if (!s->cur.uk)
+		return 0;
+	err = open_walker(s, w, s->unwinder ? unwinder__rows_fd(s->unwinder) : -1);
+	if (err)
+		return err;
 	err = pthread_create(&w->thread, NULL, load_walker, s);
 	if (err)
 		return -err;
@@ -862,11 +886,49 @@ static int start_walker(struct sampler *s)
 	return 0;
 }
 
-static void stop_walker(struct sampler *s)
+/* Waits for the walker's first load, if it is under way. */
+static void join_walker(struct sampler *s)
 {
 	if (s->walker.started)
 		pthread_join(s->walker.thread, NULL);
 	s->walker.started = false;
+}
+
+/*
+ * The unwinder moved its rows to rows_fd (unwinder__on_grown): the walk is
+ * loaded again with that map and takes the old one's place in walk_progs.
+ * Before the walk is started it finds the new map by itself; without an
+ * in-kernel walk no program reads rows.
+ */
+static int walk_rows_moved(void *ctx, int rows_fd)
+{
+	struct sampler *s = ctx;
+	struct walker next;
+	uint64_t t0 = clock__mono_ns();
+	int err;
+
+	if (!s->walker.k)
+		return 0;
+	join_walker(s);
+	if (s->walker.err)
+		return 0;
+	err = open_walker(s, &next, rows_fd);
+	if (!err)
+		err = load_walk(&next);
+	if (err) {
+		unwinder_bpf__destroy(next.k);
+		return err;
+	}
+	unwinder_bpf__destroy(s->walker.k);
+	s->walker = next;
+	pr_debug("the walk (%s): loaded again for a larger row map in %.1f ms",
+		 bpf_program__name(next.prog), (double)(clock__mono_ns() - t0) / 1e6);
+	return 0;
+}
+
+static void stop_walker(struct sampler *s)
+{
+	join_walker(s);
 	unwinder_bpf__destroy(s->walker.k);
 	s->walker.k = NULL;
 }
@@ -1059,6 +1121,8 @@ int sampler__new(const struct sampler_opts *opts, struct sampler **out)
 		err = walked_stacks__new(known_stacks_size(s), &s->walked);
 	if (err)
 		goto cleanup;
+	if (s->unwinder)
+		unwinder__on_grown(s->unwinder, walk_rows_moved, s);
 	*out = s;
 	return 0;
 cleanup:
@@ -1823,6 +1887,8 @@ void sampler__free(struct sampler *s)
 {
 	if (!s)
 		return;
+	if (s->unwinder)
+		unwinder__on_grown(s->unwinder, NULL, NULL);
 	sampler__stop(s);
 	stop_walker(s);
 	event_reader__free(s->copies);

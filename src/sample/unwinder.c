@@ -40,7 +40,10 @@ struct unwinder {
 	struct space rows, pages;
 	size_t rules_sent;
 	uint64_t map_bytes;
-	bool no_batch; /* the kernel has no batched updates */
+	bool no_batch;		 /* the kernel has no batched updates */
+	uint32_t max_row_chunks; /* how far the row map may grow */
+	unwinder_grown_fn on_grown;
+	void *grown_ctx;
 };
 
 static uint32_t chunks(uint64_t n)
@@ -176,7 +179,10 @@ int unwinder__new(const struct unwinder_opts *opts, struct unwinder **out)
 		return err;
 	for (i = 0; i < UMAP_MAX; i++)
 		u->fds[i] = -1;
-	if (space_init(&u->rows, chunks(opts->max_rows ? opts->max_rows : 1u << 22)) ||
+	u->max_row_chunks = chunks(opts->max_rows ? opts->max_rows : 1u << 22);
+	if (space_init(&u->rows, opts->first_rows && chunks(opts->first_rows) < u->max_row_chunks
+					 ? chunks(opts->first_rows)
+					 : u->max_row_chunks) ||
 	    space_init(&u->pages, chunks(opts->max_pages ? opts->max_pages : 1u << 16)))
 		goto cleanup;
 	err = create_maps(u, opts);
@@ -299,14 +305,107 @@ static int upload(struct unwinder *u, int fd, uint32_t first, const uint32_t *v,
 	return update_run(u, fd, first + (__u32)full, &c, 1, sizeof(c));
 }
 
+void unwinder__on_grown(struct unwinder *u, unwinder_grown_fn fn, void *ctx)
+{
+	u->on_grown = fn;
+	u->grown_ctx = ctx;
+}
+
+int unwinder__rows_fd(const struct unwinder *u)
+{
+	return u->fds[UMAP_ROWS];
+}
+
+/* Up to *count chunks of the array map fd after key *at (NULL: from the start) into keys, v. */
+static int read_chunks(struct unwinder *u, int fd, __u32 *at, __u32 *next, __u32 *keys,
+		       struct cprof_unwind_chunk *v, __u32 *count)
+{
+	__u32 i, want = *count;
+	int err;
+
+	if (!u->no_batch) {
+		err = bpf_map_lookup_batch(fd, at, next, keys, v, count, NULL) ? -errno : 0;
+		if (err == -ENOENT && *count)
+			return 0; /* the last batch */
+		if (!err || *count || !map_take__unsupported(err))
+			return err;
+		u->no_batch = true;
+	}
+	for (i = 0; i < want; i++) {
+		keys[i] = (at ? *at + 1 : 0) + i;
+		if (bpf_map_lookup_elem(fd, &keys[i], &v[i]))
+			return i ? (*count = i, 0) : -errno;
+	}
+	*count = want;
+	*next = keys[want - 1];
+	return 0;
+}
+
+/* The first n elements of the array map from into to. */
+static int copy_chunks(struct unwinder *u, int from, int to, uint32_t n)
+{
+	const __u32 batch = 1024;
+	struct cprof_unwind_chunk *v = malloc(batch * sizeof(*v));
+	__u32 *keys = malloc(batch * sizeof(*keys)), token = 0, count, done = 0;
+	int err = v && keys ? 0 : -ENOMEM;
+
+	while (!err && done < n) {
+		count = n - done < batch ? n - done : batch;
+		err = read_chunks(u, from, done ? &token : NULL, &token, keys, v, &count);
+		if (!err && !count)
+			err = -EIO;
+		if (!err)
+			err = update_run(u, to, done, v, count, sizeof(*v));
+		done += count;
+	}
+	free(keys);
+	free(v);
+	return err;
+}
+
+/* A row map with room for need more chunks, the rows copied, the walk moved to it. */
+static int grow_rows(struct unwinder *u, uint32_t need)
+{
+	uint32_t cap = u->rows.capacity, next = cap * 2 > cap + need ? cap * 2 : cap + need;
+	LIBBPF_OPTS(bpf_map_create_opts, o);
+	int fd, err;
+
+	if (!u->on_grown || cap >= u->max_row_chunks)
+		return -ENOSPC;
+	if (next > u->max_row_chunks)
+		next = u->max_row_chunks;
+	fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "unwind_rows", sizeof(__u32),
+			    sizeof(struct cprof_unwind_chunk), next, &o);
+	if (fd < 0)
+		return -errno;
+	err = copy_chunks(u, u->fds[UMAP_ROWS], fd, cap);
+	if (!err)
+		err = u->on_grown(u->grown_ctx, fd);
+	if (err) {
+		pr_debug("cannot grow the row map to %u rows: %s", next * CPROF_UNWIND_CHUNK,
+			 strerror(-err));
+		close(fd);
+		return err;
+	}
+	close(u->fds[UMAP_ROWS]);
+	u->fds[UMAP_ROWS] = fd;
+	u->rows.capacity = next;
+	space_release(&u->rows, cap, next - cap);
+	u->rows.used += next - cap; /* space_release counted the new room as given back */
+	u->map_bytes += (uint64_t)(next - cap) * sizeof(struct cprof_unwind_chunk);
+	pr_debug("the row map grew to %u rows", next * CPROF_UNWIND_CHUNK);
+	return 0;
+}
+
 int unwinder__add_table(struct unwinder *u, const struct unwind_table *t,
 			struct unwinder_table *out)
 {
 	uint32_t rc = chunks(t->nrows), pc = chunks((uint64_t)t->npages + 1), rows, pages;
 	int err;
 
-	if (space_alloc(&u->rows, rc, &rows))
-		return -ENOSPC;
+	while (space_alloc(&u->rows, rc, &rows))
+		if (grow_rows(u, rc))
+			return -ENOSPC;
 	if (space_alloc(&u->pages, pc, &pages)) {
 		space_release(&u->rows, rows, rc);
 		return -ENOSPC;

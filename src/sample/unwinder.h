@@ -22,7 +22,12 @@ struct bpf_object;
 struct unwinder;
 
 struct unwinder_opts {
-	uint32_t max_rows;  /* rows of all tables loaded at once; 0: default */
+	uint32_t max_rows; /* rows of all tables loaded at once; 0: default */
+	/*
+	 * Rows the map is made with, growing up to max_rows as tables need
+	 * (see unwinder__on_grown); 0: max_rows from the start.
+	 */
+	uint32_t first_rows;
 	uint32_t max_pages; /* 64 KiB pages of code covered by them; 0: default */
 	uint32_t max_sets;  /* processes with a region set; 0: default */
 	uint64_t ra_mask;   /* bits of a return address that are address (AArch64 PAC) */
@@ -53,6 +58,18 @@ void unwinder__free(struct unwinder *u);
 
 /* Hands the maps to obj, an unwinder object opened but not loaded yet. */
 int unwinder__share(const struct unwinder *u, struct bpf_object *obj);
+
+/*
+ * The row map is made small and replaced by a larger one, its rows copied,
+ * when a table does not fit: the preallocated 16 MB of max_rows cost some
+ * 2 ms of every run, and a profile of one program uses a few hundred KB.
+ * fn must have the walk read rows_fd from its return on (the program that
+ * reads the rows is loaded again with it); 0, or the table goes without.
+ */
+typedef int (*unwinder_grown_fn)(void *ctx, int rows_fd);
+void unwinder__on_grown(struct unwinder *u, unwinder_grown_fn fn, void *ctx);
+/* The row map now (it changes as it grows). */
+int unwinder__rows_fd(const struct unwinder *u);
 
 /* Sends the rules added to the dictionary since the last call. */
 int unwinder__sync_rules(struct unwinder *u, const struct unwind_rules *rules);

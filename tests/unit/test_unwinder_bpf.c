@@ -12,6 +12,7 @@
 #include <bpf/libbpf.h>
 #include <errno.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -65,6 +66,12 @@ static void on_entry(void *ctx, const struct sampler_entry *e)
 	w->u.n = e->user_n;
 	w->u.stop = e->user_stop;
 	memcpy(w->u.ips, e->user_ips, e->user_n * sizeof(*e->user_ips));
+}
+
+static void ignore(void *ctx, const struct sampler_entry *e)
+{
+	(void)ctx;
+	(void)e;
 }
 
 static int quiet(enum libbpf_print_level level, const char *fmt, va_list ap)
@@ -122,12 +129,18 @@ static void sleep_ms(long ms)
 	nanosleep(&(struct timespec){ms / 1000, ms % 1000 * 1000000}, NULL);
 }
 
-TEST(unwinder_bpf_walks_glibc_qsort_to_start)
+/*
+ * glibc's qsort sampled and walked in the kernel. grow: the row map starts
+ * with one chunk, and the tables go in once the walk is loaded, so that
+ * the map grows under it and the walk is loaded again with the new one.
+ */
+static void walk_qsort(bool grow)
 {
 	static struct walks ws;
 	const char *fixture = test_build_fixture("libc_qsort");
 	struct unwinder_opts uo = {.max_rows = 1 << 20, .max_pages = 1 << 14};
 	struct sampler_opts so = {.hz = 999, .filter_pids = true};
+	struct unwinder_stats us;
 	struct proc_tables p = {0};
 	struct unwinder *u = NULL;
 	struct sampler *s = NULL;
@@ -136,7 +149,9 @@ TEST(unwinder_bpf_walks_glibc_qsort_to_start)
 
 	if (geteuid() != 0)
 		SKIP("needs root for BPF");
+	memset(&ws, 0, sizeof(ws));
 	libbpf_set_print(quiet);
+	uo.first_rows = grow ? CPROF_UNWIND_CHUNK : 0;
 	err = unwinder__new(&uo, &u);
 	if (err)
 		SKIP("cannot create the unwinder's maps");
@@ -148,9 +163,19 @@ TEST(unwinder_bpf_walks_glibc_qsort_to_start)
 		SKIP("this kernel cannot load the unwinder (it needs Linux 5.5)");
 	}
 	ws.pid = proc_tables__run(&p, fixture, "3");
-	load_regions(u, &p, ws.pid, sampler__space_of(s, (uint32_t)ws.pid));
+	if (!grow)
+		load_regions(u, &p, ws.pid, sampler__space_of(s, (uint32_t)ws.pid));
 	CHECK_INT(sampler__add_target(s, (uint32_t)ws.pid), ==, 0);
 	CHECK_INT(sampler__start(s), ==, 0);
+	if (grow) {
+		/* The walk loads on a thread meanwhile; its first load is waited for. */
+		sleep_ms(300);
+		load_regions(u, &p, ws.pid, sampler__space_of(s, (uint32_t)ws.pid));
+		unwinder__stats(u, &us);
+		CHECK(us.row_chunks > 1);
+		/* What was sampled before the tables went in is not walked here. */
+		CHECK_INT(sampler__drain(s, ignore, NULL), ==, 0);
+	}
 	/* Two drains while sampling: the second instance and a flip of the map sets. */
 	sleep_ms(400);
 	CHECK_INT(sampler__drain(s, on_entry, &ws), ==, 0);
@@ -181,6 +206,16 @@ TEST(unwinder_bpf_walks_glibc_qsort_to_start)
 	CHECK(ws.unkept < ws.walked / 10);
 	/* Most of the time goes to glibc's sort, under qsort_r. */
 	CHECK(in_qsort >= ws.walked / 2);
+}
+
+TEST(unwinder_bpf_walks_glibc_qsort_to_start)
+{
+	walk_qsort(false);
+}
+
+TEST(unwinder_bpf_row_map_grows_under_the_walk)
+{
+	walk_qsort(true);
 }
 
 /* The head start's samples of one process, walked in user space as cprof walks them. */
