@@ -278,20 +278,19 @@ static __always_inline void walk_some(struct cprof_walk *w, __u64 ra_mask)
 			return;
 }
 
+/* What the walk's bpf_loop hands each step: found once, not once a frame. */
+struct walk_loop {
+	struct cprof_walk *w;
+	__u64 ra_mask;
+};
+
 /* bpf_loop's body: verified once, whatever the number of frames. */
 static long walk_loop_step(__u32 index, void *ctx)
 {
-	struct cprof_walk_config *cfg;
-	struct cprof_walk *w;
-	__u32 zero = 0;
+	struct walk_loop *l = ctx;
 
 	(void)index;
-	(void)ctx;
-	w = bpf_map_lookup_elem(&walks, &zero);
-	if (!w)
-		return 1;
-	cfg = bpf_map_lookup_elem(&walk_config, &zero);
-	return walk_one(w, cfg ? cfg->ra_mask : ~0ull) ? 1 : 0;
+	return walk_one(l->w, l->ra_mask) ? 1 : 0;
 }
 
 #define COPY_CHUNK 1024
@@ -576,13 +575,18 @@ int cprof_walk(struct bpf_perf_event_data *ctx)
 SEC("perf_event")
 int cprof_walk_loop(struct bpf_perf_event_data *ctx)
 {
+	struct cprof_walk_config *cfg;
+	struct walk_loop l;
 	struct cprof_walk *w;
 	__u32 zero = 0;
 
 	w = bpf_map_lookup_elem(&walks, &zero);
 	if (!w)
 		return 0;
-	bpf_loop(CPROF_MAX_STACK_DEPTH + 1, walk_loop_step, NULL, 0);
+	cfg = bpf_map_lookup_elem(&walk_config, &zero);
+	l.w = w;
+	l.ra_mask = cfg ? cfg->ra_mask : ~0ull;
+	bpf_loop(CPROF_MAX_STACK_DEPTH + 1, walk_loop_step, &l, 0);
 	if (!w->done) {
 		w->u.stop = CPROF_STOP_DEPTH;
 		w->done = 1;
