@@ -70,7 +70,10 @@ SKEL := $(BPF_OUT)/sampler.skel.h $(BPF_OUT)/unwinder.skel.h $(BPF_OUT)/ksym_nam
 CFLAGS := -std=gnu11 -g -Wall -Wextra -Werror -Wno-missing-field-initializers \
 	-D_GNU_SOURCE -fno-omit-frame-pointer $(EXTRA_CFLAGS) \
 	-Isrc -Ibpf -I$(BPF_OUT) -I$(OUT) -I$(DEPS)/include -idirafter $(DEPS)/uapi
-LDFLAGS := $(STATIC) $(EXTRA_LDFLAGS)
+# A GNU build ID names the binary's content: its own unwind table is kept in
+# the table store by it (a command's process runs cprof until its exec), and
+# debuginfod and symbol stores key on it.
+LDFLAGS := $(STATIC) -Wl,--build-id=sha1 $(EXTRA_LDFLAGS)
 LDLIBS := -L$(DEPS)/lib -lbpf -lelf -lz -liberty-demangle
 # The static binaries allocate with mimalloc (third_party/build.sh says why);
 # an object, not an archive, so that its malloc is taken before musl's.
