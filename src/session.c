@@ -1031,7 +1031,7 @@ static int prepare(struct run *r)
 			return err;
 		/* Tracked from its fork, so its exec's records build its regions. */
 		if (r->feed)
-			region_feed__note_process(r->feed, (uint32_t)target__pid(r->cmd));
+			region_feed__note_command(r->feed, (uint32_t)target__pid(r->cmd));
 	}
 	return open_task_events(r);
 }

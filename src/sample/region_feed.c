@@ -278,6 +278,21 @@ void region_feed__note_process(struct region_feed *f, uint32_t pid)
 	proc_maps__free(maps);
 }
 
+void region_feed__note_command(struct region_feed *f, uint32_t pid)
+{
+	uint64_t space;
+	int err;
+
+	if (!pid || process_regions__tracked(f->regions, pid))
+		return;
+	space = sampler__space_of(f->sampler, pid);
+	err = process_regions__snapshot(f->regions, pid, space, NULL);
+	if (err)
+		pr_debug("PID %u: no region set: %s", pid, strerror(-err));
+	u64map__delete(f->exact_since, pid);
+	u64map__set(f->snap_space, pid, space);
+}
+
 static void exit_now(struct region_feed *f, uint32_t pid)
 {
 	process_regions__exit(f->regions, pid);

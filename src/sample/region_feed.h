@@ -44,6 +44,12 @@ void region_feed__free(struct region_feed *f);
 void region_feed__follow_all(struct region_feed *f);
 /* A process sampled for the first time: its mappings, read from /proc. */
 void region_feed__note_process(struct region_feed *f, uint32_t pid);
+/*
+ * The command's process, between its fork and its exec: it runs cprof's
+ * own code, which is not sampled. Tracked with no regions (no table is
+ * made for cprof); its exec's records give it its program's.
+ */
+void region_feed__note_command(struct region_feed *f, uint32_t pid);
 /* One of the kernel's records, in time order. */
 void region_feed__apply(struct region_feed *f, const struct task_event *ev);
 /* Applies the exits of processes gone long enough before now (CLOCK_MONOTONIC ns). */
