@@ -500,12 +500,20 @@ static struct elf_symtab *elf_for_map(struct symbolizer *s, uint32_t pid, const 
 	return e->elf;
 }
 
-/* (Re)reads the process's perf map; a process that is gone keeps the one read last. */
+static void read_ns_pid(struct symbolizer *s, struct space *sp);
+
+/*
+ * (Re)reads the process's perf map; a process that is gone keeps the one
+ * read last. Its name holds the PID the process has in its namespace,
+ * which is read first if it is not known yet: a map looked for under the
+ * host's PID is not found, and the frames of that interval stayed unnamed.
+ */
 static void read_perf_map(struct symbolizer *s, struct space *sp)
 {
 	struct space_state *st = sp->priv;
 	struct perf_map *pm = NULL;
 
+	read_ns_pid(s, sp);
 	if (!sp->pid || perf_map__read(sp->pid, st->ns_pid, &pm))
 		return;
 	s->stats[SYM_STAT_PERF_MAP_BAD_LINES] += perf_map__bad_lines(pm) - st->perf_map_bad;
