@@ -333,11 +333,14 @@ static int read_chunks(struct unwinder *u, int fd, __u32 *at, __u32 *next, __u32
 	}
 	for (i = 0; i < want; i++) {
 		keys[i] = (at ? *at + 1 : 0) + i;
-		if (bpf_map_lookup_elem(fd, &keys[i], &v[i]))
-			return i ? (*count = i, 0) : -errno;
+		if (bpf_map_lookup_elem(fd, &keys[i], &v[i])) {
+			if (!i)
+				return -errno;
+			break;
+		}
 	}
-	*count = want;
-	*next = keys[want - 1];
+	*count = i;
+	*next = keys[i - 1];
 	return 0;
 }
 
