@@ -26,6 +26,21 @@ size_t elf_build_id__in_notes(Elf_Data *data, uint8_t id[ELF_BUILD_ID_MAX])
 	return 0;
 }
 
+size_t elf_build_id__hex(const uint8_t *id, size_t n, char *buf, size_t size)
+{
+	static const char digits[] = "0123456789abcdef";
+	size_t i;
+
+	if (!size)
+		return 0;
+	for (i = 0; i < n && 2 * i + 2 < size; i++) {
+		buf[2 * i] = digits[id[i] >> 4];
+		buf[2 * i + 1] = digits[id[i] & 15];
+	}
+	buf[2 * i] = '\0';
+	return 2 * i;
+}
+
 static uint64_t align4(uint64_t v)
 {
 	return (v + 3) & ~(uint64_t)3;

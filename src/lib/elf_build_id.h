@@ -26,6 +26,12 @@ size_t elf_build_id__in_notes(Elf_Data *data, uint8_t id[ELF_BUILD_ID_MAX]);
 size_t elf_build_id__in_raw_notes(const void *buf, size_t len, uint8_t id[ELF_BUILD_ID_MAX]);
 
 /*
+ * The n bytes of id in lower-case hex into buf (size bytes), NUL-terminated,
+ * as many whole bytes as fit; the characters written.
+ */
+size_t elf_build_id__hex(const uint8_t *id, size_t n, char *buf, size_t size);
+
+/*
  * The build ID of elf, a file of file_size bytes: from its PT_NOTE
  * segments, else its SHT_NOTE sections (a debug file may have no program
  * headers). Its length, or 0 when it has none.

@@ -148,10 +148,10 @@ static bool range_in_file(const struct elf_symtab *e, uint64_t off, uint64_t siz
 static void scan_notes(struct elf_symtab *e, Elf_Data *data)
 {
 	uint8_t id[ELF_BUILD_ID_MAX];
-	size_t i, n = elf_build_id__in_notes(data, id);
+	size_t n = elf_build_id__in_notes(data, id);
 
-	for (i = 0; i < n; i++)
-		snprintf(e->build_id + 2 * i, 3, "%02x", id[i]);
+	if (n)
+		elf_build_id__hex(id, n, e->build_id, sizeof(e->build_id));
 }
 
 static int read_segments_and_notes(struct elf_symtab *e)

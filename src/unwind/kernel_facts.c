@@ -60,16 +60,15 @@ static int kernel_key(char *buf, size_t size)
 {
 	char notes[NOTES_MAX];
 	uint8_t id[ELF_BUILD_ID_MAX];
-	size_t n = 0, i;
+	size_t n = 0;
 	int len = file__read_small(KERNEL_NOTES, notes, sizeof(notes));
 
 	if (len > 0)
 		n = elf_build_id__in_raw_notes(notes, (size_t)len, id);
 	if (!n || size < sizeof("kernel-") + 2 * n)
 		return -ENOENT;
-	i = (size_t)snprintf(buf, size, "kernel-");
-	for (size_t j = 0; j < n; j++, i += 2)
-		snprintf(buf + i, size - i, "%02x", id[j]);
+	memcpy(buf, "kernel-", sizeof("kernel-") - 1);
+	elf_build_id__hex(id, n, buf + sizeof("kernel-") - 1, size - (sizeof("kernel-") - 1));
 	return 0;
 }
 

@@ -183,10 +183,8 @@ void table_store__free(struct table_store *s)
 
 static void file_name(const struct table_file_id *id, char *buf, size_t size)
 {
-	size_t i, n = 0;
+	size_t n = elf_build_id__hex(id->build_id, id->build_id_len, buf, size);
 
-	for (i = 0; i < id->build_id_len && n + 3 < size; i++)
-		n += (size_t)snprintf(buf + n, size - n, "%02x", id->build_id[i]);
 	snprintf(buf + n, size - n, SUFFIX);
 }
 
