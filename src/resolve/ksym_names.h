@@ -2,8 +2,8 @@
 /*
  * Kernel addresses named by the kernel itself (bpf/ksym_names.bpf.c): its
  * own symbol lookup, per address, instead of reading all of /proc/kallsyms
- * to name the few hundred addresses a profile holds. Needs Linux 5.14 (a
- * syscall program run through BPF_PROG_TEST_RUN) and CAP_BPF+CAP_PERFMON;
+ * to name the few hundred addresses a profile holds. Needs Linux 5.17 (a
+ * syscall program run through BPF_PROG_TEST_RUN, bpf_loop) and CAP_BPF+CAP_PERFMON;
  * callers fall back to kallsyms where it cannot load or cannot name.
  */
 #ifndef CPROF_KSYM_NAMES_H
