@@ -185,16 +185,22 @@ static __always_inline int find_region(struct cprof_walk *w, __u64 pc)
 
 /*
  * The row's rule id for the table address vaddr (see unwind_table__lookup).
- * The search bounds live in the walk's map value, not in registers: the
- * verifier knows nothing of what it reads back, so every iteration looks
- * the same to it and it prunes them instead of following each branch of
- * each step (2^17 paths).
+ * The search bounds live in the walk's map value, not in registers, read
+ * and written through volatile accesses (clang kept them in registers
+ * otherwise): the verifier knows nothing of what it reads back, so every
+ * iteration looks the same to it and it prunes them instead of following
+ * each branch of each step (2^17 paths). A chunk the lookup cannot find
+ * (there is none: user space bounds every table) ends the search, rather
+ * than going on with a made-up row, which was one more path per step
+ * (cprof_walk_loop: 3,765 -> 3,319 verified instructions).
  */
 static __always_inline __u32 find_rule(struct cprof_walk *w, __u64 vaddr)
 {
 	const struct cprof_region *r = &w->region;
 	__u32 mid, low = vaddr & CPROF_UNWIND_PAGE_MASK, row, i, lo;
 	__u64 page;
+	struct cprof_unwind_chunk *c;
+	__u32 chunk;
 
 	if (vaddr < r->table_base)
 		return CPROF_RULE_NO_CFI;
@@ -204,16 +210,22 @@ static __always_inline __u32 find_rule(struct cprof_walk *w, __u64 vaddr)
 	w->lo = load_u32(w, &unwind_pages, r->page_base + (__u32)page);
 	w->hi = load_u32(w, &unwind_pages, r->page_base + (__u32)page + 1);
 	for (i = 0; i < CPROF_UNWIND_PAGE_SHIFT + 1; i++) {
-		if (w->lo >= w->hi)
+		__u32 l = *(volatile __u32 *)&w->lo, h = *(volatile __u32 *)&w->hi;
+
+		if (l >= h)
 			break;
-		mid = w->lo + (w->hi - w->lo) / 2;
-		row = load_u32(w, &unwind_rows, r->row_base + mid);
+		mid = l + (h - l) / 2;
+		chunk = (r->row_base + mid) / CPROF_UNWIND_CHUNK;
+		c = bpf_map_lookup_elem(&unwind_rows, &chunk);
+		if (!c)
+			break;
+		row = c->v[(r->row_base + mid) & (CPROF_UNWIND_CHUNK - 1)];
 		if ((row & CPROF_UNWIND_PAGE_MASK) <= low)
-			w->lo = mid + 1;
+			*(volatile __u32 *)&w->lo = mid + 1;
 		else
-			w->hi = mid;
+			*(volatile __u32 *)&w->hi = mid;
 	}
-	lo = w->lo;
+	lo = *(volatile __u32 *)&w->lo;
 	if (!lo)
 		return CPROF_RULE_NO_CFI;
 	return load_u32(w, &unwind_rows, r->row_base + lo - 1) >> CPROF_UNWIND_PAGE_SHIFT;
