@@ -460,7 +460,8 @@ static void on_copy(void *ctx, const void *data, uint32_t size)
 		r->copies = tmp;
 		r->copies_cap = r->copies_cap ? 2 * r->copies_cap : 64;
 	}
-	if (!r->copy_pool && block_pool__new(head + CPROF_COPY_STACK, COPIES_KEPT, &r->copy_pool)) {
+	if (!r->copy_pool &&
+	    block_pool__new(head + CPROF_COPY_STACK, 0, COPIES_KEPT, &r->copy_pool)) {
 		r->bad_copies++;
 		return;
 	}

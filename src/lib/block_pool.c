@@ -13,6 +13,7 @@ struct free_block {
 
 struct block_pool {
 	size_t block_size;
+	size_t min_size;
 	size_t max_free;
 	pthread_mutex_t lock;
 	struct free_block *free; /* under lock, as the counts */
@@ -21,7 +22,7 @@ struct block_pool {
 	size_t peak; /* the most ever out at once */
 };
 
-int block_pool__new(size_t block_size, size_t max_free, struct block_pool **out)
+int block_pool__new(size_t block_size, size_t min_size, size_t max_free, struct block_pool **out)
 {
 	struct block_pool *p = calloc(1, sizeof(*p));
 
@@ -30,6 +31,7 @@ int block_pool__new(size_t block_size, size_t max_free, struct block_pool **out)
 		return -ENOMEM;
 	p->block_size =
 		block_size < sizeof(struct free_block) ? sizeof(struct free_block) : block_size;
+	p->min_size = min_size;
 	p->max_free = max_free;
 	pthread_mutex_init(&p->lock, NULL);
 	*out = p;
@@ -51,13 +53,13 @@ void block_pool__free(struct block_pool *p)
 }
 
 /*
- * Every size that fits: musl frees a slot of two pages or more with
- * madvise, a TLB shootdown on every CPU, and stack copies come in all
- * sizes from 1 to 17 KiB.
+ * Every size in range: stack copies come in all sizes from 1 to 17 KiB,
+ * and an allocator that gives large blocks back to the kernel costs a TLB
+ * shootdown on every CPU each time.
  */
 static bool pooled(const struct block_pool *p, size_t size)
 {
-	return p && size <= p->block_size;
+	return p && size >= p->min_size && size <= p->block_size;
 }
 
 void *block_pool__get(struct block_pool *p, size_t size)

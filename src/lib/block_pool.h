@@ -14,15 +14,17 @@
 struct block_pool;
 
 /*
- * Blocks of block_size bytes. Given back, a block is kept for reuse while
- * fewer are kept than were ever out at once, and than max_free.
+ * Blocks of block_size bytes, for sizes from min_size up. Given back, a
+ * block is kept for reuse while fewer are kept than were ever out at once,
+ * and than max_free. Smaller sizes go to malloc: a whole block for a small
+ * record spreads a stream of them over fresh pages, a fault each.
  */
-int block_pool__new(size_t block_size, size_t max_free, struct block_pool **out);
+int block_pool__new(size_t block_size, size_t min_size, size_t max_free, struct block_pool **out);
 /* Frees the kept blocks; blocks still out must have been put back or freed with free(). */
 void block_pool__free(struct block_pool *p);
 
-/* A block of at least size bytes: from the pool when size fits a block, else malloc'd. NULL
- * without memory. */
+/* A block of at least size bytes: from the pool when size is within its range, else malloc'd.
+ * NULL without memory. */
 void *block_pool__get(struct block_pool *p, size_t size);
 /* Gives back a block got for size bytes (NULL is ignored). Without a pool (p NULL), malloc and
  * free. */

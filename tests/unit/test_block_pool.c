@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * block_pool: a block given back is handed out again (no allocator round
- * trip), at most max_free are kept, sizes outside the pool's go to malloc,
+ * trip), at most max_free are kept, sizes outside the pool's (above a
+ * block, below its smallest) go to malloc,
  * and every block is whole (ASan checks the sizes).
  */
 #include <pthread.h>
@@ -17,7 +18,7 @@ TEST(block_pool_reuses_what_is_given_back)
 	struct block_pool *p = NULL;
 	void *a, *b, *c;
 
-	CHECK_INT(block_pool__new(4096, 1, &p), ==, 0);
+	CHECK_INT(block_pool__new(4096, 0, 1, &p), ==, 0);
 	a = block_pool__get(p, 4000);
 	CHECK(a);
 	memset(a, 1, 4096); /* the whole block is the caller's, not just size */
@@ -44,7 +45,7 @@ TEST(block_pool_keeps_what_a_burst_needs)
 	void *b[6];
 	int i;
 
-	CHECK_INT(block_pool__new(1024, 4, &p), ==, 0);
+	CHECK_INT(block_pool__new(1024, 0, 4, &p), ==, 0);
 	for (i = 0; i < 3; i++)
 		b[i] = block_pool__get(p, 1000);
 	for (i = 0; i < 3; i++)
@@ -71,7 +72,7 @@ TEST(block_pool_sizes_outside_go_to_malloc)
 	struct block_pool *p = NULL;
 	void *big, *small, *kept;
 
-	CHECK_INT(block_pool__new(4096, 8, &p), ==, 0);
+	CHECK_INT(block_pool__new(4096, 0, 8, &p), ==, 0);
 	kept = block_pool__get(p, 4096);
 	block_pool__put(p, kept, 4096);
 	/* Larger than a block: malloc'd, never the kept block; any smaller size is a block. */
@@ -92,6 +93,25 @@ TEST(block_pool_sizes_outside_go_to_malloc)
 	small = block_pool__get(NULL, 10);
 	CHECK(small);
 	block_pool__put(NULL, small, 10);
+}
+
+/* Below the pool's smallest size: malloc'd, never a block, and freed when given back. */
+TEST(block_pool_small_sizes_go_to_malloc)
+{
+	struct block_pool *p = NULL;
+	void *kept, *small;
+
+	CHECK_INT(block_pool__new(4096, 1024, 8, &p), ==, 0);
+	kept = block_pool__get(p, 1024);
+	block_pool__put(p, kept, 1024);
+	small = block_pool__get(p, 1023);
+	CHECK(small && small != kept);
+	memset(small, 4, 1023);
+	block_pool__put(p, small, 1023);
+	/* The kept block is still there for a size in range. */
+	CHECK(block_pool__get(p, 2000) == kept);
+	block_pool__put(p, kept, 2000);
+	block_pool__free(p);
 }
 
 static void *churn(void *arg)
@@ -121,7 +141,7 @@ TEST(block_pool_threads)
 	void *ret;
 	int i;
 
-	CHECK_INT(block_pool__new(4096, 8, &p), ==, 0);
+	CHECK_INT(block_pool__new(4096, 0, 8, &p), ==, 0);
 	for (i = 0; i < 4; i++)
 		CHECK_INT(pthread_create(&t[i], NULL, churn, p), ==, 0);
 	for (i = 0; i < 4; i++) {
