@@ -16,6 +16,7 @@ struct func_total {
 	const char *module;
 	uint64_t self;
 	uint64_t total;
+	size_t last_sample; /* 1 + the sample that last counted total */
 };
 
 static const char *frame_module(const struct profile *p, const struct profile_frame *f)
@@ -47,18 +48,24 @@ static int cmp_self(const void *a, const void *b)
 
 /*
  * Self and total per function name. Total counts a sample once even when a
- * function appears several times in its stack (recursion).
+ * function appears several times in its stack (recursion): each function
+ * remembers the last sample that counted it. Frames map to functions
+ * through an array by frame index, names hashed once per frame, not once
+ * per frame of every sample (a qsort profile has thousands of distinct
+ * stacks of 20 frames).
  */
 static struct func_total *function_totals(const struct profile *p, size_t *n_out)
 {
-	struct u64map *index = u64map__new(), *in_sample = u64map__new();
+	size_t nframes = profile__frame_count(p), n = 0, cap = 0, i;
+	uint32_t *func_of = calloc(nframes + 1, sizeof(*func_of)); /* by frame id, from 1 */
+	struct u64map *index = u64map__new();
 	struct func_total *funcs = NULL, *tmp;
-	size_t n = 0, cap = 0, i;
-	uint32_t j;
-	uint64_t v;
+	uint32_t j, v;
+	uint64_t found;
 
-	if (!index || !in_sample)
+	if (!index || !func_of)
 		goto fail;
+	/* func_of[frame] is 1 + the function's index, 0 until its frame is met. */
 	for (i = 0; i < profile__sample_count(p); i++) {
 		const struct profile_sample *s = profile__sample(p, i);
 
@@ -66,7 +73,12 @@ static struct func_total *function_totals(const struct profile *p, size_t *n_out
 			const struct profile_frame *f = profile__frame(p, s->frames[j]);
 			uint64_t key = (uintptr_t)f->name;
 
-			if (!u64map__get(index, key, &v)) {
+			if (func_of[s->frames[j]]) {
+				v = func_of[s->frames[j]] - 1;
+			} else if (u64map__get(index, key, &found)) {
+				v = (uint32_t)found;
+				func_of[s->frames[j]] = v + 1;
+			} else {
 				if (n == cap) {
 					cap = cap ? cap * 2 : 64;
 					tmp = realloc(funcs, cap * sizeof(*funcs));
@@ -74,30 +86,29 @@ static struct func_total *function_totals(const struct profile *p, size_t *n_out
 						goto fail;
 					funcs = tmp;
 				}
-				funcs[n] = (struct func_total){f->name, frame_module(p, f), 0, 0};
-				v = n++;
+				funcs[n] = (struct func_total){.name = f->name,
+							       .module = frame_module(p, f)};
+				v = (uint32_t)n++;
 				if (u64map__set(index, key, v))
 					goto fail;
+				func_of[s->frames[j]] = v + 1;
 			}
 			if (j == 0)
 				funcs[v].self += s->count;
-			if (!u64map__get(in_sample, key, NULL)) {
+			if (funcs[v].last_sample != i + 1) {
 				funcs[v].total += s->count;
-				if (u64map__set(in_sample, key, 1))
-					goto fail;
+				funcs[v].last_sample = i + 1;
 			}
 		}
-		for (j = 0; j < s->nframes; j++)
-			u64map__delete(in_sample, (uintptr_t)profile__frame(p, s->frames[j])->name);
 	}
 	u64map__free(index);
-	u64map__free(in_sample);
+	free(func_of);
 	qsort(funcs, n, sizeof(*funcs), cmp_self);
 	*n_out = n;
 	return funcs;
 fail:
 	u64map__free(index);
-	u64map__free(in_sample);
+	free(func_of);
 	free(funcs);
 	*n_out = 0;
 	return NULL;

@@ -496,3 +496,44 @@ TEST(summary_says_what_the_kernel_skipped)
 			   "followed from the kernel's records instead, a moment late\n"));
 	free(text);
 }
+
+/*
+ * The top functions: self from leaves, total once per sample however often
+ * a function recurs in its stack, the same name at two addresses one function.
+ */
+TEST(summary_top_functions_count_recursion_once)
+{
+	struct profile_meta meta = {.hz = 100, .period_ns = 10000000};
+	struct profile_mapping app = {
+		.start = 0x400000, .limit = 0x500000, .path = "/nonexistent/app", .build_id = ""};
+	struct profile_frame frames[] = {
+		{.mapping = 1, .address = 0x401000, .name = "main"},
+		{.mapping = 1, .address = 0x401100, .name = "sort"},
+		{.mapping = 1, .address = 0x401180, .name = "sort"},
+		{.mapping = 1, .address = 0x401200, .name = "cmp"},
+	};
+	/* cmp <- sort <- sort <- sort <- main, 3 samples; sort <- main, 1 (leaf first). */
+	static const uint32_t deep[] = {4, 2, 3, 2, 1}, shallow[] = {3, 1};
+	struct profile_labels l = {.pid = 1, .comm = "app", .thread_name = "app"};
+	struct summary_info in = {.hz = 100, .ncpus = 1, .duration_ns = 1000000000ull};
+	struct profile *p = profile__new(&meta);
+	char *text = NULL;
+	size_t len = 0, i;
+	FILE *f;
+
+	CHECK(p);
+	CHECK_INT(profile__add_mapping(p, &app), ==, 1);
+	for (i = 0; i < sizeof(frames) / sizeof(frames[0]); i++)
+		CHECK_INT(profile__add_frame(p, &frames[i]), ==, i + 1);
+	CHECK_INT(profile__add_sample(p, deep, 5, &l, 3), ==, 0);
+	CHECK_INT(profile__add_sample(p, shallow, 2, &l, 1), ==, 0);
+	f = open_memstream(&text, &len);
+	CHECK(f);
+	summary__print(f, p, &in, 10);
+	fclose(f);
+	CHECK(strstr(text, "   75.0%  75.0%        3  cmp (app)\n"));
+	CHECK(strstr(text, "   25.0% 100.0%        1  sort (app)\n"));
+	CHECK(!strstr(text, "  main"));
+	free(text);
+	profile__free(p);
+}
