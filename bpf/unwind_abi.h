@@ -171,6 +171,13 @@ enum cprof_ustack_kind {
  * A stack of a sample, sent through `walked_out` the first time the kernel
  * meets it (`known_stacks` then holds its hash); counts name it by the hash
  * alone. Only the first n frames are sent.
+ *
+ * A user stack sent for the first time also counts the sample it came
+ * with (count_set, key), which then makes no entry in the count map: the
+ * sample is counted at the drain of its set, as a map entry would be. Most
+ * samples of a recursive sort or a B-tree are stacks met once, and a map
+ * entry each (lookup, allocation, then the drain's delete and free) cost
+ * more than the record they already needed.
  */
 struct cprof_ustack {
 	__u32 magic;
@@ -178,6 +185,9 @@ struct cprof_ustack {
 	__u32 stop; /* enum cprof_unwind_stop: CPROF_STOP_NONE at the root, or for the others */
 	__u32 kind; /* enum cprof_ustack_kind */
 	struct cprof_stack_hash hash;
+	__u32 count_set; /* 0, or 1 + the map set of the sample this record counts */
+	__u32 pad;
+	struct cprof_key key; /* with count_set: the sample's key, user_hash this stack's */
 	__u64 ips[CPROF_UNWIND_MAX_DEPTH]; /* leaf first; a frame after a signal frame as pc + 1 */
 };
 

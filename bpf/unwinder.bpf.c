@@ -382,9 +382,11 @@ static __always_inline __u32 frames_of(const struct cprof_ustack *u)
  * Sends the stack to user space unless it has it (known_stacks): first the
  * stack, then its hash into the set, so that a sample that finds the hash
  * there finds the stack already in a ring, which user space reads before it
- * drains the sample's count. 0 if the ring had no room.
+ * drains the sample's count. 0 if the ring had no room, 1 if user space has
+ * it, 2 if it was sent now (a user stack then counts its sample: key).
  */
-static __always_inline int send_stack(struct bpf_perf_event_data *ctx, struct cprof_ustack *u)
+static __always_inline int send_stack(struct bpf_perf_event_data *ctx, struct cprof_ustack *u,
+				       const struct cprof_key *key, __u32 set)
 {
 	__u32 n = frames_of(u), one = 1;
 
@@ -393,12 +395,18 @@ static __always_inline int send_stack(struct bpf_perf_event_data *ctx, struct cp
 	if (n > CPROF_MAX_STACK_DEPTH)
 		n = CPROF_MAX_STACK_DEPTH;
 	u->magic = CPROF_USTACK_MAGIC;
+	u->count_set = 0;
+	if (key) {
+		u->count_set = 1 + set;
+		u->key = *key;
+		u->key.user_hash = u->hash;
+	}
 	if (bpf_perf_event_output(ctx, &walked_out, BPF_F_CURRENT_CPU, u,
 				  __builtin_offsetof(struct cprof_ustack, ips) + n * sizeof(__u64)))
 		return 0;
 	/* Full: the stack is sent again next time, which costs more but loses nothing. */
 	bpf_map_update_elem(&known_stacks, &u->hash, &one, BPF_ANY);
-	return 1;
+	return 2;
 }
 
 /*
@@ -460,35 +468,26 @@ static __always_inline long keep_kernel(struct bpf_perf_event_data *ctx, struct 
 		return n ? n : -14 /* EFAULT: none */;
 	w->k.n = (__u32)n / sizeof(__u64);
 	hash_read(&w->k, CPROF_USTACK_KERNEL, loop);
-	return send_stack(ctx, &w->k) ? 0 : -28 /* ENOSPC */;
+	return send_stack(ctx, &w->k, NULL, 0) ? 0 : -28 /* ENOSPC */;
 }
 
 /*
  * Counts the sample by the hashes of its stacks, each sent to user space
  * the first time (send_stack). A stack the ring had no room for is counted
- * as lost, -ENOSPC in place of its hash.
+ * as lost, -ENOSPC in place of its hash. The kernel stack goes first: a
+ * user stack sent now carries the sample's whole key and counts it (see
+ * struct cprof_ustack), so the sample needs no entry in the count map.
  */
 static __always_inline void keep_stacks(struct bpf_perf_event_data *ctx, struct cprof_walk *w,
 					int loop)
 {
 	const struct cprof_stack_hash none = {0, 0};
 	long kerr = -14 /* EFAULT: no kernel stack */;
+	int sent;
 
 	w->key.user_hash = none;
 	w->key.kern_hash = none;
 	w->key.user_stack_id = (__u32)-14;
-	if (w->u.kind == CPROF_USTACK_WALKED) {
-		stat_add(CPROF_STAT_WALKS, 1);
-		cprof_ustack_hash(w->mix, w->u.n, w->u.stop, CPROF_USTACK_WALKED, &w->u.hash);
-	} else {
-		hash_read(&w->u, CPROF_USTACK_FP, loop);
-	}
-	if (w->u.n && send_stack(ctx, &w->u)) {
-		w->key.user_hash = w->u.hash;
-	} else if (w->u.n) {
-		stat_add(CPROF_STAT_USER_STACK_ERR, 1);
-		w->key.user_stack_id = (__u32)-28; /* ENOSPC */
-	}
 	if (w->kernel)
 		kerr = keep_kernel(ctx, w, loop);
 	if (!kerr)
@@ -496,6 +495,26 @@ static __always_inline void keep_stacks(struct bpf_perf_event_data *ctx, struct 
 	else
 		stack_stat(kerr, CPROF_STAT_KERN_COLLISION, CPROF_STAT_KERN_STACK_ERR);
 	w->key.kern_stack_id = (__u32)(kerr ? kerr : -14);
+	if (w->u.kind == CPROF_USTACK_WALKED) {
+		stat_add(CPROF_STAT_WALKS, 1);
+		cprof_ustack_hash(w->mix, w->u.n, w->u.stop, CPROF_USTACK_WALKED, &w->u.hash);
+	} else {
+		hash_read(&w->u, CPROF_USTACK_FP, loop);
+	}
+	if (w->u.n) {
+		sent = send_stack(ctx, &w->u, &w->key, w->set);
+		if (sent == 2) {
+			/* Counted by the record: a new process is still announced. */
+			announce(ctx, &w->key);
+			return;
+		}
+		if (sent) {
+			w->key.user_hash = w->u.hash;
+		} else {
+			stat_add(CPROF_STAT_USER_STACK_ERR, 1);
+			w->key.user_stack_id = (__u32)-28; /* ENOSPC */
+		}
+	}
 	count_in(ctx, &w->key, w->set);
 }
 

@@ -112,6 +112,12 @@ struct walker {
 	int err;
 };
 
+/* A sample a stack's record counted: its set and key (see struct cprof_ustack). */
+struct counted {
+	__u32 set;
+	struct cprof_key key;
+};
+
 struct sampler {
 	/* The loaded object. */
 	struct instance cur;
@@ -180,7 +186,10 @@ struct sampler {
 	/* Spilled samples (see the BPF side), until the drain of their set. */
 	struct cprof_spill *spills;
 	size_t nspills, spills_cap;
-	uint64_t spills_dropped; /* no memory to keep one */
+	uint64_t spills_dropped; /* no memory to keep one, or a counted stack's count */
+	/* Samples their stack's record counted (struct cprof_ustack), until their set's drain. */
+	struct counted *counted;
+	size_t ncounted, counted_cap;
 	/* Runs of the hooks the kernel skipped (see prog_skipped), as they went. */
 	uint64_t hooks_skipped_before;
 	/* Per drain: stack id -> frames, so a stack shared by many keys is read once. */
@@ -437,6 +446,25 @@ static void announce_pid(struct sampler *s, uint32_t pid)
 	s->polled++;
 }
 
+/* The sample a new stack's record counts, if it counts one, kept for the drain of its set. */
+static void keep_counted(struct sampler *s, const void *data, uint32_t size)
+{
+	struct cprof_ustack head;
+
+	if (size < offsetof(struct cprof_ustack, ips))
+		return;
+	memcpy(&head, data, offsetof(struct cprof_ustack, ips));
+	if (!head.count_set || head.count_set > 2)
+		return;
+	if (!room_for_one((void **)&s->counted, &s->counted_cap, s->ncounted,
+			  sizeof(*s->counted))) {
+		s->spills_dropped++;
+		return;
+	}
+	s->counted[s->ncounted].set = head.count_set - 1;
+	s->counted[s->ncounted++].key = head.key;
+}
+
 static void on_notify(void *ctx, const void *data, uint32_t size)
 {
 	struct sampler *s = ctx;
@@ -446,8 +474,10 @@ static void on_notify(void *ctx, const void *data, uint32_t size)
 	if (size >= sizeof(magic))
 		memcpy(&magic, data, sizeof(magic));
 	if (magic == CPROF_USTACK_MAGIC) {
-		if (s->walked)
+		if (s->walked) {
 			walked_stacks__add(s->walked, data, size);
+			keep_counted(s, data, size);
+		}
 		return;
 	}
 	if (magic == CPROF_SPILL_MAGIC && size >= sizeof(struct cprof_spill)) {
@@ -1842,6 +1872,41 @@ static void drain_spills(struct sampler *s, __u32 set, bool all, sampler_entry_f
 	free(list);
 }
 
+/*
+ * Reports the samples set's stack records counted (all once stopped) and
+ * forgets them; drain_spills read the rings first.
+ */
+static void drain_counted(struct sampler *s, __u32 set, bool all, sampler_entry_fn fn, void *ctx)
+{
+	struct counted *list = s->counted;
+	size_t i, n = s->ncounted, cap = s->counted_cap;
+
+	/* Taken out first, as the spills: fn may read the rings again. */
+	s->counted = NULL;
+	s->ncounted = 0;
+	s->counted_cap = 0;
+	for (i = 0; i < n; i++) {
+		const struct counted *c = &list[i];
+
+		if (!all && c->set != set) {
+			if (room_for_one((void **)&s->counted, &s->counted_cap, s->ncounted,
+					 sizeof(*s->counted)))
+				s->counted[s->ncounted++] = *c;
+			else
+				s->spills_dropped++;
+			continue;
+		}
+		emit(s, &c->key, 1, c->set ? FD(&s->cur, stacks1) : FD(&s->cur, stacks0), fn, ctx);
+	}
+	/* Most drains keep nothing: the list's memory serves the next interval. */
+	if (s->counted) {
+		free(list);
+		return;
+	}
+	s->counted = list;
+	s->counted_cap = cap;
+}
+
 int sampler__drain(struct sampler *s, sampler_entry_fn fn, void *ctx)
 {
 	uint64_t st[CPROF_STAT_MAX];
@@ -1875,6 +1940,7 @@ int sampler__drain(struct sampler *s, sampler_entry_fn fn, void *ctx)
 					st[CPROF_STAT_KERN_COLLISION] + st[CPROF_STAT_SPILLED];
 	}
 	drain_spills(s, old, s->stopped, fn, ctx);
+	drain_counted(s, old, s->stopped, fn, ctx);
 	err = drain_set(s, old, fn, ctx);
 	/* Once stopped nothing writes to either set: take the other one too. */
 	if (!err && s->stopped)
@@ -1911,5 +1977,6 @@ void sampler__free(struct sampler *s)
 	free(s->early_pids);
 	u64map__free(s->head_seen);
 	free(s->spills);
+	free(s->counted);
 	free(s);
 }
