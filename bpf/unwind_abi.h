@@ -126,6 +126,8 @@ struct cprof_region {
 	__u32 npages;
 	__u32 row_base; /* index of the table's row 0 in the row array */
 	__u32 flags;	/* enum cprof_region_flags */
+	__u32 serial;	/* of the table's upload, never reused within a run: 0 without one */
+	__u32 pad;
 };
 
 /* The registers an unwinder needs, for one frame. */

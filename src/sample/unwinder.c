@@ -42,6 +42,7 @@ struct unwinder {
 	uint64_t map_bytes;
 	bool no_batch;		 /* the kernel has no batched updates */
 	uint32_t max_row_chunks; /* how far the row map may grow */
+	uint32_t serial;	 /* the last table upload's */
 	unwinder_grown_fn on_grown;
 	void *grown_ctx;
 };
@@ -428,6 +429,7 @@ int unwinder__add_table(struct unwinder *u, const struct unwind_table *t,
 		.npages = t->npages,
 		.row_chunks = rc,
 		.page_chunks = pc,
+		.serial = ++u->serial,
 	};
 	return 0;
 }
@@ -496,6 +498,7 @@ int unwinder__add_region(struct unwinder *u, uint32_t set, uint64_t start, uint6
 		v.page_base = t->page_base;
 		v.npages = t->npages;
 		v.row_base = t->row_base;
+		v.serial = t->serial;
 	}
 	err = for_blocks(set, start, end, put_block, u->fds[UMAP_REGIONS], &v);
 	if (err)

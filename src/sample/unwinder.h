@@ -40,6 +40,7 @@ struct unwinder_table {
 	uint32_t page_base;
 	uint32_t npages;
 	uint32_t row_chunks, page_chunks; /* the space it holds */
+	uint32_t serial;		  /* this upload's, from 1 (see struct cprof_region) */
 };
 
 struct unwinder_stats {
