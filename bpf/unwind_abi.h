@@ -140,6 +140,7 @@ struct cprof_unwind_regs {
 	__u32 lr_valid; /* LR holds this frame's return address: the leaf, or after a signal */
 	__u32 exact_pc; /* pc is where the frame was interrupted, not a return address */
 	__u32 pad;
+	__u64 fp_at; /* nonzero: fp is still to be read from there (see cprof_unwind_fp_load) */
 };
 
 struct cprof_walk_config {
