@@ -1138,12 +1138,6 @@ int sampler__new(const struct sampler_opts *opts, struct sampler **out)
 	err = update_config(s);
 	if (err)
 		goto cleanup;
-	s->stack_cache = calloc(s->opts.stack_entries, sizeof(*s->stack_cache));
-	s->stack_cache_ids = calloc(s->opts.stack_entries, sizeof(*s->stack_cache_ids));
-	if (!s->stack_cache || !s->stack_cache_ids) {
-		err = -ENOMEM;
-		goto cleanup;
-	}
 	err = map_take__new(sizeof(struct cprof_key), sizeof(__u64), &s->take);
 	if (!err)
 		err = map_take__new(sizeof(struct cprof_stack_hash), 0, &s->take_hashes);
@@ -1655,6 +1649,19 @@ static const uint64_t *stack_frames(struct sampler *s, int fd, int id, uint32_t 
 	if ((uint32_t)id >= s->opts.stack_entries) {
 		*err = -ERANGE;
 		return NULL;
+	}
+	/* Made at the first stack read: the unwinder's object has no stack map. */
+	if (!s->stack_cache) {
+		s->stack_cache = calloc(s->opts.stack_entries, sizeof(*s->stack_cache));
+		s->stack_cache_ids = calloc(s->opts.stack_entries, sizeof(*s->stack_cache_ids));
+		if (!s->stack_cache || !s->stack_cache_ids) {
+			free(s->stack_cache);
+			free(s->stack_cache_ids);
+			s->stack_cache = NULL;
+			s->stack_cache_ids = NULL;
+			*err = -ENOMEM;
+			return NULL;
+		}
 	}
 	ips = s->stack_cache[id];
 	if (!ips) {

@@ -58,11 +58,13 @@ struct process_regions {
 	uint32_t max_sets;
 	uint32_t next_id; /* the lowest never handed out */
 	/*
-	 * Freed ids, oldest first, in a ring of max_sets: an id is reused as
-	 * late as can be, as a walk in flight may still read the set it was.
+	 * Freed ids, oldest first, in a ring that grows to max_sets as ids are
+	 * freed (not made whole at the start: a quarter of a MB to zero for
+	 * profiles that free none): an id is reused as late as can be, as a
+	 * walk in flight may still read the set it was.
 	 */
 	uint32_t *free_ids;
-	uint32_t free_head, nfree;
+	uint32_t free_head, nfree, free_cap;
 	struct process_regions_stats stats;
 };
 
@@ -85,8 +87,7 @@ int process_regions__new(struct table_cache *cache, const struct region_sink *si
 	p->max_sets = max_sets;
 	p->next_id = 1;
 	p->procs = u64map__new();
-	p->free_ids = calloc(max_sets, sizeof(*p->free_ids));
-	if (!p->procs || !p->free_ids) {
+	if (!p->procs) {
 		process_regions__free(p);
 		return -ENOMEM;
 	}
@@ -103,14 +104,37 @@ static int id_alloc(struct process_regions *p, uint32_t *id)
 	if (!p->nfree)
 		return -ENOSPC;
 	*id = p->free_ids[p->free_head];
-	p->free_head = (p->free_head + 1) % p->max_sets;
+	p->free_head = (p->free_head + 1) % p->free_cap;
 	p->nfree--;
 	return 0;
 }
 
+/* The ring of freed ids, twice as large (up to max_sets), oldest first from 0. */
+static int grow_free_ids(struct process_regions *p)
+{
+	uint32_t cap = p->free_cap ? p->free_cap * 2 : 64, i;
+	uint32_t *ids;
+
+	if (cap > p->max_sets)
+		cap = p->max_sets;
+	ids = malloc(cap * sizeof(*ids));
+	if (!ids)
+		return -ENOMEM;
+	for (i = 0; i < p->nfree; i++)
+		ids[i] = p->free_ids[(p->free_head + i) % p->free_cap];
+	free(p->free_ids);
+	p->free_ids = ids;
+	p->free_head = 0;
+	p->free_cap = cap;
+	return 0;
+}
+
+/* Without memory to grow the ring, the id is not reused: one set fewer to hand out. */
 static void id_free(struct process_regions *p, uint32_t id)
 {
-	p->free_ids[(p->free_head + p->nfree) % p->max_sets] = id;
+	if (p->nfree == p->free_cap && grow_free_ids(p))
+		return;
+	p->free_ids[(p->free_head + p->nfree) % p->free_cap] = id;
 	p->nfree++;
 }
 

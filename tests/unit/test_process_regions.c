@@ -754,3 +754,26 @@ TEST(process_regions_set_ids_run_out)
 	/* Freed with processes still tracked: the sink is emptied. */
 	env_free(&e);
 }
+
+/* Freed ids serve again oldest first, past the ring's first size (it grows as ids are freed). */
+TEST(process_regions_set_ids_reused_oldest_first)
+{
+	const uint64_t starts[] = {0x10000};
+	uint32_t sets[100], i;
+	struct env e;
+
+	env_new(&e, 100);
+	for (i = 0; i < 100; i++) {
+		snapshot_anon(&e, 1 + i, 0, starts, 1);
+		sets[i] = bound_set(&e.f, 1 + i);
+		CHECK(sets[i]);
+	}
+	for (i = 0; i < 70; i++)
+		process_regions__exit(e.p, 1 + i);
+	for (i = 0; i < 70; i++) {
+		snapshot_anon(&e, 201 + i, 0, starts, 1);
+		CHECK_INT(bound_set(&e.f, 201 + i), ==, sets[i]);
+	}
+	check_sync(e.p, &e.f);
+	env_free(&e);
+}
