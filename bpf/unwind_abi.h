@@ -162,6 +162,8 @@ struct cprof_walk_config {
 };
 
 #define CPROF_USTACK_MAGIC 0x6b747375 /* "ustk" */
+/* Slots of `known_stacks`, a power of two (16 bytes each). */
+#define CPROF_KNOWN_SLOTS 32768
 
 /* What a struct cprof_ustack holds. */
 enum cprof_ustack_kind {

@@ -117,32 +117,3 @@ const void *map_take__value(const struct map_take *t, size_t i)
 {
 	return t->values + i * t->value_size;
 }
-
-int map_take__delete(struct map_take *t, int fd, const void *keys, size_t n)
-{
-	const unsigned char *k = keys;
-	size_t done = 0;
-	__u32 count;
-	int err;
-
-	if (t->unsupported)
-		return -EOPNOTSUPP;
-	while (done < n) {
-		count = n - done > UINT32_MAX ? UINT32_MAX : (__u32)(n - done);
-		err = bpf_map_delete_batch(fd, k + done * t->key_size, &count, NULL);
-		err = err ? -errno : 0;
-		if (err && !done && !count && map_take__unsupported(err)) {
-			t->unsupported = true;
-			return -EOPNOTSUPP;
-		}
-		if (count > n - done)
-			return -EIO;
-		done += count;
-		/* A key already gone stops the batch: step over it. */
-		if (err == -ENOENT)
-			done++;
-		else if (err)
-			return err;
-	}
-	return 0;
-}

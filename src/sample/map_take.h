@@ -32,12 +32,6 @@ size_t map_take__count(const struct map_take *t);
 const void *map_take__key(const struct map_take *t, size_t i);
 const void *map_take__value(const struct map_take *t, size_t i);
 /*
- * Deletes n keys of key_size bytes from the hash map fd in one call where the
- * kernel can (-EOPNOTSUPP where it cannot: nothing deleted). Keys already
- * gone are not an error.
- */
-int map_take__delete(struct map_take *t, int fd, const void *keys, size_t n);
-/*
  * Whether err, from a batched map call that did nothing, says this kernel
  * has no batches (an unknown command, or none for the map's type).
  */

@@ -197,7 +197,7 @@ struct sampler {
 	uint32_t *stack_cache_ids;
 	uint32_t stack_cache_n;
 	/* Per drain: the counts taken in batches. */
-	struct map_take *take, *take_hashes;
+	struct map_take *take;
 	/* The walked stacks the kernel sent (with the unwinder's object). */
 	struct walked_stacks *walked;
 };
@@ -503,8 +503,7 @@ static uint32_t known_stacks_size(const struct sampler *s)
 /* The hash maps whose entries the kernel can allocate as they are added. */
 static void allocate_lazily(struct instance *k)
 {
-	struct bpf_map *maps[] = {MAP(k, counts0), MAP(k, counts1), MAP(k, targets),
-				  k->uk ? MAP(k, known_stacks) : NULL};
+	struct bpf_map *maps[] = {MAP(k, counts0), MAP(k, counts1), MAP(k, targets)};
 
 	for (size_t i = 0; i < sizeof(maps) / sizeof(maps[0]); i++)
 		if (maps[i])
@@ -527,14 +526,6 @@ static void configure(struct sampler *s, struct instance *k)
 	}
 	if (k->uk)
 		bpf_map__set_autocreate(MAP(k, spill), false);
-	/*
-	 * The walked stacks user space keeps: keys are drained at a quarter
-	 * full (sampler__should_drain), and user space keeps between half and
-	 * three quarters of this (walked_stacks.h): the stacks of several
-	 * drains, each sent once.
-	 */
-	if (k->uk)
-		bpf_map__set_max_entries(MAP(k, known_stacks), known_stacks_size(s));
 	/* Unused without a PID filter; a full-size hash map costs startup time to allocate. */
 	if (!s->opts.filter_pids)
 		bpf_map__set_max_entries(MAP(k, targets), 1);
@@ -1139,8 +1130,6 @@ int sampler__new(const struct sampler_opts *opts, struct sampler **out)
 	if (err)
 		goto cleanup;
 	err = map_take__new(sizeof(struct cprof_key), sizeof(__u64), &s->take);
-	if (!err)
-		err = map_take__new(sizeof(struct cprof_stack_hash), 0, &s->take_hashes);
 	if (!err && s->cur.uk)
 		err = walked_stacks__new(known_stacks_size(s), &s->walked);
 	if (err)
@@ -1790,6 +1779,8 @@ static int drain_counts_batched(struct sampler *s, int counts_fd, int stacks_fd,
 static void end_drain(struct sampler *s)
 {
 	const struct cprof_stack_hash *h;
+	struct cprof_stack_hash slot, none = {0, 0};
+	__u32 key;
 	int fd;
 	size_t i, n;
 
@@ -1797,10 +1788,17 @@ static void end_drain(struct sampler *s)
 		return;
 	fd = FD(&s->cur, known_stacks);
 	walked_stacks__end_drain(s->walked, &h, &n);
-	if (!n || map_take__delete(s->take_hashes, fd, h, n) != -EOPNOTSUPP)
-		return;
-	for (i = 0; i < n; i++)
-		bpf_map_delete_elem(fd, &h[i]);
+	/*
+	 * A slot another stack took since is left to it. One the kernel takes
+	 * between the read and the clear is only sent again: the kernel marks
+	 * a stack known after sending it, never before.
+	 */
+	for (i = 0; i < n; i++) {
+		key = (__u32)h[i].lo & (CPROF_KNOWN_SLOTS - 1);
+		if (!bpf_map_lookup_elem(fd, &key, &slot) && slot.lo == h[i].lo &&
+		    slot.hi == h[i].hi)
+			bpf_map_update_elem(fd, &key, &none, BPF_ANY);
+	}
 }
 
 static int drain_set(struct sampler *s, __u32 set, sampler_entry_fn fn, void *ctx)
@@ -1979,7 +1977,6 @@ void sampler__free(struct sampler *s)
 	free(s->stack_cache);
 	free(s->stack_cache_ids);
 	map_take__free(s->take);
-	map_take__free(s->take_hashes);
 	walked_stacks__free(s->walked);
 	free(s->early_pids);
 	u64map__free(s->head_seen);

@@ -5,8 +5,10 @@
  * 128-bit hash (struct cprof_ustack through `walked_out`), the first time a
  * sample has it; the counts name it by that hash from then on. The kernel remembers which hashes it
  * has sent (`known_stacks`), so this table holds every stack a count may name, and says which the
- * kernel should forget: a stack no count named for a while, once the
- * kernel's set runs full. A forgotten stack is sent again the next time a
+ * kernel should forget: a stack no count named for a while, once this
+ * table runs three quarters full (the kernel's set is a slot per hash, and
+ * forgets a stack by itself when another takes its slot: sent again, it is
+ * found here again). A forgotten stack is sent again the next time a
  * sample has it; until then it stays here two more drains, for the counts
  * taken while the kernel still knew it.
  */
@@ -27,7 +29,7 @@ struct walked_stack {
 	const uint64_t *ips;
 };
 
-/* capacity: the hashes the kernel's set holds. */
+/* capacity: the stacks kept at most (three quarters of it before forgetting the oldest). */
 int walked_stacks__new(uint32_t capacity, struct walked_stacks **out);
 void walked_stacks__free(struct walked_stacks *ws);
 

@@ -3,8 +3,8 @@
  * map_take: a real BPF hash map of 3,000 entries (more than a call's 512,
  * so several calls and the kernel's cursor between them), preallocated and
  * not, is taken whole and left empty, each entry once with its value; a
- * second take of the empty map takes nothing; a batched delete steps over
- * keys that are already gone. Needs root and Linux 5.6 (batches).
+ * second take of the empty map takes nothing. Needs root and Linux 5.6
+ * (batches).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -93,31 +93,5 @@ TEST(map_take_takes_every_entry_once)
 	fd = make_map(BPF_F_NO_PREALLOC);
 	CHECK(fd >= 0);
 	take_whole(fd);
-	close(fd);
-}
-
-TEST(map_take_delete_steps_over_missing_keys)
-{
-	__u64 keys[6] = {1, 2, 99, 3, 100, 4}, v = 5, k, next;
-	LIBBPF_OPTS(bpf_map_create_opts, o);
-	struct map_take *t;
-	int fd, err;
-
-	if (geteuid())
-		SKIP("needs root for BPF");
-	fd = bpf_map_create(BPF_MAP_TYPE_HASH, "take_del", sizeof(__u64), sizeof(__u64), 64, &o);
-	CHECK(fd >= 0);
-	for (k = 1; k <= 5; k++)
-		CHECK(!bpf_map_update_elem(fd, &k, &v, BPF_ANY));
-	CHECK(!map_take__new(sizeof(__u64), 0, &t));
-	err = map_take__delete(t, fd, keys, 6);
-	if (err == -EOPNOTSUPP)
-		SKIP("no batched delete (Linux 5.6+)");
-	CHECK_INT(err, ==, 0);
-	/* Only 5, which no key named, is left. */
-	CHECK(!bpf_map_get_next_key(fd, NULL, &next));
-	CHECK_U64(next, ==, 5);
-	CHECK(bpf_map_get_next_key(fd, &next, &next) && errno == ENOENT);
-	map_take__free(t);
 	close(fd);
 }
