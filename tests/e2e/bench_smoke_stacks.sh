@@ -5,7 +5,8 @@
 # the yardstick of the DWARF unwinder, and before it cprof's stacks of code
 # without frame pointers are expected to be cut short. What is asserted is
 # that the comparison itself is right: on crafted stacks, the same stacks in
-# the two tools' forms compare equal, and a cut stack is seen as one.
+# the two tools' forms compare equal, and a cut stack is seen as one; and
+# that --rounds repeats each tool's runs and says so in the table.
 source "$(dirname "$0")/../lib.sh"
 
 COMPARE=$ROOT/bench/stacks_compare.awk
@@ -123,6 +124,22 @@ done
 bad=$(rows "Stacks:" | awk -F'|' '$4 + 0 < 1 || $5 + 0 < 1 || $6 + 0 > 100 || $7 + 0 > 100 { print $2 }')
 if [ -z "$bad" ]; then ok bench_stacks_samples_seen; else
 	not_ok bench_stacks_samples_seen "no samples or a share above 100% in: $bad"; fi
+
+# --rounds: each tool's runs repeated, the table says so; a bad count is refused.
+r2=$TMP/rounds.md
+if "$ROOT/bench/stacks" --quick --rounds 3 qsort_cb >"$r2" 2>"$TMP/rounds.err" &&
+	[ "$(grep -c 'round [123] of 3' "$TMP/rounds.err")" -eq 3 ] &&
+	grep -q '^Each tool profiled each workload 3 times' "$r2" &&
+	grep -qE '^\| qsort_cb \| [0-9.]+ \|' "$r2"; then
+	ok bench_stacks_rounds
+else
+	not_ok bench_stacks_rounds "$(tail -n 2 "$TMP/rounds.err" | tr '\n' ' ')"
+fi
+if "$ROOT/bench/stacks" --quick --rounds 0 qsort_cb >/dev/null 2>&1; then
+	not_ok bench_stacks_refuses_bad_rounds "bench/stacks --rounds 0 exited 0"
+else
+	ok bench_stacks_refuses_bad_rounds
+fi
 
 # A mistyped workload is refused, not silently skipped.
 if "$ROOT/bench/stacks" --quick nosuch >/dev/null 2>&1; then
