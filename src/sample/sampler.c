@@ -446,7 +446,18 @@ static void announce_pid(struct sampler *s, uint32_t pid)
 	s->polled++;
 }
 
-/* The sample a new stack's record counts, if it counts one, kept for the drain of its set. */
+/* Keeps a counted sample for the drain of its set; without memory, it is lost and counted so. */
+static void add_counted(struct sampler *s, const struct counted *c)
+{
+	if (!room_for_one((void **)&s->counted, &s->counted_cap, s->ncounted,
+			  sizeof(*s->counted))) {
+		s->spills_dropped++;
+		return;
+	}
+	s->counted[s->ncounted++] = *c;
+}
+
+/* The sample a new stack's record counts, if it counts one. */
 static void keep_counted(struct sampler *s, const void *data, uint32_t size)
 {
 	struct cprof_ustack head;
@@ -456,13 +467,7 @@ static void keep_counted(struct sampler *s, const void *data, uint32_t size)
 	memcpy(&head, data, offsetof(struct cprof_ustack, ips));
 	if (!head.count_set || head.count_set > 2)
 		return;
-	if (!room_for_one((void **)&s->counted, &s->counted_cap, s->ncounted,
-			  sizeof(*s->counted))) {
-		s->spills_dropped++;
-		return;
-	}
-	s->counted[s->ncounted].set = head.count_set - 1;
-	s->counted[s->ncounted++].key = head.key;
+	add_counted(s, &(struct counted){.set = head.count_set - 1, .key = head.key});
 }
 
 static void on_notify(void *ctx, const void *data, uint32_t size)
@@ -1894,11 +1899,7 @@ static void drain_counted(struct sampler *s, __u32 set, bool all, sampler_entry_
 		const struct counted *c = &list[i];
 
 		if (!all && c->set != set) {
-			if (room_for_one((void **)&s->counted, &s->counted_cap, s->ncounted,
-					 sizeof(*s->counted)))
-				s->counted[s->ncounted++] = *c;
-			else
-				s->spills_dropped++;
+			add_counted(s, c);
 			continue;
 		}
 		emit(s, &c->key, 1, c->set ? FD(&s->cur, stacks1) : FD(&s->cur, stacks0), fn, ctx);

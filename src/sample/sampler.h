@@ -186,8 +186,8 @@ uint64_t sampler__lost_notifications(const struct sampler *s);
 /* Entries whose stacks had vanished from the stack map when drained. */
 uint64_t sampler__missing_stacks(const struct sampler *s);
 /*
- * Samples sent whole past a stack-map collision, or as a stack copy, that
- * could not be kept (no memory, no taker).
+ * Samples sent whole past a stack-map collision, as a stack copy, or counted
+ * by their new stack's record, that could not be kept (no memory, no taker).
  */
 uint64_t sampler__lost_spills(const struct sampler *s);
 
