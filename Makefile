@@ -74,11 +74,16 @@ CFLAGS := -std=gnu11 -g -Wall -Wextra -Werror -Wno-missing-field-initializers \
 # the table store by it (a command's process runs cprof until its exec), and
 # debuginfod and symbol stores key on it.
 LDFLAGS := $(STATIC) -Wl,--build-id=sha1 $(EXTRA_LDFLAGS)
-LDLIBS := -L$(DEPS)/lib -lbpf -lelf -lz -liberty-demangle
+# mbedTLS (TLS for uploads) is three archives, each needing the next.
+LDLIBS := -L$(DEPS)/lib -lbpf -lelf -lz -liberty-demangle -lmbedtls -lmbedx509 -lmbedcrypto
 # The static binaries allocate with mimalloc (third_party/build.sh says why);
 # an object, not an archive, so that its malloc is taken before musl's.
 ifneq ($(STATIC),)
 LDLIBS += $(DEPS)/lib/mimalloc.o
+# The shipped binaries keep only the functions and data cprof reaches (the
+# deps are built with a section each too: third_party/build.sh).
+CFLAGS += -ffunction-sections -fdata-sections
+LDFLAGS += -Wl,--gc-sections
 endif
 
 SRCS := $(sort $(wildcard src/*.c src/*/*.c))
@@ -103,7 +108,7 @@ all: cprof fixtures
 deps: $(DEPS)/.stamp
 
 $(DEPS)/.stamp: third_party/build.sh third_party/fetch.sh third_party/versions \
-		$(wildcard third_party/patches/*/*.patch)
+		$(wildcard third_party/patches/*/*.patch) third_party/mbedtls/cprof_mbedtls_config.h
 	$(call msg,DEPS,$(DEPS_FLAVOR))
 	$(Q)third_party/build.sh $(DEPS_FLAVOR)
 

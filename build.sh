@@ -38,6 +38,7 @@ TEST_PACKAGES=(
 	cpio                              # the matrix guests' initramfs
 	libc6-dbg                         # glibc's separate debug files (symbolize_debug.sh)
 	protobuf-compiler                 # protoc compiles the upload test server's .proto files
+	openssl ca-certificates           # the https tests' certificates (certs.bash); a system CA bundle
 	linux-perf                        # perf record: the reference of mappings.sh's build profile
 	bpftrace time xz-utils            # the peers and workloads of bench/run (bench_smoke.sh)
 )

@@ -39,6 +39,7 @@
 #define DEFAULT_SPOOL_MAX     (100ull << 20)
 #define DEFAULT_TIMEOUT_MS    10000
 #define MAX_USER_LABELS	      32
+#define MAX_USER_HEADERS      16
 #define MAX_TOKEN_BYTES	      8192
 
 enum {
@@ -58,10 +59,17 @@ enum {
 	OPT_INTERVAL,
 	OPT_LABEL,
 	OPT_TOKEN_FILE,
+	OPT_BASIC_AUTH_FILE,
+	OPT_HEADER,
 	OPT_TENANT,
 	OPT_SPOOL_DIR,
 	OPT_SPOOL_MAX,
 	OPT_TIMEOUT,
+	OPT_CA_FILE,
+	OPT_CERT,
+	OPT_KEY,
+	OPT_SERVER_NAME,
+	OPT_INSECURE,
 	OPT_VERSION,
 };
 
@@ -114,10 +122,11 @@ static const char usage_text[] =
 	"  -h, --help               this help\n"
 	"      --version            version\n"
 	"\n"
-	"Sending profiles to a server (Parca or Grafana Pyroscope, plain http://):\n"
+	"Sending profiles to a server (Parca or Grafana Pyroscope):\n"
 	"      --server URL         upload the profile, e.g. http://parca:7070 or\n"
-	"                           http://pyroscope:4040; if the upload fails, it is\n"
-	"                           written to -o (default cprof.pb.gz) and cprof exits 3\n"
+	"                           https://pyroscope.example.com; if the upload fails,\n"
+	"                           it is written to -o (default cprof.pb.gz) and cprof\n"
+	"                           exits 3\n"
 	"      --server-protocol P  auto (default: from the URL, else one probe),\n"
 	"                           parca, pyroscope, or pyroscope-ingest (/ingest)\n"
 	"      --interval DURATION  continuous mode: profile until stopped (or -d), one\n"
@@ -127,6 +136,13 @@ static const char usage_text[] =
 	"                           in whole-system mode pid, comm, cgroup, container_id,\n"
 	"                           systemd_unit per process\n"
 	"      --token-file FILE    bearer token (instead of CPROF_TOKEN)\n"
+	"      --basic-auth-file FILE\n"
+	"                           user:password for HTTP Basic auth (instead of\n"
+	"                           CPROF_BASIC_AUTH), e.g. Grafana Cloud's stack ID\n"
+	"                           and access token\n"
+	"      --header 'NAME: VALUE'\n"
+	"                           an extra request header (repeatable), e.g. a\n"
+	"                           project or tenant header a server asks for\n"
 	"      --tenant ID          X-Scope-OrgID header, for multi-tenant servers\n"
 	"      --timeout SECONDS    connect, send and receive timeouts (default 10;\n"
 	"                           units as for -d)\n"
@@ -134,8 +150,24 @@ static const char usage_text[] =
 	"                           is unreachable (default " DEFAULT_SPOOL_DIR ")\n"
 	"      --spool-max-bytes N  its size cap, e.g. 500M (default 100M); the oldest\n"
 	"                           intervals are dropped first, and counted\n"
+	"  https:// (TLS 1.2 and 1.3) checks the server's certificate and name against\n"
+	"  SSL_CERT_FILE or SSL_CERT_DIR if set, else the system's CA bundle\n"
+	"  (/etc/ssl/certs/ca-certificates.crt and the other usual places):\n"
+	"      --ca-file FILE       trust the CAs in this PEM file instead\n"
+	"      --cert FILE          a client certificate (PEM), for servers that ask\n"
+	"                           for one (mutual TLS)\n"
+	"      --key FILE           its private key (PEM or DER, not encrypted)\n"
+	"      --server-name NAME   the name to send (SNI) and to find in the\n"
+	"                           certificate, instead of the URL's host (e.g. for\n"
+	"                           an IP address URL)\n"
+	"      --insecure-skip-verify\n"
+	"                           check no certificate (warns on every run)\n"
 	"  Credentials come from the environment, never the command line:\n"
 	"  CPROF_TOKEN (a bearer token) or CPROF_BASIC_AUTH (user:password).\n"
+	"  Proxies, as curl reads them: https_proxy (HTTPS_PROXY) for https:// servers,\n"
+	"  tunnelled with CONNECT; http_proxy (HTTP_PROXY) for http:// ones; all_proxy\n"
+	"  for either; no_proxy (NO_PROXY) lists hosts to reach directly. A proxy's\n"
+	"  own login goes in its URL: http://user:password@proxy:3128.\n"
 	"\n"
 	"At the end cprof prints a summary to stderr: samples, duration, processes,\n"
 	"lost samples with the reason, and the top functions by self samples.\n"
@@ -231,24 +263,24 @@ static uint64_t parse_size(const char *s, const char *what, uint64_t min, uint64
 }
 
 /* The whole file, without trailing whitespace; exits 1 if it cannot be read. */
-static char *read_token_file(const char *path)
+/* A secret from a file, trailing white space dropped; exits 1 if it cannot be read. */
+static void read_secret_file(const char *path, const char *what, char *buf, int size)
 {
-	static char buf[MAX_TOKEN_BYTES + 1];
-	int n = file__read_small(path, buf, sizeof(buf));
+	int n = file__read_small(path, buf, (size_t)size);
 
 	if (n < 0) {
-		fprintf(stderr, "cprof: cannot read the token file '%s': %s\n", path, strerror(-n));
+		fprintf(stderr, "cprof: cannot read the %s file '%s': %s\n", what, path,
+			strerror(-n));
 		exit(1);
 	}
 	while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == '\r' || buf[n - 1] == ' ' ||
 			 buf[n - 1] == '\t'))
 		buf[--n] = '\0';
-	if (n == 0 || n == MAX_TOKEN_BYTES) {
-		fprintf(stderr, "cprof: the token file '%s' is empty or larger than %d bytes\n",
-			path, MAX_TOKEN_BYTES);
+	if (n == 0 || n == size - 1) {
+		fprintf(stderr, "cprof: the %s file '%s' is empty or larger than %d bytes\n", what,
+			path, size - 2);
 		exit(1);
 	}
-	return buf;
 }
 
 /* Everything the command line says, before it becomes a session. */
@@ -258,10 +290,56 @@ struct cli {
 	struct labels labels;
 	uint32_t pids[MAX_PIDS];
 	char debug_dir[PATH_MAX];
-	const char *token_file;
+	const char *token_file, *basic_auth_file;
+	char token[MAX_TOKEN_BYTES + 2], basic_auth[MAX_TOKEN_BYTES + 2];
+	struct http_header headers[MAX_USER_HEADERS];
+	char header_names[MAX_USER_HEADERS][64];
 	bool all, hz_set, duration_set;
 	bool server_only_set; /* an option that means nothing without --server */
 };
+
+/*
+ * The TLS options: only for https://. The trusted CAs: --ca-file, else
+ * SSL_CERT_FILE or SSL_CERT_DIR as OpenSSL reads them (of a list of
+ * directories, the first), else the system's (tls.c).
+ */
+static void finish_tls_opts(const struct http_url *url, struct upload_opts *u)
+{
+	static char dir[PATH_MAX];
+	const char *env;
+
+	if (!url->tls) {
+		if (u->tls.ca_file || u->tls.cert_file || u->tls.key_file || u->tls.insecure ||
+		    u->server_name)
+			usage_error("--ca-file, --cert, --key, --server-name and "
+				    "--insecure-skip-verify need an https:// server URL");
+		return;
+	}
+	if (!u->tls.cert_file != !u->tls.key_file)
+		usage_error("a client certificate needs both --cert and --key");
+	if (u->tls.ca_file && u->tls.insecure)
+		usage_error("--ca-file and --insecure-skip-verify cannot be combined");
+	if (u->tls.ca_file || u->tls.insecure)
+		return;
+	env = getenv("SSL_CERT_FILE");
+	if (env && *env) {
+		u->tls.ca_file = env;
+		return;
+	}
+	env = getenv("SSL_CERT_DIR");
+	if (env && *env) {
+		snprintf(dir, sizeof(dir), "%.*s", (int)strcspn(env, ":"), env);
+		u->tls.ca_dir = dir;
+	}
+}
+
+/* A variable that curl reads in lowercase first, then in uppercase. */
+static const char *env_either(const char *lower, const char *upper)
+{
+	const char *v = getenv(lower);
+
+	return v && *v ? v : getenv(upper);
+}
 
 /* Checks and completes the --server options; usage errors exit 2. */
 static void finish_upload_opts(struct cli *cli)
@@ -274,26 +352,43 @@ static void finish_upload_opts(struct cli *cli)
 	if (!u->url) {
 		if (cli->server_only_set)
 			usage_error(
-				"--interval, --label, --token-file, --tenant, --timeout and the "
-				"spool and protocol options need --server");
+				"--interval, --label, --token-file, --basic-auth-file, --header, "
+				"--tenant, --timeout, the TLS, spool and protocol options need "
+				"--server");
 		return;
 	}
 	if (http__parse_url(u->url, &url, &why))
 		usage_error("bad server URL '%s': %s", u->url, why);
+	finish_tls_opts(&url, u);
+	u->proxy_env = (struct proxy_env){
+		.https_proxy = env_either("https_proxy", "HTTPS_PROXY"),
+		.http_proxy = env_either("http_proxy", "HTTP_PROXY"),
+		.all_proxy = env_either("all_proxy", "ALL_PROXY"),
+		.no_proxy = env_either("no_proxy", "NO_PROXY"),
+	};
 	if (o->format == FORMAT_FOLDED)
 		usage_error("--server sends pprof: --format folded cannot be combined with it");
 	if (o->interval_ms && o->output_given)
 		usage_error("--interval cannot be combined with -o: intervals the server misses "
 			    "wait in --spool-dir");
-	u->token = cli->token_file ? read_token_file(cli->token_file) : getenv("CPROF_TOKEN");
+	u->token = getenv("CPROF_TOKEN");
+	if (cli->token_file) {
+		read_secret_file(cli->token_file, "token", cli->token, sizeof(cli->token));
+		u->token = cli->token;
+	}
 	u->basic_auth = getenv("CPROF_BASIC_AUTH");
+	if (cli->basic_auth_file) {
+		read_secret_file(cli->basic_auth_file, "basic auth", cli->basic_auth,
+				 sizeof(cli->basic_auth));
+		u->basic_auth = cli->basic_auth;
+	}
 	if (u->token && !*u->token)
 		u->token = NULL;
 	if (u->basic_auth && !*u->basic_auth)
 		u->basic_auth = NULL;
 	if (u->token && u->basic_auth)
 		usage_error("both a bearer token (CPROF_TOKEN or --token-file) and "
-			    "CPROF_BASIC_AUTH are set; use one");
+			    "basic auth (CPROF_BASIC_AUTH or --basic-auth-file) are set; use one");
 	o->upload = u;
 }
 
@@ -314,6 +409,28 @@ static void parse_debug_dir(const char *arg, struct cli *cli)
 	if (!realpath(arg, cli->debug_dir))
 		usage_error("debug directory '%s': %s", arg, strerror(errno));
 	cli->o.debug_dir = cli->debug_dir;
+}
+
+/* --header 'Name: value'; upload.c judges the name and value. */
+static void parse_header(const char *arg, struct cli *cli)
+{
+	struct upload_opts *u = &cli->upload;
+	const char *colon = strchr(arg, ':');
+	size_t n = colon ? (size_t)(colon - arg) : 0;
+
+	if (u->nheaders == MAX_USER_HEADERS)
+		usage_error("too many headers (at most %d)", MAX_USER_HEADERS);
+	if (!n || n >= sizeof(cli->header_names[0]))
+		usage_error("invalid header '%s': expected 'Name: value'", arg);
+	memcpy(cli->header_names[u->nheaders], arg, n);
+	cli->header_names[u->nheaders][n] = '\0';
+	colon++;
+	while (*colon == ' ' || *colon == '\t')
+		colon++;
+	cli->headers[u->nheaders] =
+		(struct http_header){.name = cli->header_names[u->nheaders], .value = colon};
+	u->headers = cli->headers;
+	u->nheaders++;
 }
 
 /* The options of --server; false if c is not one of them. */
@@ -346,6 +463,12 @@ static bool parse_server_option(int c, char *arg, struct cli *cli)
 	case OPT_TOKEN_FILE:
 		cli->token_file = arg;
 		break;
+	case OPT_BASIC_AUTH_FILE:
+		cli->basic_auth_file = arg;
+		break;
+	case OPT_HEADER:
+		parse_header(arg, cli);
+		break;
 	case OPT_TENANT:
 		if (!*arg || strpbrk(arg, "\r\n"))
 			usage_error("invalid tenant '%s'", arg);
@@ -358,6 +481,23 @@ static bool parse_server_option(int c, char *arg, struct cli *cli)
 		break;
 	case OPT_SPOOL_MAX:
 		cli->o.spool_max_bytes = parse_size(arg, "spool size", 64u << 10, 1ull << 40);
+		break;
+	case OPT_CA_FILE:
+		cli->upload.tls.ca_file = arg;
+		break;
+	case OPT_CERT:
+		cli->upload.tls.cert_file = arg;
+		break;
+	case OPT_KEY:
+		cli->upload.tls.key_file = arg;
+		break;
+	case OPT_SERVER_NAME:
+		if (!*arg || strpbrk(arg, " /:@\r\n"))
+			usage_error("invalid server name '%s'", arg);
+		cli->upload.server_name = arg;
+		break;
+	case OPT_INSECURE:
+		cli->upload.tls.insecure = true;
 		break;
 	case OPT_TIMEOUT:
 		cli->upload.timeout_ms = (int)parse_duration_ms(arg, "timeout");
@@ -470,10 +610,17 @@ static const struct option longopts[] = {
 	{"interval", required_argument, NULL, OPT_INTERVAL},
 	{"label", required_argument, NULL, OPT_LABEL},
 	{"token-file", required_argument, NULL, OPT_TOKEN_FILE},
+	{"basic-auth-file", required_argument, NULL, OPT_BASIC_AUTH_FILE},
+	{"header", required_argument, NULL, OPT_HEADER},
 	{"tenant", required_argument, NULL, OPT_TENANT},
 	{"spool-dir", required_argument, NULL, OPT_SPOOL_DIR},
 	{"spool-max-bytes", required_argument, NULL, OPT_SPOOL_MAX},
 	{"timeout", required_argument, NULL, OPT_TIMEOUT},
+	{"ca-file", required_argument, NULL, OPT_CA_FILE},
+	{"cert", required_argument, NULL, OPT_CERT},
+	{"key", required_argument, NULL, OPT_KEY},
+	{"server-name", required_argument, NULL, OPT_SERVER_NAME},
+	{"insecure-skip-verify", no_argument, NULL, OPT_INSECURE},
 	{"verbose", no_argument, NULL, 'v'},
 	{"help", no_argument, NULL, 'h'},
 	{"version", no_argument, NULL, OPT_VERSION},
@@ -572,12 +719,13 @@ static void finish_opts(struct cli *cli)
 
 int main(int argc, char **argv)
 {
-	static struct cli cli = {
-		.o = {.hz = DEFAULT_HZ, .follow_children = true, .top_n = 10},
-		.upload = {.protocol = UPLOAD_AUTO,
-			   .user_agent = "cprof/" CPROF_VERSION,
-			   .timeout_ms = DEFAULT_TIMEOUT_MS},
-	};
+	/* Set here, not by an initializer: 26 KB of zeros need no room in the file. */
+	static struct cli cli;
+
+	cli.o = (struct session_opts){.hz = DEFAULT_HZ, .follow_children = true, .top_n = 10};
+	cli.upload = (struct upload_opts){.protocol = UPLOAD_AUTO,
+					  .user_agent = "cprof/" CPROF_VERSION,
+					  .timeout_ms = DEFAULT_TIMEOUT_MS};
 
 	/* First: a Ctrl-C at any moment from here on ends cprof in order. */
 	signals__install();

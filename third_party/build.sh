@@ -8,9 +8,11 @@
 # Result, all under .output/FLAVOR/deps/ (the Makefile's $(DEPS)):
 #   include/  bpf/*.h (libbpf), linux/{bpf,bpf_common,btf}.h (libbpf's newer
 #             UAPI copies), libelf.h gelf.h nlist.h, zlib.h zconf.h,
-#             libiberty/demangle.h (+ the two headers it includes)
-#   lib/      libbpf.a libelf.a libz.a libiberty-demangle.a, mimalloc.o
-#             (malloc & co.; not in the asan flavor)
+#             libiberty/demangle.h (+ the two headers it includes),
+#             mbedtls/*.h psa/*.h (mbedtls/mbedtls_config.h is ours)
+#   lib/      libbpf.a libelf.a libz.a libiberty-demangle.a, libmbedtls.a
+#             libmbedx509.a libmbedcrypto.a, mimalloc.o (malloc & co.; not
+#             in the asan flavor)
 #   uapi/     kernel UAPI headers only (linux/ asm/ asm-generic/), for
 #             `-idirafter`: musl has no kernel headers of its own, and taking
 #             /usr/include whole would pull glibc's headers into a musl build
@@ -19,7 +21,8 @@
 #
 # Sources come from third_party/fetch.sh (pinned in third_party/versions). Each
 # package is rebuilt only when its stamp (version, flavor, compiler, flags, this
-# script's hash, its dependencies' stamps) changed or an output is missing.
+# script's hash, its dependencies' stamps; for mbedTLS also our configuration's
+# hash) changed or an output is missing.
 set -euo pipefail
 
 TP_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -33,7 +36,8 @@ JOBS=2
 # setting below is passed explicitly instead.
 unset MAKEFLAGS MFLAGS MAKELEVEL MAKEFILES MAKEOVERRIDES \
 	CC AR RANLIB LD CROSS_COMPILE CFLAGS CPPFLAGS LDFLAGS LDLIBS EXTRA_CFLAGS EXTRA_LDFLAGS \
-	OBJDIR DESTDIR PREFIX LIBDIR INCLUDEDIR UAPIDIR CHOST
+	OBJDIR DESTDIR PREFIX LIBDIR INCLUDEDIR UAPIDIR CHOST \
+	MBEDTLS_PATH WARNING_CFLAGS GEN_FILES SHARED DEBUG WINDOWS WINDOWS_BUILD APPLE_BUILD
 
 die() { printf 'third_party/build.sh: %s\n' "$*" >&2; exit 1; }
 step() { printf '  %-8s %s\n' "$1" "$2"; }
@@ -53,7 +57,9 @@ flavor_config() {
 		# The shipped binary: static musl.
 		CC=musl-gcc
 		AR="ar"
-		CFLAGS="-O2 -fPIC -fno-omit-frame-pointer"
+		# A section per function and per object: the binary's link keeps
+		# only what cprof calls (--gc-sections in the Makefile).
+		CFLAGS="-O2 -fPIC -fno-omit-frame-pointer -ffunction-sections -fdata-sections"
 		UAPI_INC=/usr/include
 		UAPI_ASM=/usr/include/x86_64-linux-gnu/asm
 		UAPI_PKG=linux-libc-dev
@@ -89,7 +95,7 @@ flavor_config() {
 		CC=$ROOT/.output/arm64/toolchain/cc
 		AR=llvm-ar
 		RANLIB=llvm-ranlib
-		CFLAGS="-O2 -fPIC -fno-omit-frame-pointer"
+		CFLAGS="-O2 -fPIC -fno-omit-frame-pointer -ffunction-sections -fdata-sections"
 		UAPI_INC=$SRC/linux-libc-dev-arm64-cross/usr/aarch64-linux-gnu/include
 		UAPI_ASM=$UAPI_INC/asm
 		UAPI_PKG=linux-libc-dev-arm64-cross
@@ -454,6 +460,53 @@ build_mimalloc() {
 	echo "$key" >"$DEPS/stamps/mimalloc"
 }
 
+# ---- mbedTLS -------------------------------------------------------------------------
+# TLS for uploads. Configured by our third_party/mbedtls/cprof_mbedtls_config.h
+# (a TLS 1.2/1.3 client and no more; its hash is part of the stamp), given to
+# the library's compiles as MBEDTLS_CONFIG_FILE and installed as
+# include/mbedtls/mbedtls_config.h, so that cprof's code compiled against
+# these headers sees the very configuration the library was built with.
+# mbedTLS's own library/Makefile, in a per-flavor copy of library/ and
+# 3rdparty/ (the objects land next to the sources; include/, scripts/ and
+# framework/ are only read, so symlinks do). The files it would generate
+# with Perl or Python (error.c, version_features.c, the PSA driver
+# wrappers...) are in the release tarball; GEN_FILES empty keeps them, and
+# PERL=false PYTHON=false make any attempt to regenerate one fail loudly.
+
+MBEDTLS_CONFIG=$TP_DIR/mbedtls/cprof_mbedtls_config.h
+
+build_mbedtls() {
+	local key b=$DEPS/build/mbedtls log=$DEPS/logs/mbedtls.log d
+	key=$(
+		pkg_key mbedtls
+		printf 'config=%s\n' "$(sha256sum <"$MBEDTLS_CONFIG" | cut -d' ' -f1)"
+	)
+	up_to_date mbedtls "$key" lib/libmbedtls.a lib/libmbedx509.a lib/libmbedcrypto.a \
+		include/mbedtls/ssl.h include/mbedtls/mbedtls_config.h include/psa/crypto.h && return 0
+	step BUILD "mbedtls ($FLAVOR)"
+	begin_build mbedtls "$log"
+	cp -a "$SRC/mbedtls/library" "$SRC/mbedtls/3rdparty" "$b/"
+	for d in include scripts framework; do
+		ln -s "$SRC/mbedtls/$d" "$b/$d"
+	done
+	# AR_DASH empty: "ar src" suits both GNU ar and llvm-ar. For size, -Os:
+	# one handshake per upload, 57 KB less in the binary.
+	log_run "$log" make -C "$b/library" -j"$JOBS" CC="$CC" AR="$AR" AR_DASH= \
+		CFLAGS="${CFLAGS/-O2/-Os} -DMBEDTLS_CONFIG_FILE='\"$MBEDTLS_CONFIG\"'" \
+		GEN_FILES= PERL=false PYTHON=false \
+		libmbedcrypto.a libmbedx509.a libmbedtls.a
+	install -m 644 "$b/library/"{libmbedtls.a,libmbedx509.a,libmbedcrypto.a} "$DEPS/lib/"
+	# Headers afresh (a version bump may drop some), then our configuration
+	# in place of the default one.
+	for d in mbedtls psa; do
+		rm -rf "${DEPS:?}/include/$d"
+		mkdir -p "$DEPS/include/$d"
+		install -m 644 "$SRC/mbedtls/include/$d/"*.h "$DEPS/include/$d/"
+	done
+	install -m 644 "$MBEDTLS_CONFIG" "$DEPS/include/mbedtls/mbedtls_config.h"
+	echo "$key" >"$DEPS/stamps/mbedtls"
+}
+
 # ---- main --------------------------------------------------------------------------
 
 main() {
@@ -482,6 +535,7 @@ main() {
 	build_libelf
 	build_libbpf
 	build_libiberty
+	build_mbedtls
 	[[ $FLAVOR == asan ]] || build_mimalloc
 	touch "$DEPS/.stamp"
 }

@@ -210,9 +210,12 @@ static bool flush_spool(struct delivery *d)
  */
 static void send_first(struct delivery *d, struct batch *b)
 {
+	enum upload_result res;
+
 	d->pending = NULL;
 	d->tries++;
-	switch (upload__send(d->u, b, NULL)) {
+	res = upload__send(d->u, b, NULL);
+	switch (res) {
 	case UPLOAD_OK:
 		succeeded(d);
 		d->st.sent++;
@@ -221,7 +224,7 @@ static void send_first(struct delivery *d, struct batch *b)
 		rejected(d, b);
 		break;
 	default:
-		if (!d->finishing_seen && d->tries < d->attempts) {
+		if (res != UPLOAD_UNTRUSTED && !d->finishing_seen && d->tries < d->attempts) {
 			d->retry_at =
 				clock__mono_ms() + retry_wait(&d->rng, d->u, d->tries, d->attempts);
 			d->pending = b;

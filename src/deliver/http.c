@@ -19,6 +19,8 @@
 
 #define LOG_MODULE "http"
 #include "deliver/http.h"
+#include "deliver/proxy.h"
+#include "deliver/tls.h"
 #include "lib/cancel.h"
 #include "lib/clock.h"
 #include "lib/log.h"
@@ -26,10 +28,6 @@
 #define MAX_CHUNK_LINE	 1024
 #define RECV_FIRST_SIZE	 4096
 #define MAX_REQUEST_HEAD (16u << 10)
-
-static const char https_refused[] =
-	"https:// is not supported yet (cprof has no TLS built in); use an http:// URL, "
-	"e.g. through a local TLS-terminating proxy";
 
 int http__parse_url(const char *url, struct http_url *out, const char **why)
 {
@@ -39,14 +37,14 @@ int http__parse_url(const char *url, struct http_url *out, const char **why)
 	memset(out, 0, sizeof(*out));
 	*why = NULL;
 	if (strncasecmp(url, "https://", 8) == 0) {
-		*why = https_refused;
+		out->tls = true;
+		p = url + 8;
+	} else if (strncasecmp(url, "http://", 7) == 0) {
+		p = url + 7;
+	} else {
+		*why = "expected an http:// or https:// URL, e.g. http://localhost:4040";
 		return -EINVAL;
 	}
-	if (strncasecmp(url, "http://", 7) != 0) {
-		*why = "expected an http:// URL, e.g. http://localhost:4040";
-		return -EINVAL;
-	}
-	p = url + 7;
 	auth_end = p + strcspn(p, "/?#");
 	if (memchr(p, '@', auth_end - p)) {
 		*why = "credentials in the URL are refused (they would show in the process list); "
@@ -99,7 +97,7 @@ int http__parse_url(const char *url, struct http_url *out, const char **why)
 		}
 		snprintf(out->port, sizeof(out->port), "%lu", v);
 	} else {
-		strcpy(out->port, "80");
+		strcpy(out->port, out->tls ? "443" : "80");
 	}
 	n = auth_end - (host - (host[-1] == '[' ? 1 : 0));
 	if (n >= sizeof(out->hostport)) {
@@ -463,29 +461,6 @@ int http__parse_response(const uint8_t *buf, size_t len, bool eof, size_t max_bo
 
 /* The client. */
 
-/* Waits for events on fd until deadline, or until the cancel token (if any) is triggered. */
-static int wait_fd(int fd, short events, int64_t deadline, const struct cancel *cancel)
-{
-	for (;;) {
-		struct pollfd p[2] = {
-			{.fd = fd, .events = events},
-			{.fd = cancel ? cancel__fd(cancel) : -1, .events = POLLIN},
-		};
-		int64_t left = deadline - clock__mono_ms();
-		int n;
-
-		if (left <= 0)
-			return -ETIMEDOUT;
-		n = poll(p, 2, (int)(left < INT_MAX ? left : INT_MAX));
-		if (n > 0 && p[1].revents)
-			return -ECANCELED;
-		if (n > 0)
-			return 0; /* an error condition is reported by the next call on fd */
-		if (n < 0 && errno != EINTR)
-			return -errno;
-	}
-}
-
 static int connect_one(const struct addrinfo *ai, int64_t deadline, const struct cancel *cancel,
 		       int *fd_out)
 {
@@ -501,7 +476,7 @@ static int connect_one(const struct addrinfo *ai, int64_t deadline, const struct
 		err = -errno;
 		goto cleanup;
 	}
-	err = wait_fd(fd, POLLOUT, deadline, cancel);
+	err = cancel__wait_fd(cancel, fd, POLLOUT, deadline);
 	if (!err && getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr, &len))
 		err = -errno;
 	else if (!err && soerr)
@@ -521,10 +496,14 @@ static int connect_any(const struct http_url *u, const struct http_request *req,
 	struct addrinfo hints = {.ai_socktype = SOCK_STREAM}, *res = NULL, *ai;
 	int64_t deadline = clock__mono_ms() + req->timeout_ms;
 	int rc, err = -EHOSTUNREACH;
+	char what[48] = "";
+
+	if (req->proxy)
+		snprintf(what, sizeof(what), "the proxy (%s) ", req->proxy->source);
 
 	rc = getaddrinfo(u->host, u->port, &hints, &res);
 	if (rc) {
-		snprintf(msg, msg_size, "cannot resolve %s: %s", u->host,
+		snprintf(msg, msg_size, "cannot resolve %s%s: %s", what, u->host,
 			 rc == EAI_SYSTEM ? strerror(errno) : gai_strerror(rc));
 		return -EHOSTUNREACH;
 	}
@@ -535,28 +514,39 @@ static int connect_any(const struct http_url *u, const struct http_request *req,
 	}
 	freeaddrinfo(res);
 	if (err == -ETIMEDOUT)
-		snprintf(msg, msg_size, "connect to %s:%s timed out after %d ms", u->host, u->port,
-			 req->timeout_ms);
+		snprintf(msg, msg_size, "connect to %s%s:%s timed out after %d ms", what, u->host,
+			 u->port, req->timeout_ms);
 	else if (err)
-		snprintf(msg, msg_size, "connect to %s:%s: %s", u->host, u->port, strerror(-err));
+		snprintf(msg, msg_size, "connect to %s%s:%s: %s", what, u->host, u->port,
+			 strerror(-err));
 	return err;
 }
 
-static int send_all(int fd, const void *data, size_t len, int64_t deadline,
-		    const struct cancel *cancel)
+/* A connection: the socket, and TLS over it for https. */
+struct conn {
+	int fd;
+	struct tls_conn *tls;
+	char detail[256]; /* TLS's own account of a failure, if it had one */
+};
+
+static int conn_send(struct conn *c, const void *data, size_t len, int64_t deadline,
+		     const struct cancel *cancel)
 {
 	const uint8_t *p = data;
 	int err;
 
+	if (c->tls)
+		return tls_conn__write(c->tls, data, len, deadline, cancel, c->detail,
+				       sizeof(c->detail));
 	while (len) {
-		ssize_t n = send(fd, p, len, MSG_NOSIGNAL);
+		ssize_t n = send(c->fd, p, len, MSG_NOSIGNAL);
 
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
 			if (errno != EAGAIN && errno != EWOULDBLOCK)
 				return -errno;
-			err = wait_fd(fd, POLLOUT, deadline, cancel);
+			err = cancel__wait_fd(cancel, c->fd, POLLOUT, deadline);
 			if (err)
 				return err;
 			continue;
@@ -567,18 +557,52 @@ static int send_all(int fd, const void *data, size_t len, int64_t deadline,
 	return 0;
 }
 
+/* Bytes received (waiting for some until deadline), 0 at the end of the stream, or -errno. */
+static ssize_t conn_recv(struct conn *c, void *buf, size_t cap, int64_t deadline,
+			 const struct cancel *cancel)
+{
+	ssize_t n;
+	int err;
+
+	if (c->tls)
+		return tls_conn__read(c->tls, buf, cap, deadline, cancel, c->detail,
+				      sizeof(c->detail));
+	for (;;) {
+		err = cancel__wait_fd(cancel, c->fd, POLLIN, deadline);
+		if (err)
+			return err;
+		n = recv(c->fd, buf, cap, 0);
+		if (n >= 0)
+			return n;
+		if (errno != EINTR && errno != EAGAIN && errno != EWOULDBLOCK)
+			return -errno;
+	}
+}
+
 static int build_head(const struct http_url *u, const struct http_request *req, char *head,
 		      size_t size, size_t *len)
 {
 	size_t n, i;
 	int w;
 
+	/* Through a proxy (http:// only: https:// is tunnelled), the absolute form. */
+	const bool absolute = req->proxy && !u->tls;
+
 	w = snprintf(head, size,
-		     "%s %s HTTP/1.1\r\nHost: %s\r\nContent-Length: %zu\r\nConnection: close\r\n",
-		     req->method, req->target, u->hostport, req->body_len);
+		     "%s %s%s%s HTTP/1.1\r\nHost: %s\r\nContent-Length: %zu\r\nConnection: "
+		     "close\r\n",
+		     req->method, absolute ? "http://" : "", absolute ? u->hostport : "",
+		     req->target, u->hostport, req->body_len);
 	if (w < 0 || (size_t)w >= size)
 		return -E2BIG;
 	n = (size_t)w;
+	if (absolute && req->proxy->authorization[0]) {
+		w = snprintf(head + n, size - n, "Proxy-Authorization: %s\r\n",
+			     req->proxy->authorization);
+		if (w < 0 || (size_t)w >= size - n)
+			return -E2BIG;
+		n += (size_t)w;
+	}
 	for (i = 0; i < req->nheaders; i++) {
 		w = snprintf(head + n, size - n, "%s: %s\r\n", req->headers[i].name,
 			     req->headers[i].value);
@@ -593,8 +617,8 @@ static int build_head(const struct http_url *u, const struct http_request *req, 
 	return 0;
 }
 
-static int receive(int fd, const struct http_request *req, struct http_response *resp, char *msg,
-		   size_t msg_size)
+static int receive(struct conn *c, const struct http_request *req, struct http_response *resp,
+		   char *msg, size_t msg_size)
 {
 	int64_t deadline = clock__mono_ms() + req->timeout_ms;
 	/* Room for the headers and a chunked encoding of the largest body allowed. */
@@ -631,19 +655,14 @@ static int receive(int fd, const struct http_request *req, struct http_response 
 			buf = nb;
 			cap = ncap;
 		}
-		err = wait_fd(fd, POLLIN, deadline, req->cancel);
-		if (err)
-			break;
-		n = recv(fd, buf + len, cap - len, 0);
+		n = conn_recv(c, buf + len, cap - len, deadline, req->cancel);
+		/* A reset after a complete response still leaves that response. */
+		if (n == -ECONNRESET && !c->tls) {
+			eof = true;
+			continue;
+		}
 		if (n < 0) {
-			if (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK)
-				continue;
-			/* A reset after a complete response still leaves that response. */
-			if (errno == ECONNRESET) {
-				eof = true;
-				continue;
-			}
-			err = -errno;
+			err = (int)n;
 			break;
 		}
 		if (n == 0)
@@ -671,9 +690,101 @@ static int receive(int fd, const struct http_request *req, struct http_response 
 			 req->max_body);
 		break;
 	default:
-		snprintf(msg, msg_size, "receiving the response: %s", strerror(-err));
+		if (c->detail[0])
+			snprintf(msg, msg_size, "%s", c->detail);
+		else
+			snprintf(msg, msg_size, "receiving the response: %s", strerror(-err));
 	}
 	free(buf);
+	return err;
+}
+
+/* Why the proxy refused the tunnel, for its answer's status. */
+static void tunnel_refused(const struct http_request *req, const struct http_url *url, int status,
+			   char *msg, size_t msg_size)
+{
+	const struct proxy *p = req->proxy;
+
+	if (status == 407 && !p->authorization[0])
+		snprintf(msg, msg_size,
+			 "the proxy (%s) wants a login: give it in the proxy's URL, "
+			 "http://user:password@%s",
+			 p->source, p->url.hostport);
+	else if (status == 407)
+		snprintf(msg, msg_size, "the proxy (%s) refused the login in its URL", p->source);
+	else
+		snprintf(msg, msg_size, "the proxy (%s) refused the tunnel to %s:%s: HTTP %d",
+			 p->source, url->host, url->port, status);
+}
+
+/* A CONNECT tunnel through the proxy to the server, for TLS end to end. */
+static int tunnel(const struct http_url *url, const struct http_request *req, struct conn *c,
+		  char *msg, size_t msg_size)
+{
+	int64_t deadline = clock__mono_ms() + req->timeout_ms;
+	char head[1024];
+	uint8_t reply[4096];
+	size_t len = 0, head_len = 0;
+	int n, err, status = 0;
+	ssize_t got;
+
+	n = snprintf(head, sizeof(head), "CONNECT %s:%s HTTP/1.1\r\nHost: %s:%s\r\n%s%s%s\r\n",
+		     url->host, url->port, url->host, url->port,
+		     req->proxy->authorization[0] ? "Proxy-Authorization: " : "",
+		     req->proxy->authorization, req->proxy->authorization[0] ? "\r\n" : "");
+	if (n < 0 || (size_t)n >= sizeof(head))
+		return -E2BIG;
+	err = conn_send(c, head, (size_t)n, deadline, req->cancel);
+	/* One byte at a time: what follows the answer is the server's, for TLS. */
+	while (!err) {
+		err = proxy__parse_connect_reply(reply, len, &status, &head_len);
+		if (err != -EAGAIN)
+			break;
+		got = len < sizeof(reply) ? conn_recv(c, reply + len, 1, deadline, req->cancel)
+					  : -EFBIG;
+		err = got > 0 ? 0 : got == 0 ? -ECONNRESET : (int)got;
+		len += got > 0 ? 1 : 0;
+	}
+	if (err == -ECANCELED)
+		snprintf(msg, msg_size, "interrupted");
+	else if (err == -ETIMEDOUT)
+		snprintf(msg, msg_size, "the proxy (%s) did not answer CONNECT within %d ms",
+			 req->proxy->source, req->timeout_ms);
+	else if (err)
+		snprintf(msg, msg_size, "the proxy (%s) gave no usable answer to CONNECT: %s",
+			 req->proxy->source,
+			 err == -EBADMSG ? "not HTTP"
+			 : err == -EFBIG ? "too large"
+					 : strerror(-err));
+	else if (status / 100 != 2) {
+		tunnel_refused(req, url, status, msg, msg_size);
+		err = -ECONNREFUSED;
+	}
+	return err;
+}
+
+/* TLS on the connected socket, for an https:// URL. */
+static int start_tls(const struct http_url *url, const struct http_request *req, struct conn *c,
+		     char *msg, size_t msg_size)
+{
+	if (!req->tls) {
+		snprintf(msg, msg_size, "https:// without a TLS configuration");
+		return -EINVAL;
+	}
+	return tls_conn__open(req->tls, c->fd, req->server_name ? req->server_name : url->host,
+			      clock__mono_ms() + req->timeout_ms, req->cancel, &c->tls, msg,
+			      msg_size);
+}
+
+static int send_request(struct conn *c, const struct http_request *req, const char *head,
+			size_t head_len)
+{
+	int64_t deadline = clock__mono_ms() + req->timeout_ms;
+	int err;
+
+	err = conn_send(c, head, head_len, deadline, req->cancel);
+	if (!err && req->body_len)
+		err = conn_send(c, req->body, req->body_len, deadline, req->cancel);
 	return err;
 }
 
@@ -681,9 +792,9 @@ int http__request(const struct http_url *url, const struct http_request *req,
 		  struct http_response *resp, char *msg, size_t msg_size)
 {
 	char head[MAX_REQUEST_HEAD];
+	struct conn c = {.fd = -1};
 	size_t head_len;
-	int64_t deadline;
-	int fd = -1, err, send_err;
+	int err, send_err;
 
 	*resp = (struct http_response){0};
 	msg[0] = '\0';
@@ -696,15 +807,22 @@ int http__request(const struct http_url *url, const struct http_request *req,
 		snprintf(msg, msg_size, "request headers too large");
 		return err;
 	}
-	err = connect_any(url, req, &fd, msg, msg_size);
+	err = connect_any(req->proxy ? &req->proxy->url : url, req, &c.fd, msg, msg_size);
 	if (err)
 		return err;
-	pr_debug("%s http://%s%s (%zu bytes)", req->method, url->hostport, req->target,
-		 req->body_len);
-	deadline = clock__mono_ms() + req->timeout_ms;
-	send_err = send_all(fd, head, head_len, deadline, req->cancel);
-	if (!send_err && req->body_len)
-		send_err = send_all(fd, req->body, req->body_len, deadline, req->cancel);
+	if (req->proxy && url->tls) {
+		err = tunnel(url, req, &c, msg, msg_size);
+		if (err)
+			goto cleanup;
+	}
+	if (url->tls) {
+		err = start_tls(url, req, &c, msg, msg_size);
+		if (err)
+			goto cleanup;
+	}
+	pr_debug("%s %s://%s%s (%zu bytes)", req->method, url->tls ? "https" : "http",
+		 url->hostport, req->target, req->body_len);
+	send_err = send_request(&c, req, head, head_len);
 	if (send_err == -ETIMEDOUT || send_err == -ECANCELED) {
 		err = send_err;
 		snprintf(msg, msg_size, "%s",
@@ -712,13 +830,17 @@ int http__request(const struct http_url *url, const struct http_request *req,
 		goto cleanup;
 	}
 	/* A server may answer (e.g. 413) and close before reading the whole body. */
-	err = receive(fd, req, resp, msg, msg_size);
+	err = receive(&c, req, resp, msg, msg_size);
 	if (err && send_err) {
-		snprintf(msg, msg_size, "sending the request: %s", strerror(-send_err));
+		if (c.detail[0])
+			snprintf(msg, msg_size, "%s", c.detail);
+		else
+			snprintf(msg, msg_size, "sending the request: %s", strerror(-send_err));
 		err = send_err;
 	}
 cleanup:
-	close(fd);
+	tls_conn__free(c.tls);
+	close(c.fd);
 	if (err)
 		http_response__clear(resp);
 	return err;

@@ -4,7 +4,8 @@
  * on each of connect, send and receive, and a hard cap on what a server may
  * send back. The response parser is a pure function over bytes, so that its
  * handling of chunked bodies, split reads and hostile input is unit-tested
- * (and fuzzable) without a socket. No TLS: https:// URLs are refused.
+ * (and fuzzable) without a socket. https:// goes through tls.h, with the
+ * configuration the caller made once (struct tls_client).
  */
 #ifndef CPROF_HTTP_H
 #define CPROF_HTTP_H
@@ -14,17 +15,20 @@
 #include <stdint.h>
 
 struct cancel;
+struct proxy;
+struct tls_client;
 
 struct http_url {
 	char host[256];	    /* name or address; IPv6 without brackets */
 	char port[8];	    /* decimal */
 	char hostport[272]; /* the Host header: host[:port] as written in the URL */
 	char path[1024];    /* path without query or trailing '/'; "" for the root */
+	bool tls;	    /* https:// */
 };
 
 /*
- * Parses http://HOST[:PORT][/PATH]. Returns 0, or -EINVAL with *why set to a
- * static explanation: https:// (no TLS yet), credentials in the URL, bad syntax.
+ * Parses http[s]://HOST[:PORT][/PATH]. Returns 0, or -EINVAL with *why set
+ * to a static explanation: credentials in the URL, bad syntax.
  */
 int http__parse_url(const char *url, struct http_url *out, const char **why);
 
@@ -72,9 +76,12 @@ struct http_request {
 	size_t nheaders;
 	const void *body;
 	size_t body_len;
-	int timeout_ms;		     /* for each of connect, send and receive */
-	size_t max_body;	     /* the largest response body accepted */
-	const struct cancel *cancel; /* optional: once triggered, ends the request at once */
+	int timeout_ms;		      /* for each of connect, send and receive */
+	size_t max_body;	      /* the largest response body accepted */
+	const struct cancel *cancel;  /* optional: once triggered, ends the request at once */
+	const struct tls_client *tls; /* for an https:// URL */
+	const char *server_name;      /* sent and checked in TLS instead of the URL's host */
+	const struct proxy *proxy;    /* the proxy to go through (proxy.h), or NULL */
 };
 
 /*

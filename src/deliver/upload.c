@@ -27,11 +27,13 @@
 #include "deliver/parca.h"
 #include "deliver/pyroscope.h"
 #include "deliver/upload.h"
+#include "lib/base64.h"
 #include "lib/log.h"
 
 #define MAX_RESPONSE	   (1u << 20)
 #define RETRY_AFTER_MAX_MS 60000
-#define MAX_HEADERS	   8
+#define MAX_USER_HEADERS   16
+#define MAX_HEADERS	   (8 + MAX_USER_HEADERS)
 #define GRPC_UNIMPLEMENTED 12
 
 struct upload {
@@ -43,7 +45,13 @@ struct upload {
 	const char *tenant;
 	const char *user_agent;
 	int timeout_ms;
-	int retry_after_ms; /* from the last answer, 0 if none */
+	int retry_after_ms;	/* from the last answer, 0 if none */
+	struct tls_client *tls; /* https:// only */
+	struct proxy proxy;
+	bool use_proxy;
+	const struct http_header *headers; /* the user's */
+	size_t nheaders;
+	const char *server_name; /* TLS: instead of the URL's host */
 	char error[768];
 };
 
@@ -80,37 +88,6 @@ static bool header_safe(const char *s)
 	return true;
 }
 
-static char *base64(const char *in)
-{
-	static const char tab[] =
-		"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-	size_t n = strlen(in), i, o = 0;
-	const unsigned char *s = (const unsigned char *)in;
-	char *out = malloc((n + 2) / 3 * 4 + 1);
-
-	if (!out)
-		return NULL;
-	for (i = 0; i + 2 < n; i += 3) {
-		out[o++] = tab[s[i] >> 2];
-		out[o++] = tab[(s[i] & 3) << 4 | s[i + 1] >> 4];
-		out[o++] = tab[(s[i + 1] & 15) << 2 | s[i + 2] >> 6];
-		out[o++] = tab[s[i + 2] & 63];
-	}
-	if (i < n) {
-		out[o++] = tab[s[i] >> 2];
-		if (i + 1 < n) {
-			out[o++] = tab[(s[i] & 3) << 4 | s[i + 1] >> 4];
-			out[o++] = tab[(s[i + 1] & 15) << 2];
-		} else {
-			out[o++] = tab[(s[i] & 3) << 4];
-			out[o++] = '=';
-		}
-		out[o++] = '=';
-	}
-	out[o] = '\0';
-	return out;
-}
-
 static int make_authorization(struct upload *u, const struct upload_opts *o)
 {
 	char *enc;
@@ -130,17 +107,97 @@ static int make_authorization(struct upload *u, const struct upload_opts *o)
 	}
 	if (o->basic_auth) {
 		if (!strchr(o->basic_auth, ':') || !header_safe(o->basic_auth)) {
-			pr_err("CPROF_BASIC_AUTH must be user:password, without control "
+			pr_err("basic auth (CPROF_BASIC_AUTH or --basic-auth-file) must be "
+			       "user:password, without control "
 			       "characters");
 			return -EINVAL;
 		}
-		enc = base64(o->basic_auth);
+		enc = base64__encode(o->basic_auth);
 		if (!enc)
 			return -ENOMEM;
 		n = asprintf(&u->authorization, "Basic %s", enc);
 		free(enc);
 		return n < 0 ? -ENOMEM : 0;
 	}
+	return 0;
+}
+
+static int setup_tls(struct upload *u, const struct upload_opts *o)
+{
+	char why[512];
+	int err;
+
+	if (!u->target.tls)
+		return 0;
+	err = tls_client__new(&o->tls, &u->tls, why, sizeof(why));
+	if (err) {
+		pr_err("%s", why);
+		return err;
+	}
+	if (o->tls.insecure)
+		pr_warn("--insecure-skip-verify: the server's certificate is not checked; anyone "
+			"on the way can read and change the profiles and credentials sent");
+	else
+		pr_debug("%d trusted CAs", tls_client__ca_count(u->tls));
+	u->server_name = o->server_name;
+	return 0;
+}
+
+/* Headers cprof writes itself, or takes from safer places. */
+static const char *const own_headers[][2] = {
+	{"host", ""},
+	{"content-length", ""},
+	{"content-type", ""},
+	{"connection", ""},
+	{"transfer-encoding", ""},
+	{"user-agent", ""},
+	{"authorization", ": use CPROF_TOKEN, --token-file, CPROF_BASIC_AUTH or --basic-auth-file"},
+	{"proxy-authorization", ": a proxy's login goes in its URL"},
+	{"x-scope-orgid", ": use --tenant"},
+};
+
+static int check_headers(const struct upload_opts *o)
+{
+	size_t i, k;
+
+	if (o->nheaders > MAX_USER_HEADERS) {
+		pr_err("too many headers (at most %d)", MAX_USER_HEADERS);
+		return -EINVAL;
+	}
+	for (i = 0; i < o->nheaders; i++) {
+		const char *name = o->headers[i].name, *c;
+
+		for (c = name; *c && (isalnum((unsigned char)*c) || strchr("!#$%&'*+-.^_`|~", *c));
+		     c++)
+			;
+		if (!*name || *c || !header_safe(o->headers[i].value)) {
+			pr_err("invalid header '%s': the name must be a token, the value without "
+			       "control characters",
+			       name);
+			return -EINVAL;
+		}
+		for (k = 0; k < sizeof(own_headers) / sizeof(*own_headers); k++)
+			if (!strcasecmp(name, own_headers[k][0])) {
+				pr_err("--header cannot set %s%s", name,
+				       *own_headers[k][1] ? own_headers[k][1] : ": cprof sets it");
+				return -EINVAL;
+			}
+	}
+	return 0;
+}
+
+static int setup_proxy(struct upload *u, const struct upload_opts *o)
+{
+	const char *why;
+	int rc = proxy__choose(&u->target, &o->proxy_env, &u->proxy, &why);
+
+	if (rc < 0) {
+		pr_err("bad proxy setting (%s): %s", u->proxy.source, why);
+		return rc;
+	}
+	u->use_proxy = rc == 1;
+	if (u->use_proxy)
+		pr_debug("through the proxy %s (%s)", u->proxy.url.hostport, u->proxy.source);
 	return 0;
 }
 
@@ -173,6 +230,17 @@ int upload__new(const struct upload_opts *o, struct upload **out)
 	err = make_authorization(u, o);
 	if (err)
 		goto cleanup;
+	err = setup_tls(u, o);
+	if (err)
+		goto cleanup;
+	err = setup_proxy(u, o);
+	if (err)
+		goto cleanup;
+	err = check_headers(o);
+	if (err)
+		goto cleanup;
+	u->headers = o->headers;
+	u->nheaders = o->nheaders;
 	u->protocol = o->protocol;
 	u->tenant = o->tenant;
 	u->user_agent = o->user_agent ? o->user_agent : "cprof";
@@ -198,6 +266,7 @@ void upload__free(struct upload *u)
 		return;
 	free(u->authorization);
 	free(u->url);
+	tls_client__free(u->tls);
 	free(u);
 }
 
@@ -418,6 +487,9 @@ static enum upload_result exchange(struct upload *u, const char *target, const c
 		.timeout_ms = u->timeout_ms,
 		.max_body = MAX_RESPONSE,
 		.cancel = cancel,
+		.tls = u->tls,
+		.server_name = u->server_name,
+		.proxy = u->use_proxy ? &u->proxy : NULL,
 	};
 	char msg[512];
 	size_t n = 0, i;
@@ -431,6 +503,8 @@ static enum upload_result exchange(struct upload *u, const char *target, const c
 		h[n++] = (struct http_header){"X-Scope-OrgID", u->tenant};
 	for (i = 0; i < nextra && n < MAX_HEADERS; i++)
 		h[n++] = extra[i];
+	for (i = 0; i < u->nheaders && n < MAX_HEADERS; i++)
+		h[n++] = u->headers[i];
 	req.nheaders = n;
 	u->retry_after_ms = 0;
 	err = http__request(&u->target, &req, resp, msg, sizeof(msg));
@@ -440,7 +514,7 @@ static enum upload_result exchange(struct upload *u, const char *target, const c
 	}
 	if (err) {
 		snprintf(u->error, sizeof(u->error), "%s", msg);
-		return UPLOAD_RETRY_LATER;
+		return err == -EKEYREJECTED ? UPLOAD_UNTRUSTED : UPLOAD_RETRY_LATER;
 	}
 	return UPLOAD_OK;
 }

@@ -13,6 +13,9 @@
 #ifndef CPROF_UPLOAD_H
 #define CPROF_UPLOAD_H
 
+#include "deliver/proxy.h"
+#include "deliver/tls.h"
+
 struct batch;
 struct cancel;
 struct upload;
@@ -31,7 +34,12 @@ struct upload_opts {
 	const char *basic_auth; /* "user:password", or NULL */
 	const char *tenant;	/* X-Scope-OrgID, or NULL */
 	const char *user_agent;
-	int timeout_ms; /* for each of connect, send and receive */
+	int timeout_ms;		 /* for each of connect, send and receive */
+	struct tls_opts tls;	 /* for an https:// URL */
+	const char *server_name; /* TLS: the name sent and checked instead of the URL's host */
+	struct proxy_env proxy_env;
+	const struct http_header *headers; /* extra request headers (--header) */
+	size_t nheaders;
 };
 
 enum upload_result {
@@ -39,13 +47,21 @@ enum upload_result {
 	UPLOAD_RETRY_LATER, /* failed in a way that may pass */
 	UPLOAD_REJECTED,    /* the server refused the batch: sending it again would not help */
 	UPLOAD_CANCELED,    /* the cancel token ended it */
+	/*
+	 * TLS refused the connection over a certificate (the server's, or the
+	 * one it wants from cprof): no use retrying soon, nor dropping the batch.
+	 */
+	UPLOAD_UNTRUSTED,
 };
 
 /* "auto", "parca", "pyroscope", "pyroscope-ingest". */
 int upload__parse_protocol(const char *s, enum upload_protocol *out);
 const char *upload__protocol_name(enum upload_protocol p);
 
-/* Validates the options (URL, header values); errors are logged in one line. */
+/*
+ * Validates the options (URL, header values) and, for https://, loads the
+ * trusted CAs and the client certificate; errors are logged in one line.
+ */
 int upload__new(const struct upload_opts *o, struct upload **out);
 void upload__free(struct upload *u);
 

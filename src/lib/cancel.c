@@ -4,6 +4,7 @@
  * triggered token stays readable for every later poll.
  */
 #include <errno.h>
+#include <limits.h>
 #include <poll.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -71,6 +72,28 @@ bool cancel__wait(const struct cancel *c, int ms)
 		/* A signal that did not trigger the token (EINTR) leaves the wait to run out. */
 		if (left <= 0 || (n < 0 && errno != EINTR))
 			return false;
+	}
+}
+
+int cancel__wait_fd(const struct cancel *c, int fd, short events, int64_t deadline)
+{
+	for (;;) {
+		struct pollfd p[2] = {
+			{.fd = fd, .events = events},
+			{.fd = c ? c->fd : -1, .events = POLLIN},
+		};
+		int64_t left = deadline - clock__mono_ms();
+		int n;
+
+		if (left <= 0)
+			return -ETIMEDOUT;
+		n = poll(p, 2, (int)(left < INT_MAX ? left : INT_MAX));
+		if (n > 0 && p[1].revents)
+			return -ECANCELED;
+		if (n > 0)
+			return 0;
+		if (n < 0 && errno != EINTR)
+			return -errno;
 	}
 }
 

@@ -9,6 +9,7 @@
 #define CPROF_CANCEL_H
 
 #include <stdbool.h>
+#include <stdint.h>
 
 struct cancel;
 
@@ -21,5 +22,11 @@ bool cancel__triggered(const struct cancel *c);
 int cancel__fd(const struct cancel *c);
 /* Waits up to ms; true if triggered by then. A NULL token only waits. */
 bool cancel__wait(const struct cancel *c, int ms);
+/*
+ * Waits for events on fd until deadline (clock__mono_ms), or until the token
+ * (NULL: none) is triggered: 0 (an error condition on fd is for the next
+ * call on it to report), -ETIMEDOUT, -ECANCELED or a poll() error.
+ */
+int cancel__wait_fd(const struct cancel *c, int fd, short events, int64_t deadline);
 
 #endif

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # The end-to-end scenarios again, with cprof built with AddressSanitizer,
 # LeakSanitizer and UBSan (FLAVOR=asan). Every check is reported with an
-# asan_ prefix, and any sanitizer report at all fails the run.
+# asan_ prefix, and any sanitizer report at all fails the run. upload_tls
+# puts TLS (mbedTLS and tls.c), the proxy-free https path and its refusals
+# under the sanitizers.
 source "$(dirname "$0")/../lib.sh"
 
 if ! why=$(can_bpf 2>&1); then
@@ -19,7 +21,7 @@ export CPROF=$ROOT/.output/asan/cprof
 export ASAN_OPTIONS=log_path=$TMP/reports/asan:detect_leaks=1:abort_on_error=0
 export CPROF_RSS_LIMIT_KB=786432
 export UBSAN_OPTIONS=log_path=$TMP/reports/ubsan:print_stacktrace=1:halt_on_error=1
-for t in profile kernel system faults symbolize_exited; do
+for t in profile kernel system faults symbolize_exited upload_tls; do
 	bash "tests/e2e/$t.sh" 2>"$TMP/$t.err" | sed -e 's/^ok /ok asan_/' -e 's/^not ok /not ok asan_/' \
 		-e 's/^skip /skip asan_/'
 done

@@ -11,7 +11,7 @@ source "$(dirname "$0")/../lib.sh"
 source "$ROOT/tests/server/lib.bash"
 trap 'server_stop; rm -rf "$TMP"' EXIT
 
-expect_fail https_refused 2 "no TLS built in" --server https://parca:7070
+expect_fail not_http_refused 2 "expected an http:// or https:// URL" --server ftp://parca:7070
 expect_fail credentials_in_url_refused 2 "credentials in the URL are refused" \
 	--server http://u:p@parca:7070
 expect_fail server_options_need_server 2 "need --server" --interval 10s
@@ -32,41 +32,18 @@ for opt in --server --server-protocol --interval --label --token-file --tenant -
 	check "help_documents_$opt" grep -q -- "$opt" "$TMP/help"
 done
 
-if ! why=$(can_bpf 2>&1); then
-	skip upload "$why"
+upload_ready upload || {
 	finish
 	exit
-fi
-if ! why=$(server_install 2>&1); then
-	skip upload_server "$why"
-	finish
-	exit
-fi
+}
 
 WORK=$FIX/known_tree
-mkdir -p "$TMP/cwd"
-# run NAME ARGS...: cprof ARGS -- known_tree 1, from an empty directory; sets rc.
-run() {
-	local name=$1
-	shift
-	(cd "$TMP/cwd" && "$CPROF" "$@" -- "$WORK" 1 >"$TMP/$name.out" 2>"$TMP/$name.err")
-	rc=$?
-}
-# verdict NAME CONDITION...: ok when the condition holds, else not ok with cprof's stderr.
-verdict() {
-	local name=$1
-	shift
-	if "$@" >"$TMP/why" 2>&1; then ok "$name"; else
-		not_ok "$name" "$(head -c 300 "$TMP/why") | cprof: $(tail -c 300 "$TMP/$name.err" 2>/dev/null)"
-	fi
-}
 fresh_server() {
 	server_stop
 	LOG=$TMP/$1.log
 	server_start "$LOG" "${@:2}" || return 1
 	URL=http://127.0.0.1:$SERVER_PORT
 }
-all() { for c in "$@"; do eval "$c" || return 1; done; }
 
 # One upload per protocol; the server decodes each and checks its pprof.
 fresh_server parca

@@ -28,10 +28,6 @@ if ! why=$(server_install 2>&1); then
 	exit 0
 fi
 
-# summary_count WORD FILE: the number before WORD in cprof's upload summary line.
-summary_count() {
-	grep 'cprof: upload to ' "$2" | grep -oE "[0-9]+ $1" | head -n 1 | cut -d' ' -f1
-}
 
 # The workload, in a cgroup named like a container runtime's, when cgroup v2 allows.
 "$FIX/known_tree" 60 &

@@ -20,18 +20,39 @@
 // --reject MSG (every request: "invalid_argument"). --delay-ms N delays
 // every answer.
 //
+// With --tls-cert and --tls-key it serves https (node:https) instead: the
+// same handlers and log, and each accepted request's line adds tls (the
+// protocol version), sni (the server name the client sent, if any) and
+// clientCert (the subject CN of a client certificate, if any). A handshake
+// that fails, on either side, is a line of its own: outcome
+// "handshake-failed" with Node's error code, e.g.
+// ERR_SSL_PEER_DID_NOT_RETURN_A_CERTIFICATE, or the alert the client sent,
+// e.g. ERR_SSL_TLSV1_ALERT_UNKNOWN_CA. --tls-max-version 1.2 makes a
+// TLS-1.2-only server; --tls-client-ca FILE refuses every client without a
+// certificate signed by a CA in FILE: with an alert when it sends none, by
+// closing the connection at the end of the handshake when its certificate
+// fails verification (code: the verify error, e.g.
+// UNABLE_TO_VERIFY_LEAF_SIGNATURE).
+// --stall-handshake accepts connections and never answers, TLS options or
+// not: each is logged (outcome "stalled") once its first bytes, the
+// ClientHello, arrive.
+//
 // Usage: node server.cjs --descriptors api.binpb --log FILE [--port N]
 //        [--port-file FILE] [--only parca|pyroscope|ingest]... [--delay-ms N]
 //        [--drop N] [--garbage N] [--fail N] [--unavailable N] [--reject MSG]
+//        [--tls-cert FILE --tls-key FILE [--tls-max-version 1.2|1.3]
+//        [--tls-client-ca FILE]] [--stall-handshake]
 "use strict";
 
 const fs = require("node:fs");
 const http = require("node:http");
+const https = require("node:https");
+const net = require("node:net");
 const zlib = require("node:zlib");
 const crypto = require("node:crypto");
 const { fromBinary, createFileRegistry } = require("@bufbuild/protobuf");
 const { FileDescriptorSetSchema } = require("@bufbuild/protobuf/wkt");
-const { ConnectError, Code } = require("@connectrpc/connect");
+const { ConnectError, Code, createContextKey, createContextValues } = require("@connectrpc/connect");
 const { connectNodeAdapter } = require("@connectrpc/connect-node");
 const { Profile } = require("pprof-format");
 
@@ -51,10 +72,20 @@ function parseArgs(argv) {
 		case "--fail": o.fail = Number(v); i++; break;
 		case "--unavailable": o.unavailable = Number(v); i++; break;
 		case "--reject": o.reject = v; i++; break;
+		case "--tls-cert": o.tlsCert = v; i++; break;
+		case "--tls-key": o.tlsKey = v; i++; break;
+		case "--tls-max-version": o.tlsMaxVersion = v; i++; break;
+		case "--tls-client-ca": o.tlsClientCa = v; i++; break;
+		case "--stall-handshake": o.stallHandshake = true; break;
 		default: throw new Error(`unknown argument ${a}`);
 		}
 	}
 	if (!o.descriptors || !o.log) throw new Error("--descriptors and --log are required");
+	if (!o.tlsCert !== !o.tlsKey) throw new Error("--tls-cert and --tls-key go together");
+	if ((o.tlsMaxVersion || o.tlsClientCa) && !o.tlsCert)
+		throw new Error("--tls-max-version and --tls-client-ca need --tls-cert");
+	if (o.tlsMaxVersion && !["1.2", "1.3"].includes(o.tlsMaxVersion))
+		throw new Error("--tls-max-version is 1.2 or 1.3");
 	return o;
 }
 
@@ -132,13 +163,30 @@ function checkLabels(pairs, needServiceName) {
 	return labels;
 }
 
-function requestInfo(header) {
+// What the TLS handshake of the request's connection settled (nothing over http).
+function tlsInfo(socket) {
+	if (!socket || !socket.encrypted) return {};
+	const peer = socket.getPeerCertificate();
+	return {
+		tls: socket.getProtocol(),
+		sni: socket.servername || undefined,
+		clientCert: (peer && peer.subject && peer.subject.CN) || undefined,
+	};
+}
+
+function requestInfo(header, socket) {
 	return {
 		authorization: header.get("authorization") || undefined,
 		tenant: header.get("x-scope-orgid") || undefined,
 		userAgent: header.get("user-agent") || undefined,
+		// The one extra header the tests send (cprof --header).
+		project: header.get("x-project") || undefined,
+		...tlsInfo(socket),
 	};
 }
+
+// The RPC handlers reach the request's socket through this context value.
+const socketKey = createContextKey(undefined, { description: "socket" });
 
 // Turns a validation failure into the error code the real servers answer with.
 function validated(fn) {
@@ -179,7 +227,7 @@ const pushService = registry.getService("push.v1.PusherService");
 // One RPC: injected faults first, then the request checked series by series.
 async function serveRpc(name, req, ctx, toSeries) {
 	const proto = `${name}-${ctx.protocolName}`;
-	const info = requestInfo(ctx.requestHeader);
+	const info = requestInfo(ctx.requestHeader, ctx.values.get(socketKey));
 	rpcFault(proto);
 	let series;
 	try {
@@ -226,7 +274,7 @@ function parseIngestName(name) {
 
 function ingest(req, res, body) {
 	const url = new URL(req.url, "http://x");
-	const info = requestInfo({ get: (h) => req.headers[h] });
+	const info = requestInfo({ get: (h) => req.headers[h] }, req.socket);
 	const text = (code, msg) => {
 		res.writeHead(code, { "content-type": "text/plain" });
 		res.end(msg + "\n");
@@ -259,6 +307,7 @@ function ingest(req, res, body) {
 
 const adapter = connectNodeAdapter({
 	routes,
+	contextValues: (req) => createContextValues().set(socketKey, req.socket),
 	fallback(req, res) {
 		const chunks = [];
 		req.on("data", (c) => chunks.push(c));
@@ -310,11 +359,45 @@ function transportFault(req, res) {
 	return false;
 }
 
-const server = http.createServer((req, res) => {
+function handle(req, res) {
 	if (isUpload(req) && transportFault(req, res)) return;
 	if (opts.delayMs > 0) setTimeout(() => adapter(req, res), opts.delayMs);
 	else adapter(req, res);
-});
+}
+
+function tlsOptions() {
+	const o = { cert: fs.readFileSync(opts.tlsCert), key: fs.readFileSync(opts.tlsKey) };
+	if (opts.tlsMaxVersion) o.maxVersion = `TLSv${opts.tlsMaxVersion}`;
+	if (opts.tlsClientCa) {
+		o.ca = fs.readFileSync(opts.tlsClientCa);
+		o.requestCert = true;
+		o.rejectUnauthorized = true;
+	}
+	return o;
+}
+
+// A server that takes the connection and then says nothing, not even to a ClientHello.
+function stallingServer() {
+	return net.createServer((socket) => {
+		socket.on("error", () => {});
+		socket.once("data", (d) => record({ proto: "tls", outcome: "stalled", clientHello: d[0] === 0x16 }));
+		socket.resume();
+	});
+}
+
+let server;
+if (opts.stallHandshake) server = stallingServer();
+else if (opts.tlsCert) {
+	server = https.createServer(tlsOptions(), handle);
+	// A client certificate that fails verification is not refused by an alert:
+	// Node ends the handshake, then closes the connection, and the error is the
+	// close (ECONNRESET). The code is then the certificate's verify error.
+	server.on("tlsClientError", (err, socket) => {
+		record({ proto: "tls", outcome: "handshake-failed", code: socket.authorizationError || err.code,
+			error: err.reason || err.message, sni: socket.servername || undefined });
+		socket.destroy();
+	});
+} else server = http.createServer(handle);
 // A delayed reply must still reach a client that waits long enough.
 server.requestTimeout = 0;
 server.listen(opts.port, "127.0.0.1", () => {
@@ -323,6 +406,6 @@ server.listen(opts.port, "127.0.0.1", () => {
 		fs.writeFileSync(opts.portFile + ".tmp", String(port));
 		fs.renameSync(opts.portFile + ".tmp", opts.portFile);
 	}
-	process.stderr.write(`test server on 127.0.0.1:${port}\n`);
+	process.stderr.write(`test server on ${opts.tlsCert ? "https://" : ""}127.0.0.1:${port}\n`);
 });
 process.on("SIGTERM", () => process.exit(0));

@@ -36,6 +36,15 @@ TEST(http_url_forms)
 	CHECK_STR(u.host, "::1");
 	CHECK_STR(u.hostport, "[::1]:4040");
 	CHECK_STR(u.path, "/ingest");
+	CHECK(!u.tls);
+	CHECK_INT(http__parse_url("https://profiles.example.com/p", &u, &why), ==, 0);
+	CHECK(u.tls);
+	CHECK_STR(u.port, "443");
+	CHECK_STR(u.hostport, "profiles.example.com");
+	CHECK_STR(u.path, "/p");
+	CHECK_INT(http__parse_url("HTTPS://h:8443", &u, &why), ==, 0);
+	CHECK(u.tls);
+	CHECK_STR(u.port, "8443");
 }
 
 TEST(http_url_refusals)
@@ -43,11 +52,12 @@ TEST(http_url_refusals)
 	struct http_url u;
 	const char *why = NULL;
 
-	CHECK_INT(http__parse_url("https://parca:7070", &u, &why), ==, -EINVAL);
-	CHECK(why && strstr(why, "no TLS"));
 	CHECK_INT(http__parse_url("http://user:pw@parca:7070", &u, &why), ==, -EINVAL);
 	CHECK(strstr(why, "credentials"));
+	CHECK_INT(http__parse_url("https://user:pw@parca", &u, &why), ==, -EINVAL);
+	CHECK(strstr(why, "credentials"));
 	CHECK_INT(http__parse_url("ftp://x", &u, &why), ==, -EINVAL);
+	CHECK(strstr(why, "https://"));
 	CHECK_INT(http__parse_url("http://", &u, &why), ==, -EINVAL);
 	CHECK_INT(http__parse_url("http://h:0", &u, &why), ==, -EINVAL);
 	CHECK_INT(http__parse_url("http://h:65536", &u, &why), ==, -EINVAL);
