@@ -677,10 +677,15 @@ static int receive(struct conn *c, const struct http_request *req, struct http_r
 			 req->timeout_ms, len);
 		break;
 	case -ECONNRESET:
-		snprintf(msg, msg_size,
-			 len ? "the server closed the connection mid-response (%zu bytes received)"
-			     : "the server closed the connection without a response",
-			 len);
+		if (len)
+			snprintf(msg, msg_size,
+				 "the server closed the connection mid-response (%zu bytes "
+				 "received)",
+				 len);
+		else
+			snprintf(msg, msg_size,
+				 "the server closed the connection without a response%s",
+				 c->tls ? tls_conn__close_hint(c->tls) : "");
 		break;
 	case -EBADMSG:
 		snprintf(msg, msg_size, "malformed HTTP response from the server");

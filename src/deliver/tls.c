@@ -366,6 +366,17 @@ static const char *alert_name(unsigned int a)
 	return NULL;
 }
 
+/*
+ * Why a server that cprof got as far as checking the certificate of (so
+ * version, ciphers and key exchange were agreed) ends the handshake without
+ * a clearer alert: what OpenSSL servers do with client certificates.
+ */
+static const char *client_cert_hint(const struct tls_conn *t)
+{
+	return t->c->has_cert ? ": it may have refused cprof's client certificate"
+			      : ": it may want a client certificate (--cert and --key)";
+}
+
 /* What an alert from the server most likely means for the user. */
 static const char *alert_hint(const struct tls_conn *t, unsigned int a)
 {
@@ -379,13 +390,13 @@ static const char *alert_hint(const struct tls_conn *t, unsigned int a)
 	case 46:
 	case 48:
 	case 49:
-		return t->c->has_cert ? ": it refused cprof's client certificate"
-				      : ": it may want a client certificate (--cert and --key)";
+		return client_cert_hint(t);
 	case 70:
 		return ": no TLS version in common (cprof speaks TLS 1.2 and 1.3)";
 	case 40:
 	case 71:
-		return ": no cipher suite or key exchange in common";
+		return t->leaf.seen ? client_cert_hint(t)
+				    : ": no cipher suite or key exchange in common";
 	case 112:
 		return ": it does not serve that name (--server-name sets the one sent)";
 	default:
@@ -465,7 +476,9 @@ static int tls_error(const struct tls_conn *t, int ret, const char *when, char *
 	case MBEDTLS_ERR_NET_CONN_RESET:
 		snprintf(msg, msg_size, "server %s closed the connection during the TLS %s%s",
 			 t->name, when,
-			 !strcmp(when, "handshake") ? " (is it an https server?)" : "");
+			 strcmp(when, "handshake") ? ""
+			 : t->leaf.seen		   ? client_cert_hint(t)
+						   : " (is it an https server?)");
 		return -ECONNRESET;
 	case MBEDTLS_ERR_NET_SEND_FAILED:
 	case MBEDTLS_ERR_NET_RECV_FAILED:
@@ -605,6 +618,11 @@ ssize_t tls_conn__read(struct tls_conn *t, void *buf, size_t cap, int64_t deadli
 		if (err)
 			return err;
 	}
+}
+
+const char *tls_conn__close_hint(const struct tls_conn *t)
+{
+	return t->c->has_cert ? " (it may have refused cprof's client certificate)" : "";
 }
 
 const char *tls_conn__version(const struct tls_conn *t)

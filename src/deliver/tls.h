@@ -62,6 +62,12 @@ int tls_conn__write(struct tls_conn *t, const void *data, size_t len, int64_t de
  */
 ssize_t tls_conn__read(struct tls_conn *t, void *buf, size_t cap, int64_t deadline,
 		       const struct cancel *cancel, char *msg, size_t msg_size);
+/*
+ * What a server that closes a TLS 1.3 connection without a response may
+ * mean: it refused the client certificate after the handshake (TLS 1.3
+ * lets it), with no alert if it is Node's. "" when cprof sent none.
+ */
+const char *tls_conn__close_hint(const struct tls_conn *t);
 /* "TLSv1.3" or "TLSv1.2". */
 const char *tls_conn__version(const struct tls_conn *t);
 void tls_conn__free(struct tls_conn *t);

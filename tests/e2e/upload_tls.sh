@@ -61,10 +61,14 @@ for proto in parca pyroscope pyroscope-ingest; do
 		'[ ! -e "$TMP/cwd/cprof.pb.gz" ]'
 done
 
-# A TLS-1.2-only server with an RSA certificate; the CA from SSL_CERT_FILE.
-tls_server tls12_rsa server_rsa --tls-max-version 1.2
-SSL_CERT_FILE=$C/bundle.pem run tls12_rsa --server "$URL" --server-protocol parca
-verdict tls12_rsa all '[ $rc = 0 ]' 'server_check "$LOG" accepted 1' 'log_has tls TLSv1.2'
+# Each protocol on a TLS-1.2-only server with an RSA certificate; the CA
+# from SSL_CERT_FILE.
+for proto in parca pyroscope pyroscope-ingest; do
+	tls_server "tls12_rsa_$proto" server_rsa --tls-max-version 1.2
+	SSL_CERT_FILE=$C/bundle.pem run "tls12_rsa_$proto" --server "$URL" --server-protocol "$proto"
+	verdict "tls12_rsa_$proto" all '[ $rc = 0 ]' 'server_check "$LOG" accepted 1' \
+		'log_has tls TLSv1.2'
+done
 
 # The refusals: the cause in one line, no retry, exit 3, the profile kept.
 # refused NAME CERT PATTERN [cprof options...]
@@ -111,6 +115,18 @@ run mtls --server "$URL" --server-protocol parca --ca-file "$C/ca.pem" \
 	--cert "$C/client.pem" --key "$C/client.key"
 verdict client_cert_accepted all '[ $rc = 0 ]' 'server_check "$LOG" accepted 1' \
 	'grep -q "\"clientCert\":\"" "$LOG"'
+# A certificate from a CA the server does not trust: Node closes after the
+# handshake, with no alert; cprof says what that may mean.
+run mtls_stranger --server "$URL" --server-protocol parca --ca-file "$C/ca.pem" \
+	--cert "$C/stranger.pem" --key "$C/stranger.key" -o "$TMP/mtls.pb.gz"
+verdict client_cert_refused all '[ $rc = 3 ]' \
+	'grep -q "it may have refused cprof.s client certificate" "$TMP/mtls_stranger.err"'
+# TLS 1.2: the server ends the handshake itself, with a less telling alert.
+tls_server mtls12 server --tls-client-ca "$C/ca.pem" --tls-max-version 1.2
+run mtls12_none --server "$URL" --server-protocol parca --ca-file "$C/ca.pem" \
+	-o "$TMP/mtls12.pb.gz"
+verdict client_cert_required_tls12 all '[ $rc = 3 ]' \
+	'grep -q "it may want a client certificate (--cert and --key)" "$TMP/mtls12_none.err"'
 
 # An http server behind an https URL: said so, retried as a failure that may pass.
 server_stop

@@ -12,6 +12,7 @@
 #   other_ca.pem other_ca.key    a second CA, which the tests never trust
 #   untrusted.pem untrusted.key  signed by other_ca; localhost, 127.0.0.1
 #   client.pem client.key        signed by the CA; extendedKeyUsage clientAuth
+#   stranger.pem stranger.key    the same, signed by other_ca
 #   bundle.pem                   a CA bundle as systems have them: an
 #                                unrelated CA's certificate, then ca.pem
 # openssl's output goes to DIR/openssl.log; on failure one line says why.
@@ -131,12 +132,17 @@ EOF
 	cat "$dir/bundle_filler.pem" "$dir/ca.pem" >"$dir/bundle.pem" &&
 		rm -f "$dir/bundle_filler.pem" "$dir/bundle_filler.key" || return 1
 
-	# Signed by other_ca, which no test trusts.
+	# Signed by other_ca, which no test trusts: a server's and a client's.
 	_certs_ssl "$dir" req -new -config certs.cnf -subj /CN=localhost -newkey ec "${ec[@]}" \
 		-nodes -keyout untrusted.key -out untrusted.csr &&
 		_certs_ssl "$dir" x509 -req -in untrusted.csr -CA other_ca.pem -CAkey other_ca.key \
 			-set_serial $((_CERTS_SERIAL + 1)) -days 30 -sha256 -extfile certs.cnf \
 			-extensions server -out untrusted.pem || return 1
+	_certs_ssl "$dir" req -new -config certs.cnf -subj /CN=stranger -newkey ec "${ec[@]}" \
+		-nodes -keyout stranger.key -out stranger.csr &&
+		_certs_ssl "$dir" x509 -req -in stranger.csr -CA other_ca.pem -CAkey other_ca.key \
+			-set_serial $((_CERTS_SERIAL + 3)) -days 30 -sha256 -extfile certs.cnf \
+			-extensions client -out stranger.pem || return 1
 
 	# Expired: `openssl x509` (3.0) sets no start date but now, so `openssl ca`
 	# signs it, with both dates in the past (UTCTime, UTC).
