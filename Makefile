@@ -65,7 +65,9 @@ BPF_OUT := .output/bpf-$(BPF_ARCH)
 # merging makes shared blocks that are reached by jumping back. The test
 # tests/gates/bpf_object.sh checks the result.
 BPF_CFLAGS := -mllvm -enable-tail-merge=false
-SKEL := $(BPF_OUT)/sampler.skel.h $(BPF_OUT)/unwinder.skel.h $(BPF_OUT)/ksym_names.skel.h
+BLOBS := $(BPF_OUT)/sampler.bpf.gz.inc $(BPF_OUT)/unwinder.bpf.gz.inc \
+	$(BPF_OUT)/ksym_names.bpf.gz.inc
+SKEL := $(BPF_OUT)/sampler.skel.h $(BPF_OUT)/unwinder.skel.h $(BPF_OUT)/ksym_names.skel.h $(BLOBS)
 
 CFLAGS := -std=gnu11 -g -Wall -Wextra -Werror -Wno-missing-field-initializers \
 	-D_GNU_SOURCE -fno-omit-frame-pointer $(EXTRA_CFLAGS) \
@@ -140,17 +142,30 @@ $(BPF_OUT)/ksym_names.bpf.o: bpf/ksym_names.bpf.c bpf/ksym_names_abi.h Makefile 
 	$(Q)$(BPFTOOL) gen object $@ $@.tmp
 	$(Q)rm -f $@.tmp
 
-$(BPF_OUT)/ksym_names.skel.h: $(BPF_OUT)/ksym_names.bpf.o
+$(BPF_OUT)/ksym_names.skel.h: $(BPF_OUT)/ksym_names.bpf.o bpf/compress_skeleton.awk
 	$(call msg,GEN-SKEL,$@)
-	$(Q)$(BPFTOOL) gen skeleton $< name ksym_names_bpf > $@
+	$(Q)$(BPFTOOL) gen skeleton $< name ksym_names_bpf > $@.tmp
+	$(Q)awk -v skel=ksym_names_bpf -v blob=ksym_names -f bpf/compress_skeleton.awk $@.tmp > $@
+	$(Q)rm -f $@.tmp
 
-$(BPF_OUT)/unwinder.skel.h: $(BPF_OUT)/unwinder.bpf.o
+$(BPF_OUT)/unwinder.skel.h: $(BPF_OUT)/unwinder.bpf.o bpf/compress_skeleton.awk
 	$(call msg,GEN-SKEL,$@)
-	$(Q)$(BPFTOOL) gen skeleton $< name unwinder_bpf > $@
+	$(Q)$(BPFTOOL) gen skeleton $< name unwinder_bpf > $@.tmp
+	$(Q)awk -v skel=unwinder_bpf -v blob=unwinder -f bpf/compress_skeleton.awk $@.tmp > $@
+	$(Q)rm -f $@.tmp
 
-$(BPF_OUT)/sampler.skel.h: $(BPF_OUT)/sampler.bpf.o
+$(BPF_OUT)/sampler.skel.h: $(BPF_OUT)/sampler.bpf.o bpf/compress_skeleton.awk
 	$(call msg,GEN-SKEL,$@)
-	$(Q)$(BPFTOOL) gen skeleton $< name sampler_bpf > $@
+	$(Q)$(BPFTOOL) gen skeleton $< name sampler_bpf > $@.tmp
+	$(Q)awk -v skel=sampler_bpf -v blob=sampler -f bpf/compress_skeleton.awk $@.tmp > $@
+	$(Q)rm -f $@.tmp
+
+# The objects, gzipped, as C array elements for src/lib/bpf_blob.c (the
+# skeletons take their bytes from there: bpf/compress_skeleton.awk).
+$(BLOBS): $(BPF_OUT)/%.bpf.gz.inc: $(BPF_OUT)/%.bpf.o
+	$(call msg,GZIP,$@)
+	$(Q)gzip -9 -n -c $< | od -An -v -tx1 | \
+		awk '{ for (i = 1; i <= NF; i++) printf "0x%s,", $$i; print "" }' > $@
 
 # Rewritten only when the version or commit changes, so main.o rebuilds then and only then.
 $(OUT)/version.h: FORCE | $(OUT)/obj
