@@ -39,7 +39,6 @@
 #define DEFAULT_SPOOL_MAX     (100ull << 20)
 #define DEFAULT_TIMEOUT_MS    10000
 #define MAX_USER_LABELS	      32
-#define MAX_USER_HEADERS      16
 #define MAX_TOKEN_BYTES	      8192
 
 enum {
@@ -262,7 +261,6 @@ static uint64_t parse_size(const char *s, const char *what, uint64_t min, uint64
 	return v * mul;
 }
 
-/* The whole file, without trailing whitespace; exits 1 if it cannot be read. */
 /* A secret from a file, trailing white space dropped; exits 1 if it cannot be read. */
 static void read_secret_file(const char *path, const char *what, char *buf, int size)
 {
@@ -292,8 +290,9 @@ struct cli {
 	char debug_dir[PATH_MAX];
 	const char *token_file, *basic_auth_file;
 	char token[MAX_TOKEN_BYTES + 2], basic_auth[MAX_TOKEN_BYTES + 2];
-	struct http_header headers[MAX_USER_HEADERS];
-	char header_names[MAX_USER_HEADERS][64];
+	struct http_header headers[UPLOAD_MAX_HEADERS];
+	char header_names[UPLOAD_MAX_HEADERS][64];
+	char ca_dir[PATH_MAX];
 	bool all, hz_set, duration_set;
 	bool server_only_set; /* an option that means nothing without --server */
 };
@@ -303,9 +302,9 @@ struct cli {
  * SSL_CERT_FILE or SSL_CERT_DIR as OpenSSL reads them (of a list of
  * directories, the first), else the system's (tls.c).
  */
-static void finish_tls_opts(const struct http_url *url, struct upload_opts *u)
+static void finish_tls_opts(const struct http_url *url, struct cli *cli)
 {
-	static char dir[PATH_MAX];
+	struct upload_opts *u = &cli->upload;
 	const char *env;
 
 	if (!url->tls) {
@@ -328,8 +327,8 @@ static void finish_tls_opts(const struct http_url *url, struct upload_opts *u)
 	}
 	env = getenv("SSL_CERT_DIR");
 	if (env && *env) {
-		snprintf(dir, sizeof(dir), "%.*s", (int)strcspn(env, ":"), env);
-		u->tls.ca_dir = dir;
+		snprintf(cli->ca_dir, sizeof(cli->ca_dir), "%.*s", (int)strcspn(env, ":"), env);
+		u->tls.ca_dir = cli->ca_dir;
 	}
 }
 
@@ -359,7 +358,7 @@ static void finish_upload_opts(struct cli *cli)
 	}
 	if (http__parse_url(u->url, &url, &why))
 		usage_error("bad server URL '%s': %s", u->url, why);
-	finish_tls_opts(&url, u);
+	finish_tls_opts(&url, cli);
 	u->proxy_env = (struct proxy_env){
 		.https_proxy = env_either("https_proxy", "HTTPS_PROXY"),
 		.http_proxy = env_either("http_proxy", "HTTP_PROXY"),
@@ -418,8 +417,8 @@ static void parse_header(const char *arg, struct cli *cli)
 	const char *colon = strchr(arg, ':');
 	size_t n = colon ? (size_t)(colon - arg) : 0;
 
-	if (u->nheaders == MAX_USER_HEADERS)
-		usage_error("too many headers (at most %d)", MAX_USER_HEADERS);
+	if (u->nheaders == UPLOAD_MAX_HEADERS)
+		usage_error("too many headers (at most %d)", UPLOAD_MAX_HEADERS);
 	if (!n || n >= sizeof(cli->header_names[0]))
 		usage_error("invalid header '%s': expected 'Name: value'", arg);
 	memcpy(cli->header_names[u->nheaders], arg, n);

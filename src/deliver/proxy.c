@@ -169,23 +169,22 @@ bool proxy__bypassed(const char *host, const char *no_proxy)
 	return false;
 }
 
-static const char *first_set(const char *a, const char *b)
+/* A variable's value, NULL when unset or empty (curl ignores an empty one). */
+static const char *nonempty(const char *v)
 {
-	if (a && *a)
-		return a;
-	return b && *b ? b : NULL;
+	return v && *v ? v : NULL;
 }
 
 int proxy__choose(const struct http_url *target, const struct proxy_env *env, struct proxy *out,
 		  const char **why)
 {
-	const char *value = first_set(target->tls ? env->https_proxy : env->http_proxy, NULL);
+	const char *value = nonempty(target->tls ? env->https_proxy : env->http_proxy);
 	const char *source = target->tls ? "https_proxy" : "http_proxy";
 
 	memset(out, 0, sizeof(*out));
 	*why = NULL;
 	if (!value) {
-		value = first_set(env->all_proxy, NULL);
+		value = nonempty(env->all_proxy);
 		source = "all_proxy";
 	}
 	if (!value || proxy__bypassed(target->host, env->no_proxy))

@@ -625,11 +625,6 @@ const char *tls_conn__close_hint(const struct tls_conn *t)
 	return t->c->has_cert ? " (it may have refused cprof's client certificate)" : "";
 }
 
-const char *tls_conn__version(const struct tls_conn *t)
-{
-	return mbedtls_ssl_get_version(&t->ssl);
-}
-
 void tls_conn__free(struct tls_conn *t)
 {
 	if (!t)

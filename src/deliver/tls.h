@@ -68,8 +68,6 @@ ssize_t tls_conn__read(struct tls_conn *t, void *buf, size_t cap, int64_t deadli
  * lets it), with no alert if it is Node's. "" when cprof sent none.
  */
 const char *tls_conn__close_hint(const struct tls_conn *t);
-/* "TLSv1.3" or "TLSv1.2". */
-const char *tls_conn__version(const struct tls_conn *t);
 void tls_conn__free(struct tls_conn *t);
 
 #endif

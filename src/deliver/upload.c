@@ -32,8 +32,7 @@
 
 #define MAX_RESPONSE	   (1u << 20)
 #define RETRY_AFTER_MAX_MS 60000
-#define MAX_USER_HEADERS   16
-#define MAX_HEADERS	   (8 + MAX_USER_HEADERS)
+#define MAX_HEADERS	   (8 + UPLOAD_MAX_HEADERS)
 #define GRPC_UNIMPLEMENTED 12
 
 struct upload {
@@ -108,8 +107,7 @@ static int make_authorization(struct upload *u, const struct upload_opts *o)
 	if (o->basic_auth) {
 		if (!strchr(o->basic_auth, ':') || !header_safe(o->basic_auth)) {
 			pr_err("basic auth (CPROF_BASIC_AUTH or --basic-auth-file) must be "
-			       "user:password, without control "
-			       "characters");
+			       "user:password, without control characters");
 			return -EINVAL;
 		}
 		enc = base64__encode(o->basic_auth);
@@ -160,8 +158,8 @@ static int check_headers(const struct upload_opts *o)
 {
 	size_t i, k;
 
-	if (o->nheaders > MAX_USER_HEADERS) {
-		pr_err("too many headers (at most %d)", MAX_USER_HEADERS);
+	if (o->nheaders > UPLOAD_MAX_HEADERS) {
+		pr_err("too many headers (at most %d)", UPLOAD_MAX_HEADERS);
 		return -EINVAL;
 	}
 	for (i = 0; i < o->nheaders; i++) {

@@ -20,6 +20,9 @@ struct batch;
 struct cancel;
 struct upload;
 
+/* The most extra headers (--header) a request takes. */
+#define UPLOAD_MAX_HEADERS 16
+
 enum upload_protocol {
 	UPLOAD_AUTO,
 	UPLOAD_PARCA,
