@@ -175,10 +175,22 @@ $(OUT)/version.h: FORCE | $(OUT)/obj
 
 $(OUT)/obj/main.o: $(OUT)/version.h
 
+# The flame graph's script and style sheet (src/encode/flamegraph.js, .css)
+# as C string literals for src/encode/svg.c, without indentation and
+# whole-line // comments: the binary carries the code, the repository its
+# explanations. A "]]>" would end the SVG's CDATA section early.
+$(OUT)/flamegraph_%.inc: src/encode/flamegraph.% Makefile | $(OUT)/obj
+	$(call msg,GEN,$@)
+	$(Q)! grep -n ']]>' $< || { echo "$<: ']]>' would end the SVG's CDATA section" >&2; exit 1; }
+	$(Q)sed -e 's/^[[:space:]]*//' -e '/^\/\//d' -e '/^$$/d' -e 's/\\/\\\\/g' -e 's/"/\\"/g' \
+		-e 's/^/"/' -e 's/$$/\\n"/' $< > $@
+
+$(OUT)/obj/encode/svg.o: $(OUT)/flamegraph_js.inc $(OUT)/flamegraph_css.inc
+
 # The unwind table builder, named by a hash of its sources: a table kept on
 # disk (src/unwind/table_store.c) is read back only by the builder that made it.
 TABLE_BUILDER_SRCS := $(sort $(wildcard src/unwind/*.c src/unwind/*.h)) bpf/unwind_abi.h \
-	bpf/sampler_abi.h bpf/mix64.h
+	bpf/sampler_abi.h bpf/mix64.h src/lib/elf_image.c src/lib/elf_image.h
 $(OUT)/table_builder.h: $(TABLE_BUILDER_SRCS) | $(OUT)/obj
 	$(Q)printf '#define CPROF_TABLE_BUILDER "%s"\n' \
 		"$$(cat $(TABLE_BUILDER_SRCS) | sha256sum | cut -c1-16)" > $@
@@ -424,10 +436,12 @@ check: all unit-tests
 test-unit: unit-tests fixtures
 	$(Q)tests/run --unit-only
 
-# README command 1: profile the bundled workload with a known call tree.
+# README command 1: profile the bundled workload with a known call tree, as
+# a pprof profile and as a flame graph.
 demo: all
 	./cprof -F 499 -o cprof.pb.gz -- .output/fixtures/known_tree 3
-	@echo "Read it with: go tool pprof -top cprof.pb.gz"
+	./cprof -F 499 -o cprof.svg -- .output/fixtures/known_tree 3
+	@echo "Open cprof.svg in a browser; read cprof.pb.gz with: go tool pprof -top cprof.pb.gz"
 
 clean:
 	rm -rf $(OUT) .output/bpf-* .output/fixtures cprof

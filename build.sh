@@ -41,6 +41,9 @@ TEST_PACKAGES=(
 	openssl ca-certificates           # the https tests' certificates (certs.bash); a system CA bundle
 	linux-perf                        # perf record: the reference of mappings.sh's build profile
 	bpftrace time xz-utils            # the peers and workloads of bench/run (bench_smoke.sh)
+	debuginfod                        # elfutils' server: symbolize_debuginfod.sh fetches from it
+	chromium                          # flame graphs opened in a real browser (tests/e2e/flamegraph.sh)
+	libxml2-utils                     # xmllint: the flame graphs are well-formed XML
 )
 
 # wants_tests MAKE-ARGS...: true when the arguments build or run tests: the

@@ -12,13 +12,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "deliver/http.h"
 #include "deliver/labels.h"
 #include "deliver/upload.h"
+#include "resolve/debuginfod.h"
 #include "lib/file.h"
 #include "lib/log.h"
 #include "lib/procfs.h"
+#include "render.h"
 #include "session.h"
 #include "signals.h"
 #include "version.h"
@@ -34,12 +37,13 @@
 #define MAX_SAMPLE_RATE_SYSCTL "/proc/sys/kernel/perf_event_max_sample_rate"
 #define MAX_PIDS	       1024
 /* Continuous mode: prime, so sampling does not beat with the many 100 Hz timers. */
-#define DEFAULT_CONTINUOUS_HZ 19
-#define DEFAULT_SPOOL_DIR     "/var/spool/cprof"
-#define DEFAULT_SPOOL_MAX     (100ull << 20)
-#define DEFAULT_TIMEOUT_MS    10000
-#define MAX_USER_LABELS	      32
-#define MAX_TOKEN_BYTES	      8192
+#define DEFAULT_CONTINUOUS_HZ	   19
+#define DEFAULT_SPOOL_DIR	   "/var/spool/cprof"
+#define DEFAULT_SPOOL_MAX	   (100ull << 20)
+#define DEFAULT_TIMEOUT_MS	   10000
+#define DEFAULT_DEBUGINFOD_WAIT_MS 5000
+#define MAX_USER_LABELS		   32
+#define MAX_TOKEN_BYTES		   8192
 
 enum {
 	OPT_FORMAT = 256,
@@ -51,6 +55,9 @@ enum {
 	OPT_DEBUG_DIR,
 	OPT_CACHE_DIR,
 	OPT_NO_CACHE,
+	OPT_NO_DEBUGINFOD,
+	OPT_DEBUGINFOD_TIMEOUT,
+	OPT_DEBUGINFOD_MAX,
 	OPT_FRAME_POINTERS,
 	OPT_STACK_COPIES,
 	OPT_SERVER,
@@ -70,13 +77,17 @@ enum {
 	OPT_SERVER_NAME,
 	OPT_INSECURE,
 	OPT_VERSION,
+	OPT_TITLE,
+	OPT_MINWIDTH,
+	OPT_INVERTED,
 };
 
 static const char usage_text[] =
 	"Usage: cprof [OPTIONS] [-p PID[,PID...] | -a | -- COMMAND [ARGS...]]\n"
 	"\n"
 	"Samples CPU stacks (user and kernel) with eBPF and writes a symbolized\n"
-	"profile in pprof format (gzipped profile.proto) or as folded stacks.\n"
+	"profile in pprof format (gzipped profile.proto), as folded stacks, or as a\n"
+	"flame graph (an SVG file to open in a browser, offline).\n"
 	"\n"
 	"What to profile (one of):\n"
 	"  -p, --pid PID[,PID...]   running processes (-p may be repeated), all their\n"
@@ -85,6 +96,9 @@ static const char usage_text[] =
 	"                           neither -p nor a command is given)\n"
 	"  -- COMMAND [ARGS...]     start COMMAND, profile it (and its children) until\n"
 	"                           it exits, and exit with its exit status\n"
+	"  -i, --input FILE         profile nothing: draw FILE, folded stacks ('a;b;c\n"
+	"                           COUNT' lines, cprof's or a stackcollapse script's;\n"
+	"                           - is stdin), as a flame graph (-o, default cprof.svg)\n"
 	"\n"
 	"Options:\n"
 	"  -F, --frequency HZ       samples per second per CPU (default 99); at most\n"
@@ -93,10 +107,17 @@ static const char usage_text[] =
 	"                           with a command: until it exits). Ctrl-C stops\n"
 	"                           early and still writes the profile; a second\n"
 	"                           Ctrl-C aborts (exit 130, no file written)\n"
-	"  -o, --output FILE        where to write (default cprof.pb.gz, or\n"
-	"                           cprof.folded with --format folded); - is stdout\n"
-	"      --format FORMAT      pprof (default) or folded (Brendan Gregg's\n"
-	"                           'a;b;c COUNT' lines for flamegraph.pl/speedscope)\n"
+	"  -o, --output FILE        where to write (default cprof.pb.gz, or cprof.folded\n"
+	"                           or cprof.svg by --format); - is stdout; a name\n"
+	"                           ending in .svg means --format svg\n"
+	"      --format FORMAT      pprof (default), folded (Brendan Gregg's 'a;b;c\n"
+	"                           COUNT' lines for flamegraph.pl/speedscope) or svg\n"
+	"                           (an interactive flame graph, one self-contained file)\n"
+	"      --title TEXT         svg: the title (default: the command, the PIDs or\n"
+	"                           the whole system)\n"
+	"      --minwidth PERCENT   svg: frames narrower than this share of all samples\n"
+	"                           are merged, one box per parent (default 0.1)\n"
+	"      --inverted           svg: an icicle graph, the root at the top\n"
 	"      --per-thread         add a tid label (and a thread level in folded)\n"
 	"      --include-idle       keep samples of idle CPUs (the swapper task)\n"
 	"      --no-children        with -p or a command: do not follow child processes\n"
@@ -105,6 +126,18 @@ static const char usage_text[] =
 	"      --top N              functions listed in the summary (default 10)\n"
 	"      --debug-dir DIR      where separate debug files of stripped binaries\n"
 	"                           are looked for (default /usr/lib/debug)\n"
+	"      --no-debuginfod      fetch no debug files: by default, with\n"
+	"                           DEBUGINFOD_URLS set (as for perf and gdb), stripped\n"
+	"                           files without a local one are fetched by build ID\n"
+	"                           while sampling goes on, into the cache those tools\n"
+	"                           share ($DEBUGINFOD_CACHE_PATH, else\n"
+	"                           ~/.cache/debuginfod_client)\n"
+	"      --debuginfod-timeout SECONDS\n"
+	"                           how long the end of the run waits for debug files\n"
+	"                           still downloading (default 5; units as for -d)\n"
+	"      --debuginfod-max-bytes N\n"
+	"                           the largest debug file taken, e.g. 500M (default\n"
+	"                           2G, or DEBUGINFOD_MAXSIZE)\n"
 	"      --cache-dir DIR      where the unwind tables built from programs' CFI\n"
 	"                           are kept, so that later runs read them back (by\n"
 	"                           build ID) instead of building them again (default\n"
@@ -175,7 +208,7 @@ static const char usage_text[] =
 	"  cprof -p 1234 -d 30                profile PID 1234 for 30 s\n"
 	"  cprof -F 999 -- ./build.sh         profile a command at 999 Hz\n"
 	"  cprof -a -d 5 -o host.pb.gz        the whole system for 5 s\n"
-	"  cprof --format folded -o - -- make | flamegraph.pl > make.svg\n"
+	"  cprof -o make.svg -- make          a flame graph of a command: open make.svg\n"
 	"  cprof -p 1234 -d 10 --server http://parca:7070\n"
 	"  cprof -a --interval 10s --server http://pyroscope:4040 --label env=prod\n"
 	"  go tool pprof -top cprof.pb.gz     read the result\n"
@@ -293,7 +326,14 @@ struct cli {
 	struct http_header headers[UPLOAD_MAX_HEADERS];
 	char header_names[UPLOAD_MAX_HEADERS][64];
 	char ca_dir[PATH_MAX];
+	struct debuginfod_opts debuginfod;
+	char debuginfod_cache[PATH_MAX];
+	bool no_debuginfod;
 	bool all, hz_set, duration_set;
+	/* --format given; an option of the svg format given */
+	bool format_set, svg_set;
+	/* -i: a profile to draw, not to take */
+	const char *input;
 	bool server_only_set; /* an option that means nothing without --server */
 };
 
@@ -340,6 +380,17 @@ static const char *env_either(const char *lower, const char *upper)
 	return v && *v ? v : getenv(upper);
 }
 
+/* The proxies of uploads and debuginfod fetches, as curl reads them. */
+static void read_proxy_env(struct proxy_env *p)
+{
+	*p = (struct proxy_env){
+		.https_proxy = env_either("https_proxy", "HTTPS_PROXY"),
+		.http_proxy = env_either("http_proxy", "HTTP_PROXY"),
+		.all_proxy = env_either("all_proxy", "ALL_PROXY"),
+		.no_proxy = env_either("no_proxy", "NO_PROXY"),
+	};
+}
+
 /* Checks and completes the --server options; usage errors exit 2. */
 static void finish_upload_opts(struct cli *cli)
 {
@@ -359,14 +410,10 @@ static void finish_upload_opts(struct cli *cli)
 	if (http__parse_url(u->url, &url, &why))
 		usage_error("bad server URL '%s': %s", u->url, why);
 	finish_tls_opts(&url, cli);
-	u->proxy_env = (struct proxy_env){
-		.https_proxy = env_either("https_proxy", "HTTPS_PROXY"),
-		.http_proxy = env_either("http_proxy", "HTTP_PROXY"),
-		.all_proxy = env_either("all_proxy", "ALL_PROXY"),
-		.no_proxy = env_either("no_proxy", "NO_PROXY"),
-	};
 	if (o->format == FORMAT_FOLDED)
 		usage_error("--server sends pprof: --format folded cannot be combined with it");
+	if (o->format == FORMAT_SVG && o->interval_ms)
+		usage_error("--interval writes no file: --format svg cannot be combined with it");
 	if (o->interval_ms && o->output_given)
 		usage_error("--interval cannot be combined with -o: intervals the server misses "
 			    "wait in --spool-dir");
@@ -516,8 +563,40 @@ static void parse_format(const char *arg, struct cli *cli)
 		cli->o.format = FORMAT_PPROF;
 	else if (strcmp(arg, "folded") == 0)
 		cli->o.format = FORMAT_FOLDED;
+	else if (strcmp(arg, "svg") == 0)
+		cli->o.format = FORMAT_SVG;
 	else
-		usage_error("unknown format '%s': expected pprof or folded", arg);
+		usage_error("unknown format '%s': expected pprof, folded or svg", arg);
+	cli->format_set = true;
+}
+
+/* --minwidth 0.5 or 0.5%: percent of all samples. */
+static double parse_percent(const char *s, const char *what)
+{
+	double v;
+	char *end;
+
+	errno = 0;
+	v = strtod(s, &end);
+	if (end != s && *end == '%')
+		end++;
+	if (errno || end == s || *end || !isfinite(v) || v < 0 || v > 100)
+		usage_error("invalid %s '%s': expected a percentage from 0 to 100, e.g. 0.1", what,
+			    s);
+	return v;
+}
+
+static void parse_svg_option(int c, const char *arg, struct cli *cli)
+{
+	struct svg_style *svg = &cli->o.svg;
+
+	if (c == OPT_TITLE)
+		svg->title = arg;
+	else if (c == OPT_MINWIDTH)
+		svg->minwidth = parse_percent(arg, "--minwidth");
+	else
+		svg->inverted = true;
+	cli->svg_set = true;
 }
 
 /* What to profile, how, and where the profile goes; false if c is not one of them. */
@@ -531,6 +610,9 @@ static bool parse_profile_option(int c, char *arg, struct cli *cli)
 		break;
 	case 'a':
 		cli->all = true;
+		break;
+	case 'i':
+		cli->input = arg;
 		break;
 	case 'F':
 		o->hz = (unsigned int)parse_ulong(arg, "frequency", 1, MAX_HZ);
@@ -548,6 +630,11 @@ static bool parse_profile_option(int c, char *arg, struct cli *cli)
 		break;
 	case OPT_FORMAT:
 		parse_format(arg, cli);
+		break;
+	case OPT_TITLE:
+	case OPT_MINWIDTH:
+	case OPT_INVERTED:
+		parse_svg_option(c, arg, cli);
 		break;
 	case OPT_PER_THREAD:
 		o->per_thread = true;
@@ -581,6 +668,15 @@ static bool parse_profile_option(int c, char *arg, struct cli *cli)
 	case OPT_NO_CACHE:
 		o->cache_dir = "";
 		break;
+	case OPT_NO_DEBUGINFOD:
+		cli->no_debuginfod = true;
+		break;
+	case OPT_DEBUGINFOD_TIMEOUT:
+		o->debuginfod_wait_ms = parse_duration_ms(arg, "debuginfod timeout");
+		break;
+	case OPT_DEBUGINFOD_MAX:
+		cli->debuginfod.max_bytes = parse_size(arg, "debuginfod size", 4096, 1ull << 40);
+		break;
 	default:
 		return false;
 	}
@@ -590,10 +686,14 @@ static bool parse_profile_option(int c, char *arg, struct cli *cli)
 static const struct option longopts[] = {
 	{"pid", required_argument, NULL, 'p'},
 	{"all", no_argument, NULL, 'a'},
+	{"input", required_argument, NULL, 'i'},
 	{"frequency", required_argument, NULL, 'F'},
 	{"duration", required_argument, NULL, 'd'},
 	{"output", required_argument, NULL, 'o'},
 	{"format", required_argument, NULL, OPT_FORMAT},
+	{"title", required_argument, NULL, OPT_TITLE},
+	{"minwidth", required_argument, NULL, OPT_MINWIDTH},
+	{"inverted", no_argument, NULL, OPT_INVERTED},
 	{"per-thread", no_argument, NULL, OPT_PER_THREAD},
 	{"include-idle", no_argument, NULL, OPT_INCLUDE_IDLE},
 	{"no-children", no_argument, NULL, OPT_NO_CHILDREN},
@@ -602,6 +702,9 @@ static const struct option longopts[] = {
 	{"debug-dir", required_argument, NULL, OPT_DEBUG_DIR},
 	{"cache-dir", required_argument, NULL, OPT_CACHE_DIR},
 	{"no-cache", no_argument, NULL, OPT_NO_CACHE},
+	{"no-debuginfod", no_argument, NULL, OPT_NO_DEBUGINFOD},
+	{"debuginfod-timeout", required_argument, NULL, OPT_DEBUGINFOD_TIMEOUT},
+	{"debuginfod-max-bytes", required_argument, NULL, OPT_DEBUGINFOD_MAX},
 	{"frame-pointers", no_argument, NULL, OPT_FRAME_POINTERS},
 	{"stack-copies", no_argument, NULL, OPT_STACK_COPIES},
 	{"server", required_argument, NULL, OPT_SERVER},
@@ -651,7 +754,7 @@ static void parse_args(int argc, char **argv, struct cli *cli)
 
 	opterr = 0;
 	/* '+': options end at the first non-option, which starts the command. */
-	while ((c = getopt_long(argc, argv, "+:p:aF:d:o:vh", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+:p:ai:F:d:o:vh", longopts, NULL)) != -1) {
 		if (parse_profile_option(c, optarg, cli) || parse_server_option(c, optarg, cli))
 			continue;
 		switch (c) {
@@ -690,6 +793,62 @@ static void check_kernel_max_rate(unsigned int hz)
 		    hz, max);
 }
 
+/* The format -o names (NAME.svg) unless --format said it, its file name, its options. */
+static void finish_format(struct cli *cli)
+{
+	struct session_opts *o = &cli->o;
+	size_t n = o->output ? strlen(o->output) : 0;
+
+	if (!cli->format_set && n > 4 && !strcasecmp(o->output + n - 4, ".svg"))
+		o->format = FORMAT_SVG;
+	if (cli->svg_set && o->format != FORMAT_SVG)
+		usage_error("--title, --minwidth and --inverted are for the flame graph: --format "
+			    "svg or -o NAME.svg");
+	if (!o->output)
+		o->output = o->format == FORMAT_FOLDED ? "cprof.folded"
+			    : o->format == FORMAT_SVG  ? "cprof.svg"
+						       : "cprof.pb.gz";
+}
+
+/*
+ * The debuginfod servers and cache as the environment gives them (elfutils'
+ * variables); none unless DEBUGINFOD_URLS names one and --no-debuginfod
+ * was not given. --debuginfod-max-bytes wins over DEBUGINFOD_MAXSIZE.
+ */
+static void finish_debuginfod(struct cli *cli)
+{
+	struct debuginfod_opts *d = &cli->debuginfod;
+	uint64_t max = d->max_bytes;
+
+	if (!cli->o.debuginfod_wait_ms)
+		cli->o.debuginfod_wait_ms = DEFAULT_DEBUGINFOD_WAIT_MS;
+	if (cli->no_debuginfod)
+		return;
+	debuginfod_opts__from_env(d, cli->debuginfod_cache, sizeof(cli->debuginfod_cache));
+	if (max)
+		d->max_bytes = max;
+	if (!d->urls || !d->urls[strspn(d->urls, " \t\n")])
+		return;
+	d->proxy_env = &cli->upload.proxy_env;
+	cli->o.debuginfod = d;
+}
+
+/* -i: a profile drawn, nothing profiled. */
+static int draw_file(struct cli *cli)
+{
+	struct session_opts *o = &cli->o;
+	struct render_opts r = {.input = cli->input, .svg = &o->svg};
+
+	if (o->command || o->npids || cli->all || cli->upload.url || cli->server_only_set)
+		usage_error("-i draws a profile already taken: no -p, -a, command or --server");
+	if (cli->format_set && o->format != FORMAT_SVG)
+		usage_error("-i draws a flame graph: --format svg only");
+	o->format = FORMAT_SVG;
+	finish_format(cli);
+	r.output = o->output;
+	return render__run(&r);
+}
+
 /* Combinations and defaults that depend on more than one option. */
 static void finish_opts(struct cli *cli)
 {
@@ -700,6 +859,7 @@ static void finish_opts(struct cli *cli)
 	if (cli->all && (o->command || o->npids))
 		usage_error("-a cannot be combined with -p or a command");
 	o->pids = cli->pids;
+	read_proxy_env(&cli->upload.proxy_env);
 	finish_upload_opts(cli);
 	o->labels = &cli->labels;
 	if (!o->spool_dir)
@@ -709,11 +869,11 @@ static void finish_opts(struct cli *cli)
 	if (o->interval_ms && !cli->hz_set)
 		o->hz = DEFAULT_CONTINUOUS_HZ;
 	check_kernel_max_rate(o->hz);
+	finish_debuginfod(cli);
 	/* Continuous mode runs until stopped, unless -d bounds it. */
 	if (!cli->duration_set && !o->command && !o->interval_ms)
 		o->duration_ms = DEFAULT_DURATION_MS;
-	if (!o->output)
-		o->output = o->format == FORMAT_FOLDED ? "cprof.folded" : "cprof.pb.gz";
+	finish_format(cli);
 }
 
 int main(int argc, char **argv)
@@ -721,7 +881,10 @@ int main(int argc, char **argv)
 	/* Set here, not by an initializer: 26 KB of zeros need no room in the file. */
 	static struct cli cli;
 
-	cli.o = (struct session_opts){.hz = DEFAULT_HZ, .follow_children = true, .top_n = 10};
+	cli.o = (struct session_opts){.hz = DEFAULT_HZ,
+				      .follow_children = true,
+				      .top_n = 10,
+				      .svg.minwidth = SVG_DEFAULT_MINWIDTH};
 	cli.upload = (struct upload_opts){.protocol = UPLOAD_AUTO,
 					  .user_agent = "cprof/" CPROF_VERSION,
 					  .timeout_ms = DEFAULT_TIMEOUT_MS};
@@ -729,6 +892,8 @@ int main(int argc, char **argv)
 	/* First: a Ctrl-C at any moment from here on ends cprof in order. */
 	signals__install();
 	parse_args(argc, argv, &cli);
+	if (cli.input)
+		return draw_file(&cli);
 	finish_opts(&cli);
 	return session__run(&cli.o);
 }

@@ -20,8 +20,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 #include <sys/resource.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 
 #include "build/profile.h"
@@ -33,12 +35,17 @@
 #include "deliver/upload.h"
 #include "encode/folded.h"
 #include "encode/pprof.h"
+#include "encode/svg.h"
 #include "lib/block_pool.h"
 #include "lib/cancel.h"
 #include "lib/clock.h"
 #include "lib/procfs.h"
+#include "lib/sbuf.h"
 #include "lib/u64map.h"
 #include "lib/words.h"
+#include "deliver/tls.h"
+#include "resolve/debuginfod.h"
+#include "resolve/debuginfod_queue.h"
 #include "resolve/symbolizer.h"
 #include "resolve/task_feed.h"
 #include "sample/region_feed.h"
@@ -133,6 +140,12 @@ struct run {
 	struct batcher *batcher;
 	struct spool *spool;
 	struct delivery *delivery;
+	/* Debug files from debuginfod servers (NULL: none asked for), and what ends their fetches.
+	 */
+	struct debuginfod *dbgd;
+	struct debuginfod_queue *fetches;
+	struct cancel *fetch_cancel;
+	struct tls_client *fetch_tls;
 	struct output *out;	    /* one-shot: the file or stdout */
 	struct target *cmd;	    /* the command cprof started, or NULL */
 	struct task_events *events; /* the kernel's process records; NULL: not followed */
@@ -516,43 +529,118 @@ static bool any_alive(const struct run *r)
 	return false;
 }
 
-static int write_profile(const struct session_opts *o, struct profile *prof, struct output *out)
+/* The flame graph, titled with what was profiled, where and how. */
+static int write_svg(const struct session_opts *o, struct profile *prof,
+		     const struct summary_info *info, struct output *out)
 {
-	uint8_t *gz = NULL;
-	char *text = NULL;
-	size_t gz_len = 0, text_len = 0;
+	const struct profile_meta *pm = profile__meta(prof);
+	struct svg_meta meta = {.time_ns = pm->time_ns,
+				.duration_ns = pm->duration_ns,
+				.hz = pm->hz,
+				.lost_known = true,
+				.lost = summary__lost_samples(info)};
+	struct sbuf target = {0};
+	struct utsname uts;
+	char *svg = NULL;
+	size_t len = 0, i;
 	int err;
 
-	if (o->format == FORMAT_FOLDED) {
-		err = folded__encode(prof, &text, &text_len);
-		if (err) {
-			pr_err("cannot encode the folded profile: %s", strerror(-err));
-			goto cleanup;
-		}
-		err = output__write(out, text, text_len);
-		goto cleanup;
+	for (i = 0; o->command && o->command[i]; i++)
+		sbuf__printf(&target, "%s%s", i ? " " : "", o->command[i]);
+	if (o->npids)
+		sbuf__str(&target, o->npids > 1 ? "PIDs " : "PID ");
+	for (i = 0; i < o->npids; i++)
+		sbuf__printf(&target, "%s%u", i ? ", " : "", o->pids[i]);
+	if (!o->command && !o->npids)
+		sbuf__str(&target, "the whole system");
+	sbuf__add(&target, "", 1);
+	meta.target = target.err ? NULL : target.data;
+	if (uname(&uts) == 0) {
+		meta.host = uts.nodename;
+		meta.kernel = uts.release;
 	}
+	err = svg__encode(prof, &o->svg, &meta, &svg, &len);
+	if (!err)
+		err = output__write(out, svg, len);
+	if (!err)
+		fprintf(stderr, "cprof: wrote %s%s (flame graph, %zu bytes)\n",
+			strcmp(output__path(out), "stdout") ? "" : "the flame graph to ",
+			output__path(out), len);
+	free(svg);
+	free(target.data);
+	return err;
+}
+
+static int write_pprof(struct profile *prof, struct output *out)
+{
+	uint8_t *gz = NULL;
+	size_t gz_len = 0;
+	int err;
+
 	err = pprof__encode_gz(prof, &gz, &gz_len);
 	if (err) {
 		pr_err("cannot encode the pprof profile: %s", strerror(-err));
-		goto cleanup;
+		return err;
 	}
 	err = output__write(out, gz, gz_len);
 	if (!err)
 		fprintf(stderr, "cprof: wrote %s%s (pprof, %zu bytes)\n",
 			strcmp(output__path(out), "stdout") ? "" : "the profile to ",
 			output__path(out), gz_len);
-cleanup:
 	free(gz);
+	return err;
+}
+
+static int write_profile(const struct session_opts *o, struct profile *prof,
+			 const struct summary_info *info, struct output *out)
+{
+	char *text = NULL;
+	size_t text_len = 0;
+	int err;
+
+	if (o->format == FORMAT_SVG)
+		return write_svg(o, prof, info, out);
+	if (o->format == FORMAT_PPROF)
+		return write_pprof(prof, out);
+	err = folded__encode(prof, &text, &text_len);
+	if (err) {
+		pr_err("cannot encode the folded profile: %s", strerror(-err));
+		return err;
+	}
+	err = output__write(out, text, text_len);
 	free(text);
 	return err;
+}
+
+/*
+ * The upload failed and -o draws a flame graph: the profile itself is kept
+ * too, as the server would have had it, beside the graph (app.svg:
+ * app.pb.gz; stdout: cprof.pb.gz).
+ */
+static void keep_pprof(const struct session_opts *o, struct profile *prof)
+{
+	size_t n = strlen(o->output);
+	struct output *out = NULL;
+	char path[PATH_MAX];
+
+	if (!strcmp(o->output, "-"))
+		snprintf(path, sizeof(path), "cprof.pb.gz");
+	else if (n > 4 && !strcasecmp(o->output + n - 4, ".svg"))
+		snprintf(path, sizeof(path), "%.*s.pb.gz", (int)(n - 4), o->output);
+	else
+		snprintf(path, sizeof(path), "%s.pb.gz", o->output);
+	if (output__open(path, true, &out) == 0)
+		write_pprof(prof, out);
+	else
+		pr_err("cannot keep the profile in %s", path);
+	output__free(out);
 }
 
 /*
  * One-shot upload. Whatever the server does, the profile is kept: written
  * to the output file when the upload fails, and also when -o asked for it.
  */
-static int upload_or_save(struct run *r, struct output *out)
+static int upload_or_save(struct run *r, const struct summary_info *info, struct output *out)
 {
 	enum upload_result res = UPLOAD_REJECTED;
 	struct batch *b = NULL;
@@ -578,7 +666,9 @@ static int upload_or_save(struct run *r, struct output *out)
 	batch__free(b);
 	if (res == UPLOAD_OK && !r->o->output_given)
 		return 0;
-	err = write_profile(r->o, r->prof, out);
+	err = write_profile(r->o, r->prof, info, out);
+	if (res != UPLOAD_OK && r->o->format != FORMAT_PPROF)
+		keep_pprof(r->o, r->prof);
 	if (res != UPLOAD_OK)
 		return EXIT_UPLOAD_FAILED;
 	return err ? 1 : 0;
@@ -600,6 +690,10 @@ static void read_info(struct run *r, struct summary_info *in)
 	in->forks_late = r->forks_late;
 	memcpy(in->sym, symbolizer__stats(r->sym), sizeof(in->sym));
 	symbolizer__unopened_who(r->sym, in->unopened_who, sizeof(in->unopened_who));
+	if (r->fetches) {
+		in->debuginfod = true;
+		debuginfod_queue__counts(r->fetches, &in->fetched);
+	}
 	if (r->events) {
 		struct task_events_stats st;
 
@@ -980,6 +1074,62 @@ static void open_head_start(struct run *r, struct sampler_head_start *head)
 	}
 }
 
+/*
+ * https:// debuginfod servers are checked against the system's CAs (or
+ * SSL_CERT_FILE, SSL_CERT_DIR); --ca-file and the rest are --server's.
+ */
+static const struct tls_client *fetch_tls(struct run *r, const char *urls)
+{
+	struct tls_opts t = {.ca_file = getenv("SSL_CERT_FILE"), .ca_dir = getenv("SSL_CERT_DIR")};
+	char why[256];
+
+	if (!strstr(urls, "https://"))
+		return NULL;
+	if (t.ca_file && !*t.ca_file)
+		t.ca_file = NULL;
+	if (t.ca_dir && (!*t.ca_dir || t.ca_file))
+		t.ca_dir = NULL;
+	if (tls_client__new(&t, &r->fetch_tls, why, sizeof(why)))
+		pr_warn("https:// debuginfod servers cannot be used: %s", why);
+	return r->fetch_tls;
+}
+
+/*
+ * Stripped files' debug files from the servers DEBUGINFOD_URLS names,
+ * fetched while sampling goes on. Without them, frames stay module+offset:
+ * a warning, not a failure.
+ */
+static void start_fetches(struct run *r)
+{
+	struct debuginfod_opts d = *r->o->debuginfod;
+	int err;
+
+	err = cancel__new(&r->fetch_cancel);
+	if (!err) {
+		d.cancel = r->fetch_cancel;
+		d.tls = fetch_tls(r, d.urls);
+		err = debuginfod__new(&d, &r->dbgd);
+	}
+	if (!err && debuginfod__enabled(r->dbgd))
+		err = debuginfod_queue__new(r->dbgd, &r->fetches);
+	if (err) {
+		pr_warn("debug files will not be fetched from debuginfod: %s", strerror(-err));
+		return;
+	}
+	if (r->fetches)
+		symbolizer__set_debuginfod(r->sym, r->fetches,
+					   r->o->debuginfod_wait_ms * 1000000ull);
+}
+
+/* Fetches still under way end now: their files are not waited for any more. */
+static void stop_fetches(struct run *r)
+{
+	if (r->fetch_cancel)
+		cancel__trigger(r->fetch_cancel);
+	debuginfod_queue__free(r->fetches);
+	r->fetches = NULL;
+}
+
 /* The profile, the symbolizer and the loaded BPF program with its targets. */
 static int prepare(struct run *r)
 {
@@ -1006,6 +1156,8 @@ static int prepare(struct run *r)
 		pr_err("out of memory");
 		return -ENOMEM;
 	}
+	if (o->debuginfod)
+		start_fetches(r);
 	so.unwinder = open_unwinder(r);
 	/* Without the unwinder's maps, the walk is done in user space: stack copies. */
 	so.copy_samples = o->stack_copies || (!o->frame_pointers && !so.unwinder);
@@ -1228,6 +1380,7 @@ static int finish_oneshot(struct run *r, uint64_t now)
 
 	profile__finish_frames(r->prof, r->sym, true);
 	read_info(r, &info);
+	stop_fetches(r);
 	pr_debug("ticks %llu samples %llu, walks %llu (lost %llu); stack copies %llu (lost %llu, "
 		 "malformed or unkept %llu)",
 		 (unsigned long long)info.stats[CPROF_STAT_TICKS],
@@ -1249,9 +1402,9 @@ static int finish_oneshot(struct run *r, uint64_t now)
 	r->sym = NULL;
 	summary__add_comments(r->prof, &info);
 	if (r->upload)
-		exit_code = upload_or_save(r, r->out);
+		exit_code = upload_or_save(r, &info, r->out);
 	else
-		exit_code = write_profile(r->o, r->prof, r->out) ? 1 : 0;
+		exit_code = write_profile(r->o, r->prof, &info, r->out) ? 1 : 0;
 	summary__print(stderr, r->prof, &info, r->o->top_n);
 	return exit_code;
 }
@@ -1285,6 +1438,10 @@ static void teardown(struct run *r)
 {
 	signals__remove_on_abort(NULL);
 	delivery__free(r->delivery);
+	stop_fetches(r);
+	debuginfod__free(r->dbgd);
+	tls_client__free(r->fetch_tls);
+	cancel__free(r->fetch_cancel);
 	spool__free(r->spool);
 	batcher__free(r->batcher);
 	upload__free(r->upload);

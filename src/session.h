@@ -11,6 +11,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "encode/svg.h"
+
+struct debuginfod_opts;
 struct labels;
 struct upload_opts;
 
@@ -20,6 +23,7 @@ struct upload_opts;
 enum output_format {
 	FORMAT_PPROF,
 	FORMAT_FOLDED,
+	FORMAT_SVG, /* a flame graph */
 };
 
 struct session_opts {
@@ -30,6 +34,7 @@ struct session_opts {
 	uint64_t duration_ms; /* 0: until the command exits (with a command only) */
 	const char *output;   /* "-" = stdout */
 	enum output_format format;
+	struct svg_style svg; /* FORMAT_SVG: title, minimum width, inverted */
 	bool per_thread;
 	bool include_idle;
 	bool follow_children;
@@ -39,6 +44,9 @@ struct session_opts {
 	int top_n;
 	const char *debug_dir; /* separate debug files; NULL: the default, "": none */
 	const char *cache_dir; /* unwind tables kept between runs; NULL: the default, "": none */
+	/* Debug files from debuginfod servers (DEBUGINFOD_URLS); NULL: none. */
+	const struct debuginfod_opts *debuginfod;
+	uint64_t debuginfod_wait_ms; /* how long the end of the run waits for them */
 	/* --server: */
 	const struct upload_opts *upload; /* NULL: write a file only */
 	const struct labels *labels;	  /* --label pairs, validated */

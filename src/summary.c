@@ -333,6 +333,11 @@ static uint64_t lost_samples(const struct summary_info *in)
 	       in->stats[CPROF_STAT_WALKS_LOST];
 }
 
+uint64_t summary__lost_samples(const struct summary_info *in)
+{
+	return lost_samples(in);
+}
+
 static uint64_t lost_stacks(const struct summary_info *in)
 {
 	return in->stats[CPROF_STAT_USER_COLLISION] + in->stats[CPROF_STAT_KERN_COLLISION] +
@@ -406,6 +411,46 @@ static void user_stacks_comment(char *buf, size_t size, const struct summary_inf
 		appendf(buf, size, &off, " (stopped most in: %s)", in->truncated_who);
 	appendf(buf, size, &off, "; not walked, by frame pointers (taken in the kernel) %" PRIu64,
 		in->fp_user);
+}
+
+/*
+ * "debuginfod: 3 debug files asked for: 1 downloaded, 2 from the cache; 1
+ * failed: 1 not found", or "" when none was asked for.
+ */
+static void debuginfod_sentence(char *buf, size_t size, const struct summary_info *in)
+{
+	const struct debuginfod_counts *c = &in->fetched;
+	uint64_t asked = c->unfinished, failed = 0;
+	size_t len;
+	int i;
+
+	*buf = '\0';
+	for (i = 0; i < DEBUGINFOD_NSTATUS; i++) {
+		asked += c->status[i];
+		if (i != DEBUGINFOD_DOWNLOADED && i != DEBUGINFOD_FROM_CACHE)
+			failed += c->status[i];
+	}
+	if (!in->debuginfod || !asked)
+		return;
+	snprintf(buf, size,
+		 "debuginfod: %" PRIu64 " debug %s asked for: %" PRIu64 " downloaded, %" PRIu64
+		 " from the cache",
+		 asked, plural(asked, "file", "files"), c->status[DEBUGINFOD_DOWNLOADED],
+		 c->status[DEBUGINFOD_FROM_CACHE]);
+	for (i = 0; i < DEBUGINFOD_NSTATUS; i++) {
+		if (i == DEBUGINFOD_DOWNLOADED || i == DEBUGINFOD_FROM_CACHE || !c->status[i])
+			continue;
+		len = strlen(buf);
+		snprintf(buf + len, size - len, "%s%" PRIu64 " %s", failed ? "; failed: " : ", ",
+			 c->status[i], debuginfod_status__name(i));
+		failed = 0;
+	}
+	len = strlen(buf);
+	if (c->unfinished)
+		snprintf(buf + len, size - len,
+			 "; %" PRIu64
+			 " still downloading when the run ended (--debuginfod-timeout)",
+			 c->unfinished);
 }
 
 int summary__add_comments(struct profile *p, const struct summary_info *in)
@@ -490,6 +535,17 @@ int summary__add_comments(struct profile *p, const struct summary_info *in)
 	err = profile__add_comment(p, buf);
 	if (err)
 		return err;
+	if (in->debuginfod) {
+		memcpy(buf, "cprof: ", 7);
+		debuginfod_sentence(buf + 7, sizeof(buf) - 7, in);
+		if (buf[7] == '\0')
+			snprintf(buf + 7, sizeof(buf) - 7,
+				 "debuginfod: no debug file asked for (every file was named "
+				 "without one)");
+		err = profile__add_comment(p, buf);
+		if (err)
+			return err;
+	}
 	user_stacks_comment(buf, sizeof(buf), in);
 	err = profile__add_comment(p, buf);
 	if (err)
@@ -607,6 +663,8 @@ static void print_user_stacks(FILE *f, const struct summary_info *in)
 
 static void print_unnamed(FILE *f, uint64_t total, const struct summary_info *in)
 {
+	char line[512];
+
 	uint64_t n;
 
 	if (in->sym[SYM_STAT_UNKNOWN_USER] || in->sym[SYM_STAT_UNKNOWN_KERNEL])
@@ -642,6 +700,9 @@ static void print_unnamed(FILE *f, uint64_t total, const struct summary_info *in
 	if (n)
 		fprintf(f, "cprof: %" PRIu64 " malformed perf map %s skipped\n", n,
 			plural(n, "line", "lines"));
+	debuginfod_sentence(line, sizeof(line), in);
+	if (*line)
+		fprintf(f, "cprof: %s\n", line);
 }
 
 static void print_processes(FILE *f, const struct summary_info *in)

@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "resolve/debuginfod_queue.h"
 #include "resolve/symbolizer.h"
 #include "sampler_abi.h"
 #include "unwind_abi.h"
@@ -24,8 +25,10 @@ struct summary_info {
 	uint64_t stats[CPROF_STAT_MAX]; /* BPF-side counters */
 	uint64_t lost_notifications;
 	uint64_t missing_stacks;
-	uint64_t lost_spills;	    /* spilled samples user space had no memory to keep */
-	uint64_t sym[SYM_STAT_MAX]; /* symbolizer counters */
+	uint64_t lost_spills;		  /* spilled samples user space had no memory to keep */
+	uint64_t sym[SYM_STAT_MAX];	  /* symbolizer counters */
+	bool debuginfod;		  /* debug files were asked of debuginfod servers */
+	struct debuginfod_counts fetched; /* the run's fetches so far, by outcome */
 	int include_idle;
 	bool targeted;		  /* -p or a command: other processes and idle CPUs are not ours */
 	uint64_t unnamed_samples; /* samples with a user frame no symbol names */
@@ -92,6 +95,9 @@ uint64_t summary__unmapped_samples(const struct profile *p, char *who, size_t si
  * frame's name ("[unknown]") where no file held it.
  */
 uint64_t summary__truncated_samples(const struct profile *p, char *who, size_t size);
+
+/* Samples taken but not in the profile (the summary's "lost samples"). */
+uint64_t summary__lost_samples(const struct summary_info *info);
 
 /* Adds the loss accounting to the profile as comments. */
 int summary__add_comments(struct profile *p, const struct summary_info *info);

@@ -95,6 +95,23 @@ check_fallback_split() {
 		not_ok "$1" "hot_a bytes $a%, hot_b bytes $b% (want 70/30): $(head -2 "$2")"; fi
 }
 
+# npm_install SRC DIR: the npm packages SRC/package-lock.json pins, installed
+# into DIR (never into the source tree) with npm ci, once, and again only when
+# the lock file changes; says why on stderr when that fails.
+npm_install() {
+	local src=$1 dir=$2
+	mkdir -p "$dir" || return 1
+	if [ -d "$dir/node_modules" ] && cmp -s "$src/package-lock.json" "$dir/package-lock.json"; then
+		return 0
+	fi
+	cp "$src/package.json" "$src/package-lock.json" "$dir/" || return 1
+	if ! (cd "$dir" && npm ci --no-audit --no-fund --ignore-scripts) >"$dir/npm.log" 2>&1; then
+		echo "npm ci failed: $(grep -m 3 'npm error' "$dir/npm.log" | tr '\n' ' ')" >&2
+		rm -rf "$dir/node_modules"
+		return 1
+	fi
+}
+
 # _run_with_code NAME CODE ARGS...: runs cprof into $TMP/out and $TMP/err; says
 # "not ok" and fails unless it exits CODE.
 _run_with_code() {

@@ -8,6 +8,7 @@
  */
 #include <ctype.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <netdb.h>
 #include <poll.h>
@@ -28,6 +29,17 @@
 #define MAX_CHUNK_LINE	 1024
 #define RECV_FIRST_SIZE	 4096
 #define MAX_REQUEST_HEAD (16u << 10)
+/* A streamed response's one buffer: its whole head, or a piece of its body. */
+#define STREAM_BUF_SIZE (HTTP_MAX_HEADER_BYTES + (16u << 10))
+
+/* Whether s[0..n) may stand in a request line: no blank, no control character. */
+static bool printable(const char *s, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if ((unsigned char)s[i] <= ' ' || s[i] == 0x7f)
+			return false;
+	return true;
+}
 
 int http__parse_url(const char *url, struct http_url *out, const char **why)
 {
@@ -117,11 +129,9 @@ int http__parse_url(const char *url, struct http_url *out, const char **why)
 		*why = "URL path too long";
 		return -EINVAL;
 	}
-	for (size_t i = 0; i < n; i++) {
-		if ((unsigned char)p[i] <= ' ' || p[i] == 0x7f) {
-			*why = "spaces or control characters in the URL path";
-			return -EINVAL;
-		}
+	if (!printable(p, n)) {
+		*why = "spaces or control characters in the URL path";
+		return -EINVAL;
 	}
 	memcpy(out->path, p, n);
 	return 0;
@@ -353,6 +363,9 @@ static int parse_chunked(const uint8_t *b, size_t len, size_t pos, size_t max_bo
 			r->need = len + 1;
 			return len - pos > MAX_CHUNK_LINE ? -EBADMSG : -EAGAIN;
 		}
+		/* The same bound whether the line came whole or in pieces (http_body). */
+		if (eol - pos > MAX_CHUNK_LINE)
+			return -EBADMSG;
 		for (p = pos; p < eol && isxdigit(b[p]); p++) {
 			if (++digits > 15)
 				return -EBADMSG;
@@ -386,40 +399,77 @@ static int parse_chunked(const uint8_t *b, size_t len, size_t pos, size_t max_bo
 	}
 }
 
-static int parse_once(const uint8_t *b, size_t len, bool eof, size_t max_body,
-		      struct http_response *r)
+/* The head of the final response: 1xx ones skipped; *pos past it. */
+static int parse_head(const uint8_t *b, size_t len, size_t *pos, struct http_response *r)
 {
-	size_t pos = 0;
-	uint64_t cl = 0;
-	bool has_cl, has_te, chunked;
 	int err;
 
 	for (;;) {
 		http_response__clear(r);
-		err = parse_status_line(b, len, &pos, &r->status);
+		err = parse_status_line(b, len, pos, &r->status);
 		if (!err)
-			err = parse_fields(b, len, &pos, r);
+			err = parse_fields(b, len, pos, r);
 		if (err) {
 			if (err == -EAGAIN)
 				r->need = len + 1;
 			return err;
 		}
 		if (r->status >= 200)
-			break;
+			return 0;
 		/* 101 would switch protocols, which we never ask for. */
 		if (r->status == 101)
 			return -EBADMSG;
 	}
-	err = content_length(r, &cl, &has_cl);
+}
+
+enum framing {
+	FRAMING_NONE,
+	FRAMING_LENGTH,
+	FRAMING_CHUNKED,
+	FRAMING_CLOSE, /* delimited by the end of the connection */
+};
+
+/* How the body after head r is delimited (RFC 9112 6.3); *length for FRAMING_LENGTH. */
+static int body_framing(const struct http_response *r, enum framing *framing, uint64_t *length)
+{
+	bool has_cl, has_te, chunked;
+	int err;
+
+	err = content_length(r, length, &has_cl);
 	if (!err)
 		err = transfer_encoding(r, &has_te, &chunked);
 	if (err)
 		return err;
 	if (r->status == 204 || r->status == 304)
+		*framing = FRAMING_NONE;
+	else if (has_te && chunked)
+		*framing = FRAMING_CHUNKED;
+	else if (!has_te && has_cl)
+		*framing = FRAMING_LENGTH;
+	else
+		*framing = FRAMING_CLOSE;
+	return 0;
+}
+
+static int parse_once(const uint8_t *b, size_t len, bool eof, size_t max_body,
+		      struct http_response *r)
+{
+	enum framing framing = FRAMING_NONE;
+	size_t pos = 0;
+	uint64_t cl = 0;
+	int err;
+
+	err = parse_head(b, len, &pos, r);
+	if (!err)
+		err = body_framing(r, &framing, &cl);
+	if (err)
+		return err;
+	switch (framing) {
+	case FRAMING_NONE:
 		return append_body(r, b, 0, max_body);
-	if (has_te && chunked)
+	case FRAMING_CHUNKED:
 		return parse_chunked(b, len, pos, max_body, r);
-	if (!has_te && has_cl) {
+	case FRAMING_LENGTH:
 		if (cl > max_body)
 			return -EFBIG;
 		if (len - pos < cl) {
@@ -427,8 +477,9 @@ static int parse_once(const uint8_t *b, size_t len, bool eof, size_t max_body,
 			return -EAGAIN;
 		}
 		return append_body(r, b + pos, (size_t)cl, max_body);
+	case FRAMING_CLOSE:
+		break;
 	}
-	/* Delimited by the end of the connection. */
 	if (len - pos > max_body)
 		return -EFBIG;
 	if (!eof) {
@@ -438,16 +489,11 @@ static int parse_once(const uint8_t *b, size_t len, bool eof, size_t max_body,
 	return append_body(r, b + pos, len - pos, max_body);
 }
 
-int http__parse_response(const uint8_t *buf, size_t len, bool eof, size_t max_body,
-			 struct http_response *r)
+/* The end of a parse: an empty body is still a string, so callers never see NULL. */
+static int finish_parse(const uint8_t *buf, bool eof, int err, struct http_response *r)
 {
-	int err;
-
-	*r = (struct http_response){0};
-	err = parse_once(buf, len, eof, max_body, r);
-	/* An empty body is still a string, so callers never see NULL. */
 	if (!err && !r->body)
-		err = append_body(r, buf, 0, max_body);
+		err = append_body(r, buf, 0, 0);
 	if (err) {
 		size_t need = r->need;
 
@@ -459,7 +505,267 @@ int http__parse_response(const uint8_t *buf, size_t len, bool eof, size_t max_bo
 	return err;
 }
 
+int http__parse_response(const uint8_t *buf, size_t len, bool eof, size_t max_body,
+			 struct http_response *r)
+{
+	*r = (struct http_response){0};
+	return finish_parse(buf, eof, parse_once(buf, len, eof, max_body, r), r);
+}
+
+int http__parse_head(const uint8_t *buf, size_t len, bool eof, struct http_response *r,
+		     size_t *head_len)
+{
+	size_t pos = 0;
+	int err;
+
+	*r = (struct http_response){0};
+	err = finish_parse(buf, eof, parse_head(buf, len, &pos, r), r);
+	if (!err)
+		*head_len = pos;
+	return err;
+}
+
+/* The streaming body decoder. */
+
+enum chunk_state {
+	CHUNK_SIZE,	   /* hex digits of the size */
+	CHUNK_SIZE_WS,	   /* blanks after them */
+	CHUNK_EXT,	   /* an extension, up to the end of the line */
+	CHUNK_SIZE_LF,	   /* after a CR that ends the size line */
+	CHUNK_DATA,	   /* the chunk's bytes */
+	CHUNK_DATA_CR,	   /* the CRLF after them */
+	CHUNK_DATA_LF,	   /* the LF of that CRLF */
+	CHUNK_FIELD_START, /* a trailer field's first byte, or the end of the trailers */
+	CHUNK_FIELD_NAME,  /* the rest of its name */
+	CHUNK_FIELD_VALUE, /* its value */
+	CHUNK_FIELD_LF,	   /* after a CR that ends a field line */
+	CHUNK_END_LF,	   /* after the CR of the empty line that ends the body */
+};
+
+int http_body__init(struct http_body *b, const struct http_response *r, uint64_t max_body)
+{
+	enum framing framing = FRAMING_NONE;
+	uint64_t cl = 0;
+	int err;
+
+	*b = (struct http_body){.max = max_body, .nfields = r->nfields};
+	err = body_framing(r, &framing, &cl);
+	if (err)
+		return err;
+	if (framing == FRAMING_LENGTH && cl > max_body)
+		return -EFBIG;
+	b->framing = framing;
+	b->state = CHUNK_SIZE;
+	/* Chunked wins over a Content-Length beside it (RFC 9112 6.3), which then says nothing. */
+	b->left = framing == FRAMING_LENGTH ? cl : 0;
+	b->done = framing == FRAMING_NONE || (framing == FRAMING_LENGTH && !cl);
+	return 0;
+}
+
+/* The end of a chunk-size line: the chunk's data next, or the trailers after the last. */
+static int chunk_size_done(struct http_body *b)
+{
+	if (!b->left) {
+		b->state = CHUNK_FIELD_START;
+		return 0;
+	}
+	if (b->left > b->max - b->total)
+		return -EFBIG;
+	b->state = CHUNK_DATA;
+	return 0;
+}
+
+/* One byte of a chunked body outside chunk data, as parse_chunked and parse_fields read it. */
+static int chunk_byte(struct http_body *b, uint8_t c)
+{
+	switch (b->state) {
+	case CHUNK_SIZE:
+	case CHUNK_SIZE_WS:
+		if (b->state == CHUNK_SIZE && isxdigit(c)) {
+			if (++b->digits > 15)
+				return -EBADMSG;
+			b->left = b->left * 16 +
+				  (uint64_t)(isdigit(c) ? c - '0' : (tolower(c) - 'a' + 10));
+			return 0;
+		}
+		if (!b->digits)
+			return -EBADMSG;
+		if (c == ' ' || c == '\t')
+			b->state = CHUNK_SIZE_WS;
+		else if (c == ';')
+			b->state = CHUNK_EXT;
+		else if (c == '\r')
+			b->state = CHUNK_SIZE_LF;
+		else if (c == '\n')
+			return chunk_size_done(b);
+		else
+			return -EBADMSG;
+		return 0;
+	case CHUNK_EXT:
+		if (c == '\n')
+			return chunk_size_done(b);
+		return 0;
+	case CHUNK_SIZE_LF:
+		return c == '\n' ? chunk_size_done(b) : -EBADMSG;
+	case CHUNK_DATA_CR:
+		b->state = CHUNK_DATA_LF;
+		return c == '\r' ? 0 : -EBADMSG;
+	case CHUNK_DATA_LF:
+		*b = (struct http_body){.framing = b->framing,
+					.state = CHUNK_SIZE,
+					.total = b->total,
+					.max = b->max,
+					.nfields = b->nfields};
+		return c == '\n' ? 0 : -EBADMSG;
+	case CHUNK_FIELD_START:
+		if (c == '\n' || c == '\r') {
+			b->done = c == '\n';
+			b->state = CHUNK_END_LF;
+			return 0;
+		}
+		/* A field: a token, then a colon; no obsolete line folding (RFC 9112 5.2). */
+		if (!is_tchar(c))
+			return -EBADMSG;
+		if (b->nfields++ == HTTP_MAX_FIELDS)
+			return -EFBIG;
+		b->state = CHUNK_FIELD_NAME;
+		return 0;
+	case CHUNK_FIELD_NAME:
+		if (c == ':')
+			b->state = CHUNK_FIELD_VALUE;
+		else if (!is_tchar(c))
+			return -EBADMSG;
+		return 0;
+	case CHUNK_FIELD_VALUE:
+		if (c == '\r')
+			b->state = CHUNK_FIELD_LF;
+		else if (c == '\n')
+			b->state = CHUNK_FIELD_START;
+		else if ((c < 0x20 && c != '\t') || c == 0x7f)
+			return -EBADMSG;
+		return 0;
+	case CHUNK_FIELD_LF:
+		b->state = CHUNK_FIELD_START;
+		return c == '\n' ? 0 : -EBADMSG;
+	case CHUNK_END_LF:
+		b->done = c == '\n';
+		return b->done ? 0 : -EBADMSG;
+	}
+	return -EBADMSG;
+}
+
+static int decode_chunked(struct http_body *b, uint8_t *buf, size_t len, size_t *out_len)
+{
+	size_t i = 0, out = 0;
+	int err;
+
+	while (i < len && !b->done) {
+		if (b->state == CHUNK_DATA) {
+			size_t n = len - i < b->left ? len - i : (size_t)b->left;
+
+			memmove(buf + out, buf + i, n);
+			out += n;
+			i += n;
+			b->left -= n;
+			b->total += n;
+			if (!b->left)
+				b->state = CHUNK_DATA_CR;
+			continue;
+		}
+		if (b->state <= CHUNK_SIZE_LF && ++b->line > MAX_CHUNK_LINE + 2)
+			return -EBADMSG;
+		if (b->state >= CHUNK_FIELD_START && ++b->trailer > HTTP_MAX_HEADER_BYTES)
+			return -EFBIG;
+		err = chunk_byte(b, buf[i++]);
+		if (err)
+			return err;
+	}
+	*out_len = out;
+	return 0;
+}
+
+int http_body__decode(struct http_body *b, uint8_t *buf, size_t len, bool eof, size_t *out_len)
+{
+	size_t n = len;
+	int err;
+
+	*out_len = 0;
+	if (b->done)
+		return 1;
+	if (b->framing == FRAMING_CHUNKED) {
+		err = decode_chunked(b, buf, len, out_len);
+		if (err)
+			return err;
+	} else {
+		/* Content-Length, or up to the end: the bytes are the body as they came. */
+		if (b->framing == FRAMING_LENGTH && n > b->left)
+			n = (size_t)b->left;
+		if (n > b->max - b->total)
+			return -EFBIG;
+		b->total += n;
+		b->left -= b->framing == FRAMING_LENGTH ? n : 0;
+		b->done = (b->framing == FRAMING_LENGTH && !b->left) ||
+			  (b->framing == FRAMING_CLOSE && eof);
+		*out_len = n;
+	}
+	if (b->done)
+		return 1;
+	return eof ? -ECONNRESET : 0;
+}
+
+/* Redirects. */
+
+int http__redirect(const struct http_url *url, const char *location, struct http_url *to,
+		   char *target, size_t target_size, const char **why)
+{
+	size_t n = strcspn(location, "#"), auth;
+	const char *rest = location;
+	char origin[sizeof(to->hostport) + 16];
+
+	*why = NULL;
+	if (location[0] == '/' && location[1] != '/') {
+		*to = *url;
+	} else if (strncasecmp(location, "http://", 7) == 0 ||
+		   strncasecmp(location, "https://", 8) == 0) {
+		auth = (size_t)(strstr(location, "://") + 3 - location);
+		auth += strcspn(location + auth, "/?#");
+		if (auth >= sizeof(origin)) {
+			*why = "the redirect's host is too long";
+			return -EINVAL;
+		}
+		memcpy(origin, location, auth);
+		origin[auth] = '\0';
+		if (http__parse_url(origin, to, why))
+			return -EINVAL;
+		rest = location + auth;
+		n -= auth;
+	} else {
+		*why = "a redirect to neither an http(s):// URL nor an absolute path";
+		return -EINVAL;
+	}
+	if (!printable(rest, n)) {
+		*why = "spaces or control characters in the redirect";
+		return -EINVAL;
+	}
+	/* "http://h" and "http://h?q" are the root of h. */
+	if (snprintf(target, target_size, "%s%.*s", rest[0] == '/' ? "" : "/", (int)n, rest) >=
+	    (int)target_size) {
+		*why = "the redirect's path is too long";
+		return -EINVAL;
+	}
+	to->path[0] = '\0';
+	return 0;
+}
+
 /* The client. */
+
+/* The end of a step (connect, send, receive): timeout_ms away, or the request's end if sooner. */
+static int64_t step_deadline(const struct http_request *req)
+{
+	int64_t d = clock__mono_ms() + req->timeout_ms;
+
+	return req->deadline && req->deadline < d ? req->deadline : d;
+}
 
 static int connect_one(const struct addrinfo *ai, int64_t deadline, const struct cancel *cancel,
 		       int *fd_out)
@@ -494,7 +800,7 @@ static int connect_any(const struct http_url *u, const struct http_request *req,
 		       size_t msg_size)
 {
 	struct addrinfo hints = {.ai_socktype = SOCK_STREAM}, *res = NULL, *ai;
-	int64_t deadline = clock__mono_ms() + req->timeout_ms;
+	int64_t deadline = step_deadline(req);
 	int rc, err = -EHOSTUNREACH;
 	char what[48] = "";
 
@@ -617,10 +923,63 @@ static int build_head(const struct http_url *u, const struct http_request *req, 
 	return 0;
 }
 
+/*
+ * Some more bytes (waiting for them until deadline): their number, or
+ * -errno. *eof is set when the stream ends, then 0 is returned.
+ */
+static ssize_t recv_more(struct conn *c, void *buf, size_t cap, int64_t deadline,
+			 const struct cancel *cancel, bool *eof)
+{
+	ssize_t n = conn_recv(c, buf, cap, deadline, cancel);
+
+	/* A reset after a complete response still leaves that response. */
+	if (n == 0 || (n == -ECONNRESET && !c->tls)) {
+		*eof = true;
+		return 0;
+	}
+	return n;
+}
+
+/* The one line that says why receiving failed, len bytes into the response. */
+static void receive_failed(int err, const struct conn *c, const struct http_request *req,
+			   uint64_t len, char *msg, size_t msg_size)
+{
+	switch (err) {
+	case -ETIMEDOUT:
+		snprintf(msg, msg_size,
+			 "no complete response within %d ms (%" PRIu64 " bytes received)",
+			 req->timeout_ms, len);
+		break;
+	case -ECONNRESET:
+		if (len)
+			snprintf(msg, msg_size,
+				 "the server closed the connection mid-response (%" PRIu64
+				 " bytes received)",
+				 len);
+		else
+			snprintf(msg, msg_size,
+				 "the server closed the connection without a response%s",
+				 c->tls ? tls_conn__close_hint(c->tls) : "");
+		break;
+	case -EBADMSG:
+		snprintf(msg, msg_size, "malformed HTTP response from the server");
+		break;
+	case -EFBIG:
+		snprintf(msg, msg_size, "the server's response is larger than allowed (%zu bytes)",
+			 req->max_body);
+		break;
+	default:
+		if (c->detail[0])
+			snprintf(msg, msg_size, "%s", c->detail);
+		else
+			snprintf(msg, msg_size, "receiving the response: %s", strerror(-err));
+	}
+}
+
 static int receive(struct conn *c, const struct http_request *req, struct http_response *resp,
 		   char *msg, size_t msg_size)
 {
-	int64_t deadline = clock__mono_ms() + req->timeout_ms;
+	int64_t deadline = step_deadline(req);
 	/* Room for the headers and a chunked encoding of the largest body allowed. */
 	size_t cap_limit = HTTP_MAX_HEADER_BYTES + 2 * req->max_body + 4096;
 	size_t len = 0, cap = 0, need = 1;
@@ -655,51 +1014,84 @@ static int receive(struct conn *c, const struct http_request *req, struct http_r
 			buf = nb;
 			cap = ncap;
 		}
-		n = conn_recv(c, buf + len, cap - len, deadline, req->cancel);
-		/* A reset after a complete response still leaves that response. */
-		if (n == -ECONNRESET && !c->tls) {
-			eof = true;
-			continue;
-		}
+		n = recv_more(c, buf + len, cap - len, deadline, req->cancel, &eof);
 		if (n < 0) {
 			err = (int)n;
 			break;
 		}
-		if (n == 0)
-			eof = true;
 		len += (size_t)n;
 	}
-	switch (err) {
-	case 0:
-		break;
-	case -ETIMEDOUT:
-		snprintf(msg, msg_size, "no complete response within %d ms (%zu bytes received)",
-			 req->timeout_ms, len);
-		break;
-	case -ECONNRESET:
-		if (len)
-			snprintf(msg, msg_size,
-				 "the server closed the connection mid-response (%zu bytes "
-				 "received)",
-				 len);
-		else
-			snprintf(msg, msg_size,
-				 "the server closed the connection without a response%s",
-				 c->tls ? tls_conn__close_hint(c->tls) : "");
-		break;
-	case -EBADMSG:
-		snprintf(msg, msg_size, "malformed HTTP response from the server");
-		break;
-	case -EFBIG:
-		snprintf(msg, msg_size, "the server's response is larger than allowed (%zu bytes)",
-			 req->max_body);
-		break;
-	default:
-		if (c->detail[0])
-			snprintf(msg, msg_size, "%s", c->detail);
-		else
-			snprintf(msg, msg_size, "receiving the response: %s", strerror(-err));
+	if (err)
+		receive_failed(err, c, req, len, msg, msg_size);
+	free(buf);
+	return err;
+}
+
+/*
+ * receive() for a request with a body sink: the head in memory, the body of
+ * a 2xx response decoded as it arrives and handed to the sink, through one
+ * buffer of a fixed size.
+ */
+static int receive_streamed(struct conn *c, const struct http_request *req,
+			    struct http_response *resp, char *msg, size_t msg_size)
+{
+	int64_t deadline = step_deadline(req);
+	uint8_t *buf = malloc(STREAM_BUF_SIZE);
+	size_t len = 0, head_len = 0, out = 0;
+	uint64_t received = 0;
+	struct http_body body;
+	bool eof = false;
+	int err = -EAGAIN, rc;
+	ssize_t n;
+
+	if (!buf)
+		return -ENOMEM;
+	while (err == -EAGAIN) {
+		if (len == STREAM_BUF_SIZE) {
+			err = -EFBIG;
+			break;
+		}
+		n = recv_more(c, buf + len, STREAM_BUF_SIZE - len, deadline, req->cancel, &eof);
+		if (n < 0) {
+			err = (int)n;
+			break;
+		}
+		len += (size_t)n;
+		err = http__parse_head(buf, len, eof, resp, &head_len);
 	}
+	received = len;
+	if (err || resp->status / 100 != 2)
+		goto cleanup;
+	err = http_body__init(&body, resp, req->max_body);
+	len -= head_len;
+	memmove(buf, buf + head_len, len);
+	while (!err) {
+		rc = http_body__decode(&body, buf, len, eof, &out);
+		if (rc < 0) {
+			err = rc;
+			break;
+		}
+		if (out) {
+			err = req->write_body(req->body_ctx, buf, out);
+			if (err) {
+				snprintf(msg, msg_size, "writing the response body: %s",
+					 strerror(-err));
+				goto cleanup;
+			}
+		}
+		if (rc == 1)
+			break;
+		n = recv_more(c, buf, STREAM_BUF_SIZE, deadline, req->cancel, &eof);
+		if (n < 0)
+			err = (int)n;
+		len = n > 0 ? (size_t)n : 0;
+		received += len;
+	}
+cleanup:
+	if (err && !msg[0])
+		receive_failed(err, c, req, received, msg, msg_size);
+	if (err)
+		http_response__clear(resp);
 	free(buf);
 	return err;
 }
@@ -726,7 +1118,7 @@ static void tunnel_refused(const struct http_request *req, const struct http_url
 static int tunnel(const struct http_url *url, const struct http_request *req, struct conn *c,
 		  char *msg, size_t msg_size)
 {
-	int64_t deadline = clock__mono_ms() + req->timeout_ms;
+	int64_t deadline = step_deadline(req);
 	char head[1024];
 	uint8_t reply[4096];
 	size_t len = 0, head_len = 0;
@@ -777,14 +1169,13 @@ static int start_tls(const struct http_url *url, const struct http_request *req,
 		return -EINVAL;
 	}
 	return tls_conn__open(req->tls, c->fd, req->server_name ? req->server_name : url->host,
-			      clock__mono_ms() + req->timeout_ms, req->cancel, &c->tls, msg,
-			      msg_size);
+			      step_deadline(req), req->cancel, &c->tls, msg, msg_size);
 }
 
 static int send_request(struct conn *c, const struct http_request *req, const char *head,
 			size_t head_len)
 {
-	int64_t deadline = clock__mono_ms() + req->timeout_ms;
+	int64_t deadline = step_deadline(req);
 	int err;
 
 	err = conn_send(c, head, head_len, deadline, req->cancel);
@@ -835,7 +1226,10 @@ int http__request(const struct http_url *url, const struct http_request *req,
 		goto cleanup;
 	}
 	/* A server may answer (e.g. 413) and close before reading the whole body. */
-	err = receive(&c, req, resp, msg, msg_size);
+	if (req->write_body)
+		err = receive_streamed(&c, req, resp, msg, msg_size);
+	else
+		err = receive(&c, req, resp, msg, msg_size);
 	if (err && send_err) {
 		if (c.detail[0])
 			snprintf(msg, msg_size, "%s", c.detail);

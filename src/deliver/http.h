@@ -1,8 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * A small HTTP/1.1 client for uploads: one request per connection, a timeout
- * on each of connect, send and receive, and a hard cap on what a server may
- * send back. The response parser is a pure function over bytes, so that its
+ * A small HTTP/1.1 client for uploads and downloads: one request per
+ * connection, a timeout on each of connect, send and receive (and, if asked,
+ * an end for the whole request), and a hard cap on what a server may send
+ * back. A body is held in memory, or streamed to the caller's sink when it
+ * may be large (debug files from debuginfod). The response parser and the
+ * streaming body decoder are pure functions over bytes, so that their
  * handling of chunked bodies, split reads and hostile input is unit-tested
  * (and fuzzable) without a socket. https:// goes through tls.h, with the
  * configuration the caller made once (struct tls_client).
@@ -60,6 +63,60 @@ struct http_response {
  */
 int http__parse_response(const uint8_t *buf, size_t len, bool eof, size_t max_body,
 			 struct http_response *r);
+/*
+ * Parses only the head of a response (status line and fields, 1xx skipped)
+ * from buf[0..len): 0 with r filled, its body empty, and *head_len the bytes
+ * the head took; otherwise as http__parse_response. For a body read apart,
+ * through http_body.
+ */
+int http__parse_head(const uint8_t *buf, size_t len, bool eof, struct http_response *r,
+		     size_t *head_len);
+
+/*
+ * A response body decoded as it arrives, for bodies too large to hold: the
+ * framing its head gives (Content-Length, chunked, or the end of the
+ * connection), and for chunked bodies a state machine that takes any split
+ * of the bytes. A pure function like the parser above, with the same rules
+ * and limits. The members are the decoder's.
+ */
+struct http_body {
+	int framing;
+	int state;
+	uint64_t left;	/* of the Content-Length body, or of the current chunk */
+	uint64_t total; /* body bytes decoded so far */
+	uint64_t max;
+	unsigned digits; /* of the chunk size being read */
+	size_t line;	 /* bytes of the chunk-size line being read */
+	size_t trailer;	 /* bytes of the trailer fields */
+	size_t nfields;	 /* fields so far, head and trailers */
+	bool done;
+};
+
+/*
+ * The decoder for the body of the response whose head is r (from
+ * http__parse_head), at most max_body bytes: 0, -EFBIG when its
+ * Content-Length says more, -EBADMSG for a malformed framing.
+ */
+int http_body__init(struct http_body *b, const struct http_response *r, uint64_t max_body);
+/*
+ * Decodes the next len bytes of the response, buf[0..len), in place: the
+ * body bytes among them end up in buf[0..*out_len). eof says the peer closed
+ * after them. Returns 1 once the body is complete (bytes after it are not
+ * the body's), 0 when more bytes are needed, or -EBADMSG, -EFBIG past
+ * max_body, -ECONNRESET when eof came first.
+ */
+int http_body__decode(struct http_body *b, uint8_t *buf, size_t len, bool eof, size_t *out_len);
+
+/*
+ * Where a redirect from url goes, for its Location field: an absolute
+ * http:// or https:// URL, or an absolute path on the same server; the
+ * query is kept, a fragment dropped. Returns 0 with *to and the request
+ * target (path and query, starting with '/') filled, or -EINVAL with *why
+ * (a static explanation).
+ */
+int http__redirect(const struct http_url *url, const char *location, struct http_url *to,
+		   char *target, size_t target_size, const char **why);
+
 /* A header (or trailer) by case-insensitive name, or NULL. */
 const char *http_response__field(const struct http_response *r, const char *name);
 void http_response__clear(struct http_response *r);
@@ -82,13 +139,28 @@ struct http_request {
 	const struct tls_client *tls; /* for an https:// URL */
 	const char *server_name;      /* sent and checked in TLS instead of the URL's host */
 	const struct proxy *proxy;    /* the proxy to go through (proxy.h), or NULL */
+	/*
+	 * Optional: an end for the whole request (clock__mono_ms), which no
+	 * step's timeout_ms may pass: however slowly a server drips bytes, the
+	 * request ends then. 0: none.
+	 */
+	int64_t deadline;
+	/*
+	 * Optional: the body of a 2xx response goes here as it arrives, in
+	 * pieces, instead of into resp->body (then empty), so that no body is
+	 * held whole; max_body still bounds it. The body of any other status is
+	 * not read. A negative errno from it ends the request with that error.
+	 */
+	int (*write_body)(void *ctx, const void *data, size_t len);
+	void *body_ctx;
 };
 
 /*
  * Sends the request and reads the response. Returns 0 with resp filled (any
  * status), or a negative errno with a one-line reason in err: -ECONNREFUSED,
  * -ETIMEDOUT, -ECONNRESET, -EHOSTUNREACH (name not resolved), -EBADMSG,
- * -EFBIG, -ECANCELED, ...
+ * -EFBIG, -ECANCELED, what write_body returned, ... The name is resolved by
+ * getaddrinfo(), which no timeout bounds.
  */
 int http__request(const struct http_url *url, const struct http_request *req,
 		  struct http_response *resp, char *err, size_t err_size);

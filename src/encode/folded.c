@@ -33,54 +33,11 @@
 #include "encode/folded.h"
 #include "lib/hash.h"
 #include "lib/log.h"
+#include "lib/sbuf.h"
 #include "lib/u64map.h"
 
 #define UNKNOWN_NAME  "[unknown]"
 #define KERNEL_SUFFIX "_[k]"
-
-struct sbuf {
-	char *data;
-	size_t len;
-	size_t cap;
-	int err;
-};
-
-static void sbuf_reserve(struct sbuf *b, size_t n)
-{
-	size_t cap = b->cap ? b->cap : 4096;
-	char *d;
-
-	if (b->err || n <= b->cap - b->len)
-		return;
-	while (cap - b->len < n) {
-		if (cap > SIZE_MAX / 2) {
-			b->err = -ENOMEM;
-			return;
-		}
-		cap *= 2;
-	}
-	d = realloc(b->data, cap);
-	if (!d) {
-		b->err = -ENOMEM;
-		return;
-	}
-	b->data = d;
-	b->cap = cap;
-}
-
-static void sbuf_add(struct sbuf *b, const char *s, size_t n)
-{
-	sbuf_reserve(b, n);
-	if (b->err || !n)
-		return;
-	memcpy(b->data + b->len, s, n);
-	b->len += n;
-}
-
-static void sbuf_str(struct sbuf *b, const char *s)
-{
-	sbuf_add(b, s, strlen(s));
-}
 
 /* Appends a name, defused as the comment at the top of this file says. */
 static void sbuf_name(struct sbuf *b, const char *name)
@@ -90,7 +47,7 @@ static void sbuf_name(struct sbuf *b, const char *name)
 	if (!name || !*name)
 		name = UNKNOWN_NAME;
 	n = strlen(name);
-	sbuf_reserve(b, n);
+	sbuf__reserve(b, n);
 	if (b->err)
 		return;
 	for (i = 0; i < n; i++) {
@@ -206,7 +163,7 @@ static uint32_t name_piece(struct fold_ctx *c, const char *name, const char *suf
 
 	sbuf_name(&c->names, name);
 	if (suffix)
-		sbuf_str(&c->names, suffix);
+		sbuf__str(&c->names, suffix);
 	if (c->names.err) {
 		c->err = c->names.err;
 		return 0;
@@ -320,11 +277,11 @@ static void write_lines(const struct fold_ctx *c, struct line *lines, size_t n, 
 		for (j = 0; j < lines[i].n; j++) {
 			t = &c->texts[c->seq[lines[i].at + j]];
 			if (j)
-				sbuf_add(arena, ";", 1);
-			sbuf_add(arena, c->names.data + t->off, t->len);
+				sbuf__add(arena, ";", 1);
+			sbuf__add(arena, c->names.data + t->off, t->len);
 		}
 		lines[i].len = arena->len - offs[i];
-		sbuf_add(arena, "", 1);
+		sbuf__add(arena, "", 1);
 	}
 	for (i = 0; i < n && !arena->err; i++)
 		lines[i].text = arena->data + offs[i];
@@ -368,15 +325,15 @@ int folded__encode(const struct profile *p, char **out, size_t *out_len)
 		goto cleanup;
 	qsort(lines, n, sizeof(*lines), cmp_text);
 
-	sbuf_reserve(&text, 1);
+	sbuf__reserve(&text, 1);
 	for (i = 0; i < n; i++) {
 		char num[32];
 
 		snprintf(num, sizeof(num), " %" PRIu64 "\n", lines[i].count);
-		sbuf_add(&text, lines[i].text, lines[i].len);
-		sbuf_str(&text, num);
+		sbuf__add(&text, lines[i].text, lines[i].len);
+		sbuf__str(&text, num);
 	}
-	sbuf_add(&text, "", 1);
+	sbuf__add(&text, "", 1);
 	err = text.err;
 	if (err)
 		goto cleanup;

@@ -14,6 +14,10 @@
  *    (a stripped file has only .dynsym; a full .symtab already holds every
  *    .dynsym entry, and comparing those duplicates name by name was the
  *    bulk of the load time of large C++ binaries);
+ *  - a Go program without a .symtab (built with -ldflags=-s) still has
+ *    Go's own function table, .gopclntab (go_pclntab.h), which the runtime
+ *    needs for its stack traces: its functions fill in what .dynsym does
+ *    not name, named as Go prints them ("main.(*T).m");
  *  - aliases at one address keep one name, chosen as for the kernel
  *    (symbol_rank.h): GLOBAL > WEAK > LOCAL, fewer leading underscores, shorter;
  *  - a sized symbol covers [value, value + size); a size-0 symbol (asm code,
@@ -43,6 +47,7 @@
 #include "lib/u64map.h"
 #include "resolve/elf_plt.h"
 #include "resolve/elf_symtab.h"
+#include "resolve/go_pclntab.h"
 #include "unwind/eh_frame_hdr.h"
 #include "resolve/symbol_rank.h"
 
@@ -84,6 +89,10 @@ struct elf_symtab {
 	size_t nranges;
 	size_t nsyms;
 	char *names;
+	/* Of the symbols, those from Go's table, and where it was (for the debug line). */
+	size_t go_syms;
+	const char *go_where;
+	int go_layout;
 	/*
 	 * Without a .symtab: the functions .eh_frame_hdr knows, as offsets
 	 * from fn_base, sorted, to name code no symbol covers by its
@@ -483,9 +492,30 @@ const char *elf_symtab__debuglink(const struct elf_symtab *e, uint32_t *crc)
 	return e->debuglink;
 }
 
+/*
+ * A debug file that comes after the symbols were loaded (from debuginfod):
+ * they are loaded again, from it alone, as the file itself is closed by
+ * then; its .symtab holds what .dynsym did too, less the PLT stubs.
+ */
+static void drop_symbols(struct elf_symtab *e)
+{
+	free(e->ranges);
+	free(e->names);
+	e->ranges = NULL;
+	e->names = NULL;
+	e->nranges = 0;
+	e->nsyms = 0;
+	e->loaded = false;
+}
+
+const char *elf_symtab__path(const struct elf_symtab *e)
+{
+	return e ? e->path : NULL;
+}
+
 int elf_symtab__set_debug_file(struct elf_symtab *e, struct elf_symtab *debug)
 {
-	if (!e || !debug || e->loaded || !debug->elf) {
+	if (!e || !debug || !debug->elf || (e->loaded && e->has_symtab)) {
 		elf_symtab__free(debug);
 		return -EINVAL;
 	}
@@ -504,6 +534,8 @@ int elf_symtab__set_debug_file(struct elf_symtab *e, struct elf_symtab *debug)
 	}
 	elf_symtab__free(e->debug);
 	e->debug = debug;
+	if (e->loaded)
+		drop_symbols(e);
 	return 0;
 }
 
@@ -938,19 +970,88 @@ static int add_plt_stubs(struct elf_symtab *e, struct load_ctx *ctx, struct elf_
 	return 0;
 }
 
+/*
+ * A Go program's functions from its .gopclntab, where no symbol of
+ * c[0..n) (sorted, from .dynsym) starts; their names go in as one more
+ * string table, which *go owns until the names are copied.
+ */
+static int add_go_functions(struct elf_symtab *e, struct load_ctx *ctx, struct go_pclntab **go,
+			    struct cand **c, size_t *n, size_t *cap)
+{
+	size_t size, i, had = *n, count, names_size;
+	struct go_pclntab_info info;
+	const char *names;
+	struct strtab_ref *t;
+	const void *image;
+	struct cand *nc;
+	int err;
+
+	image = e->image ? e->image : elf_rawfile(e->elf, &size);
+	if (e->image)
+		size = e->file_size;
+	if (!image)
+		return 0;
+	err = go_pclntab__from_elf(image, size, go);
+	if (err) {
+		/* Not a Go program, or a table not to be trusted: no names from it. */
+		if (err != -ENOENT && err != -ENOEXEC)
+			pr_debug("%s: Go function table: %s", e->path, strerror(-err));
+		return err == -ENOMEM ? err : 0;
+	}
+	count = go_pclntab__count(*go);
+	names = go_pclntab__names(*go, &names_size);
+	if (!count || ctx->ntabs > UINT16_MAX || names_size > ctx->max_bytes - ctx->bytes)
+		return 0;
+	t = realloc(ctx->tabs, (ctx->ntabs + 1) * sizeof(*ctx->tabs));
+	if (!t)
+		return -ENOMEM;
+	ctx->tabs = t;
+	t[ctx->ntabs] = (struct strtab_ref){names, names_size, ctx->bytes};
+	ctx->bytes += names_size;
+	if (*cap - *n < count) {
+		nc = realloc(*c, (*n + count) * sizeof(**c));
+		if (!nc)
+			return -ENOMEM;
+		*c = nc;
+		*cap = *n + count;
+	}
+	for (i = 0; i < count; i++) {
+		uint64_t start, end;
+		const char *name;
+
+		if (go_pclntab__func(*go, i, &start, &end, &name) || end <= start ||
+		    has_start(*c, had, start))
+			continue;
+		(*c)[(*n)++] = (struct cand){
+			.start = start,
+			.size = end - start,
+			.name = name,
+			.strtab = (uint16_t)ctx->ntabs,
+			.bind = SYMBOL_GLOBAL,
+		};
+	}
+	ctx->ntabs++;
+	go_pclntab__info(*go, &info);
+	e->go_syms = *n - had;
+	e->go_where = info.where;
+	e->go_layout = info.version;
+	return 0;
+}
+
 static int load_symbols(struct elf_symtab *e)
 {
 	struct load_ctx ctx = {
 		.max_bytes = 2 * (e->file_size + (e->debug ? e->debug->file_size : 0)),
 		.index = u64map__new(),
 	};
+	struct go_pclntab *go = NULL;
 	struct elf_plt plt = {0};
 	struct cand *cands = NULL;
 	struct usym *u = NULL;
 	size_t n = 0, cap = 0, nu, nr, nsymtab, i, kept;
 	int err = 0;
 
-	if (!e->elf)
+	if (!e->elf && !e->debug)
 		return -EBADF;
 	if (!ctx.index)
 		return -ENOMEM;
@@ -965,7 +1066,8 @@ static int load_symbols(struct elf_symtab *e)
 	if (err)
 		goto cleanup;
 	nsymtab = n;
-	err = collect_all(e, false, SHT_DYNSYM, &ctx, &cands, &n, &cap);
+	/* Closed when a debug file came late (drop_symbols). */
+	err = e->elf ? collect_all(e, false, SHT_DYNSYM, &ctx, &cands, &n, &cap) : 0;
 	if (err)
 		goto cleanup;
 	for (i = nsymtab, kept = nsymtab; i < n; i++)
@@ -973,7 +1075,15 @@ static int load_symbols(struct elf_symtab *e)
 			cands[kept++] = cands[i];
 	n = kept;
 	err = sort_by_start(cands, n);
-	if (!err)
+	/* A debug file's .symtab would name the Go functions, and more. */
+	e->go_syms = 0;
+	if (!err && !e->has_symtab && !e->debug) {
+		kept = n;
+		err = add_go_functions(e, &ctx, &go, &cands, &n, &cap);
+		if (!err && n > kept)
+			err = sort_by_start(cands, n);
+	}
+	if (!err && e->elf)
 		err = add_plt_stubs(e, &ctx, &plt, &cands, &n, &cap);
 	if (err)
 		goto cleanup;
@@ -1014,6 +1124,7 @@ static int load_symbols(struct elf_symtab *e)
 	e->nsyms = nu;
 cleanup:
 	elf_plt__free(&plt);
+	go_pclntab__free(go);
 	free(cands);
 	free(u);
 	free(ctx.tabs);
@@ -1078,12 +1189,15 @@ static void ensure_loaded(struct elf_symtab *e)
 		e->fns_fd = fcntl(e->fd, F_DUPFD_CLOEXEC, 0);
 	if (err) {
 		pr_warn("%s: cannot load symbols: %s", e->path, strerror(-err));
-		free(e->ranges);
-		free(e->names);
-		e->ranges = NULL;
-		e->names = NULL;
-		e->nranges = 0;
-		e->nsyms = 0;
+		drop_symbols(e);
+		e->loaded = true; /* and it behaves as empty from now on */
+		e->go_syms = 0;
+	} else if (e->go_syms) {
+		pr_debug(
+			"%s: %zu function symbols, %zu of them from %s (Go 1.%d layout), loaded in "
+			"%.1f ms",
+			e->path, e->nsyms, e->go_syms, e->go_where,
+			e->go_layout == 12 ? 2 : e->go_layout % 100, (clock__mono_ns() - t0) / 1e6);
 	} else {
 		pr_debug("%s: %zu function symbols%s%s, loaded in %.1f ms", e->path, e->nsyms,
 			 e->debug_path ? " from " : "", e->debug_path ? e->debug_path : "",

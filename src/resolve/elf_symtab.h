@@ -35,10 +35,14 @@ const char *elf_symtab__debuglink(const struct elf_symtab *e, uint32_t *crc);
 /*
  * Takes debug (a separate debug file, see debug_file.h) as the source of the
  * .symtab; .dynsym still comes from e. Refused (-ESTALE) when both have build
- * IDs and they differ, or after the symbols were loaded. debug is owned by e
- * from here on, or freed on error.
+ * IDs and they differ, or (-EINVAL) when e has a .symtab of its own. After
+ * the symbols were loaded (a file fetched later), they are loaded again from
+ * debug alone on the next lookup, and names looked up before are invalid.
+ * debug is owned by e from here on, or freed on error.
  */
 int elf_symtab__set_debug_file(struct elf_symtab *e, struct elf_symtab *debug);
+/* The path the file was opened as (for messages). */
+const char *elf_symtab__path(const struct elf_symtab *e);
 /* The debug file's path, or NULL when there is none. */
 const char *elf_symtab__debug_path(const struct elf_symtab *e);
 

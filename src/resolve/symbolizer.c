@@ -44,6 +44,7 @@
 #include "lib/strpool.h"
 #include "lib/u64map.h"
 #include "resolve/debug_file.h"
+#include "resolve/debuginfod_queue.h"
 #include "resolve/demangle.h"
 #include "resolve/elf_symtab.h"
 #include "resolve/address_spaces.h"
@@ -63,6 +64,8 @@ struct elf_entry {
 	uint64_t mapped_ns;	      /* opened, or last found mapped by close_idle_elfs */
 	struct elf_symtab *elf;	      /* NULL: the file could not be opened as ELF */
 	uint32_t unopened_by;	      /* the PID it could not be opened through, if so */
+	uint32_t fetch;		      /* its debug file's debuginfod ticket while it is awaited */
+	uint32_t waiters;	      /* frames waiting for that file's names (see uframe_wait) */
 	struct elf_entry *same_inode; /* chain of the index bucket */
 	struct elf_entry *next;	      /* all entries, for freeing */
 };
@@ -122,6 +125,18 @@ struct kframe_wait {
 };
 
 #define NO_SYM UINT32_MAX
+
+/*
+ * A user frame in a stripped file whose debug file is on its way from a
+ * debuginfod server: named when the profile is finished, from that file if
+ * it came, as module+offset (its stand-in name) if not.
+ */
+struct uframe_wait {
+	struct elf_entry *e;
+	uint64_t vaddr;	     /* looked up in e's symbols */
+	uint32_t frame;	     /* id */
+	bool function_start; /* its stand-in was counted in SYM_STAT_FUNCTION_STARTS */
+};
 
 /*
  * Long enough for the records of a process's fork to be read (2 ms after
@@ -200,6 +215,12 @@ struct symbolizer {
 	struct kframe_wait *kwait; /* kernel frames waiting for their name */
 	size_t nkwait;
 	size_t kwait_cap;
+	struct debuginfod_queue *fetcher; /* NULL: no debuginfod */
+	uint64_t fetch_wait_ns;		  /* how long the last profile waits for debug files */
+	uint64_t fetches_seen;		  /* debuginfod_queue__ended when last picked up */
+	struct uframe_wait *uwait;	  /* user frames waiting for a debug file */
+	size_t nuwait;
+	size_t uwait_cap;
 	uint64_t stats[SYM_STAT_MAX];
 };
 
@@ -295,6 +316,7 @@ void symbolizer__free(struct symbolizer *s)
 	ksym_names__free(s->knames);
 	free(s->kallsyms);
 	free(s->kwait);
+	free(s->uwait);
 	table__free(s->t);
 	free(s);
 }
@@ -310,17 +332,74 @@ int symbolizer__set_debug_dir(struct symbolizer *s, const char *dir)
 	return 0;
 }
 
-/* A stripped file: its symbols may be in a separate debug file. */
+void symbolizer__set_debuginfod(struct symbolizer *s, struct debuginfod_queue *q, uint64_t wait_ns)
+{
+	s->fetcher = q;
+	s->fetch_wait_ns = wait_ns;
+}
+
+/*
+ * A stripped file: its symbols may be in a separate debug file, here or,
+ * by its build ID, on a debuginfod server, asked for now (it comes while
+ * sampling goes on).
+ */
 static void attach_debug_file(struct symbolizer *s, uint32_t pid, const struct proc_map *m,
-			      struct elf_symtab *elf)
+			      struct elf_entry *e)
 {
 	struct elf_symtab *dbg = NULL;
+	const char *bid;
 
-	if (debug_file__find(s->debug_dir, pid, m->path, elf, &dbg))
+	if (debug_file__find(s->debug_dir, pid, m->path, e->elf, &dbg) == 0) {
+		if (elf_symtab__set_debug_file(e->elf, dbg) == 0) {
+			s->stats[SYM_STAT_DEBUG_FILES]++;
+			pr_debug("%s: symbols from %s", m->path, elf_symtab__debug_path(e->elf));
+		}
 		return;
-	if (elf_symtab__set_debug_file(elf, dbg) == 0) {
+	}
+	bid = elf_symtab__build_id(e->elf);
+	if (!s->fetcher || !bid || e->fetch)
+		return;
+	if (debuginfod_queue__request(s->fetcher, bid, &e->fetch))
+		e->fetch = 0;
+	else
+		pr_debug("%s: no local debug file: asking debuginfod for %s", m->path, bid);
+}
+
+/*
+ * Takes the debug files that arrived: a file awaiting one gets its symbols
+ * from it, and ends waiting either way once its fetch has ended.
+ */
+static void pick_up_fetches(struct symbolizer *s)
+{
+	uint64_t ended = s->fetcher ? debuginfod_queue__ended(s->fetcher) : 0;
+	struct elf_symtab *dbg;
+	struct elf_entry *e;
+	const char *path;
+	int got, err;
+
+	if (ended == s->fetches_seen)
+		return;
+	s->fetches_seen = ended;
+	for (e = s->elf_list; e; e = e->next) {
+		if (!e->fetch || !e->elf)
+			continue;
+		got = debuginfod_queue__result(s->fetcher, e->fetch, &path);
+		if (!got)
+			continue;
+		e->fetch = 0;
+		if (got < 0)
+			continue;
+		err = elf_symtab__open(path, &dbg);
+		if (!err)
+			err = elf_symtab__set_debug_file(e->elf, dbg);
+		if (err) {
+			pr_info("%s: cannot use %s: %s", elf_symtab__path(e->elf), path,
+				strerror(-err));
+			continue;
+		}
 		s->stats[SYM_STAT_DEBUG_FILES]++;
-		pr_debug("%s: symbols from %s", m->path, elf_symtab__debug_path(elf));
+		s->stats[SYM_STAT_DEBUGINFOD_FILES]++;
+		pr_debug("%s: symbols from %s (debuginfod)", elf_symtab__path(e->elf), path);
 	}
 }
 
@@ -452,7 +531,7 @@ static void open_entry(struct symbolizer *s, struct elf_entry *e, uint32_t pid,
 		if (err)
 			pr_debug("%s: not usable as ELF: %s", m->path, strerror(-err));
 		else if (!elf_symtab__has_symtab(e->elf))
-			attach_debug_file(s, pid, m, e->elf);
+			attach_debug_file(s, pid, m, e);
 	} else {
 		err = fd;
 		pr_debug("%s (PID %u): cannot open: %s", m->path, pid, strerror(-err));
@@ -1025,7 +1104,7 @@ static int close_idle_elfs(struct symbolizer *s)
 			pp = &e->next;
 			continue;
 		}
-		if (now - e->mapped_ns < s->elf_idle_ns) {
+		if (now - e->mapped_ns < s->elf_idle_ns || e->fetch || e->waiters) {
 			pp = &e->next;
 			continue;
 		}
@@ -1382,15 +1461,17 @@ static struct mapping *find_code(struct symbolizer *s, struct space *sp, uint64_
 	return m && (m->map.perms & PROC_MAP_EXEC) ? m : NULL;
 }
 
-/* The honest answer for code no symbol names: its module and offset, never a neighbour's name. */
+/*
+ * The honest answer for code no symbol names: its module and offset, never
+ * a neighbour's name. *fstart: whether that is its function's start.
+ */
 static uint32_t unnamed_frame(struct symbolizer *s, struct mapping *m, uint32_t module,
-			      uint64_t addr, uint64_t lookup, bool retry)
+			      uint64_t addr, uint64_t lookup, bool waiting, bool *fstart)
 {
 	uint64_t file_off = lookup - m->map.start + m->map.offset, back;
 	char buf[512];
 
-	if (function_start(m->elf, file_off, &back) && !retry)
-		s->stats[SYM_STAT_FUNCTION_STARTS]++;
+	*fstart = function_start(m->elf, file_off, &back);
 	if (m->map.kind == PROC_MAP_FILE)
 		snprintf(buf, sizeof(buf), "%s+0x%" PRIx64, base_name(m->map.path),
 			 file_off - back);
@@ -1399,7 +1480,51 @@ static uint32_t unnamed_frame(struct symbolizer *s, struct mapping *m, uint32_t 
 			 lookup - m->map.start - back);
 	else
 		snprintf(buf, sizeof(buf), "[anon]+0x%" PRIx64, lookup);
-	return add_frame(s, module, addr, buf, false, true);
+	return add_answer(s, (struct symbolizer_frame){
+				     .module = module,
+				     .address = addr,
+				     .name = buf,
+				     .unknown = true,
+				     .waiting = waiting,
+			     });
+}
+
+/* The elf_entry of a file whose debug file is awaited, or NULL. */
+static struct elf_entry *awaited(struct symbolizer *s, const struct elf_symtab *elf)
+{
+	struct elf_entry *e;
+
+	if (!s->fetcher || !elf)
+		return NULL;
+	for (e = s->elf_list; e; e = e->next)
+		if (e->elf == elf)
+			return e->fetch ? e : NULL;
+	return NULL;
+}
+
+/* Code a stripped file's debug file may name: a frame named when the profile is finished. */
+static uint32_t waiting_user_frame(struct symbolizer *s, struct mapping *m, struct elf_entry *e,
+				   uint32_t module, uint64_t addr, uint64_t lookup, uint64_t vaddr)
+{
+	struct uframe_wait *w;
+	bool fstart;
+	uint32_t frame;
+
+	if (s->nuwait == s->uwait_cap) {
+		size_t cap = s->uwait_cap ? 2 * s->uwait_cap : 256;
+
+		w = reallocarray(s->uwait, cap, sizeof(*w));
+		if (!w)
+			return 0;
+		s->uwait = w;
+		s->uwait_cap = cap;
+	}
+	frame = unnamed_frame(s, m, module, addr, lookup, true, &fstart);
+	if (frame) {
+		s->uwait[s->nuwait++] = (struct uframe_wait){e, vaddr, frame, fstart};
+		e->waiters++;
+	}
+	return frame;
 }
 
 static uint32_t resolve_user(struct symbolizer *s, struct space *sp, uint64_t addr, bool leaf)
@@ -1408,8 +1533,9 @@ static uint32_t resolve_user(struct symbolizer *s, struct space *sp, uint64_t ad
 	uint64_t key = addr << 1 | leaf, lookup = leaf ? addr : addr - 1, vaddr, jit = 0;
 	const char *name = NULL;
 	uint32_t frame, module;
+	struct elf_entry *wait = NULL;
 	struct mapping *m;
-	bool retry;
+	bool retry, fstart;
 
 	if (cached_frame(st, key, &frame, &retry))
 		return frame;
@@ -1426,17 +1552,25 @@ static uint32_t resolve_user(struct symbolizer *s, struct space *sp, uint64_t ad
 	module = user_module(s, sp, m);
 	if (!module)
 		return 0;
-	if (m->elf &&
-	    elf_symtab__offset_to_vaddr(m->elf, lookup - m->map.start + m->map.offset, &vaddr) == 0)
+	if (m->elf && elf_symtab__offset_to_vaddr(m->elf, lookup - m->map.start + m->map.offset,
+						  &vaddr) == 0) {
 		name = elf_symtab__lookup(m->elf, vaddr, NULL);
-	else if (jit_memory(&m->map, m->elf))
+		wait = name ? NULL : awaited(s, m->elf);
+	} else if (jit_memory(&m->map, m->elf)) {
 		name = jit_name(s, sp, lookup);
+	}
 	if (name) {
 		frame = add_frame(s, module, addr, name, false, false);
 		if (retry)
 			s->stats[SYM_STAT_UNKNOWN_USER]--;
 	} else {
-		frame = unnamed_frame(s, m, module, addr, lookup, retry);
+		fstart = false;
+		if (wait)
+			frame = waiting_user_frame(s, m, wait, module, addr, lookup, vaddr);
+		else
+			frame = unnamed_frame(s, m, module, addr, lookup, false, &fstart);
+		if (fstart && !retry)
+			s->stats[SYM_STAT_FUNCTION_STARTS]++;
 		if (jit_memory(&m->map, m->elf))
 			jit = (uint64_t)st->perf_map_gen + 1;
 		if (!retry)
@@ -1493,6 +1627,8 @@ int symbolizer__user_frames(struct symbolizer *s, const struct symbolizer_task *
 	err = begin_request(s);
 	if (err)
 		return err;
+	if (s->fetcher)
+		pick_up_fetches(s);
 	sp = space_for(s, task);
 	if (!sp)
 		return -ENOMEM;
@@ -1752,6 +1888,51 @@ cleanup:
 	return err;
 }
 
+/*
+ * The user frames waiting for debug files: the last profile waits for the
+ * files still on their way, at most fetch_wait_ns; one of continuous mode
+ * takes what has come (later ones name the rest). A frame no file names
+ * keeps its stand-in, module+offset, and stops waiting.
+ */
+static int name_user_frames(struct symbolizer *s, bool last)
+{
+	struct symbolizer_frame *f;
+	const struct uframe_wait *w;
+	const char *name, *raw, *shown;
+	size_t i;
+	int err = 0;
+
+	if (last && !debuginfod_queue__wait(s->fetcher, clock__mono_ns() + s->fetch_wait_ns))
+		pr_debug("debug files still on their way after %.1f s: their frames are shown "
+			 "as file+offset",
+			 s->fetch_wait_ns / 1e9);
+	pick_up_fetches(s);
+	for (i = 0; i < s->nuwait; i++) {
+		w = &s->uwait[i];
+		f = records__get(&s->t->frames, w->frame);
+		w->e->waiters--;
+		name = w->e->elf ? elf_symtab__lookup(w->e->elf, w->vaddr, NULL) : NULL;
+		f->waiting = false;
+		if (!name) {
+			if (w->function_start)
+				s->stats[SYM_STAT_FUNCTION_STARTS]++;
+			continue;
+		}
+		raw = intern(s, name);
+		shown = raw ? display_name(s, raw) : NULL;
+		if (!shown) {
+			err = -ENOMEM; /* the stand-in stays: an honest name */
+			continue;
+		}
+		f->name = shown;
+		f->system_name = raw;
+		f->unknown = false;
+		s->stats[SYM_STAT_UNKNOWN_USER]--;
+	}
+	s->nuwait = 0;
+	return err;
+}
+
 int symbolizer__finish(struct symbolizer *s, bool last)
 {
 	size_t i, gone = 0;
@@ -1759,6 +1940,9 @@ int symbolizer__finish(struct symbolizer *s, bool last)
 	int err = 0, pass_err = 0, e;
 
 	s->ended = true;
+	/* Without memory for a name, a frame keeps its stand-in: said, not returned. */
+	if (s->nuwait && name_user_frames(s, last))
+		pr_warn("cannot name some user frames: out of memory");
 	if (!s->ksyms_tried && s->nkwait)
 		err = name_by_kernel(s);
 	if (!s->nkwait)

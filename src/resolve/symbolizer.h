@@ -54,7 +54,8 @@ enum symbolizer_stat {
 	SYM_STAT_PERF_MAP_BAD_LINES, /* malformed lines in the perf maps read */
 	/* Of SYM_STAT_UNKNOWN_USER: frames shown at their function's start (from .eh_frame_hdr). */
 	SYM_STAT_FUNCTION_STARTS,
-	SYM_STAT_KERNEL_THREADS, /* of SYM_STAT_PROCESSES: kernel threads, no user memory */
+	SYM_STAT_KERNEL_THREADS,   /* of SYM_STAT_PROCESSES: kernel threads, no user memory */
+	SYM_STAT_DEBUGINFOD_FILES, /* of SYM_STAT_DEBUG_FILES: from debuginfod (or its cache) */
 	SYM_STAT_MAX,
 };
 
@@ -85,6 +86,13 @@ int symbolizer__new(struct symbolizer **out);
 void symbolizer__free(struct symbolizer *s);
 /* Where separate debug files are looked for (see debug_file.h); "" for nowhere. */
 int symbolizer__set_debug_dir(struct symbolizer *s, const char *dir);
+struct debuginfod_queue;
+/*
+ * Stripped files with no local debug file ask q for theirs by build ID (q
+ * outlives s). Their frames that no symbol names yet wait for it: the last
+ * profile up to wait_ns (see symbolizer__finish), others not at all.
+ */
+void symbolizer__set_debuginfod(struct symbolizer *s, struct debuginfod_queue *q, uint64_t wait_ns);
 
 /*
  * The kernel's records of processes, in time order (CLOCK_MONOTONIC ns, the
@@ -155,7 +163,10 @@ const struct symbolizer_module *symbolizer__module(const struct symbolizer *s, u
 uint32_t symbolizer__generation(const struct symbolizer *s);
 
 /*
- * Ends a profile. Its kernel frames are named now, not when resolved, as
+ * Ends a profile. User frames in stripped files whose debug file was asked
+ * of debuginfod are named now, from the file if it came (the last profile
+ * waits for it, within its time), as module+offset if not.
+ * Its kernel frames are named now, not when resolved, as
  * kallsyms is too big to keep (resolve/ksyms.h): until now they answer
  * waiting, under a stand-in name of their own address so that none merge
  * before they are named. The first profile's frames are named by the one

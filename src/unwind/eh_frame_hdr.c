@@ -17,6 +17,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lib/elf_image.h"
+
 #define LOG_MODULE "eh_frame"
 #include "lib/log.h"
 #include "unwind/cfi_entries.h"
@@ -223,80 +225,15 @@ int eh_frame_hdr__find(const struct eh_frame_hdr *h, uint64_t vaddr, struct cfi_
 	return vaddr - out->pc_begin < out->pc_range ? 0 : -ENOENT;
 }
 
-/* ELF program headers, ELF32 or ELF64, in a file image. */
-struct elf_image {
-	const uint8_t *p;
-	size_t size;
-	uint8_t addr_size;
-	uint64_t phoff;
-	size_t phnum;
-	size_t phentsize;
-};
-
-struct segment {
-	uint32_t type;
-	uint64_t offset;
-	uint64_t vaddr;
-	uint64_t filesz;
-};
-
-static int read_elf_header(const void *image, size_t size, struct elf_image *img)
-{
-	const uint8_t *id = image;
-	Elf64_Ehdr e64;
-	Elf32_Ehdr e32;
-
-	if (!image || size < EI_NIDENT || memcmp(id, ELFMAG, SELFMAG))
-		return -ENOEXEC;
-	if (id[EI_DATA] != (__BYTE_ORDER == __LITTLE_ENDIAN ? ELFDATA2LSB : ELFDATA2MSB))
-		return -EOPNOTSUPP;
-	if (id[EI_CLASS] == ELFCLASS64 && size >= sizeof(e64)) {
-		memcpy(&e64, image, sizeof(e64));
-		*img = (struct elf_image){image,       size,	    8,
-					  e64.e_phoff, e64.e_phnum, e64.e_phentsize};
-		if (img->phentsize < sizeof(Elf64_Phdr))
-			return -ENOEXEC;
-	} else if (id[EI_CLASS] == ELFCLASS32 && size >= sizeof(e32)) {
-		memcpy(&e32, image, sizeof(e32));
-		*img = (struct elf_image){image,       size,	    4,
-					  e32.e_phoff, e32.e_phnum, e32.e_phentsize};
-		if (img->phentsize < sizeof(Elf32_Phdr))
-			return -ENOEXEC;
-	} else {
-		return -ENOEXEC;
-	}
-	/* PN_XNUM: the count is in section 0, which a memory image need not have. */
-	if (img->phnum == PN_XNUM)
-		return -EOPNOTSUPP;
-	if (img->phoff > size || img->phnum * img->phentsize > size - img->phoff)
-		return -ENOEXEC;
-	return 0;
-}
-
-static void read_segment(const struct elf_image *img, size_t i, struct segment *s)
-{
-	const uint8_t *ph = img->p + img->phoff + i * img->phentsize;
-	Elf64_Phdr p64;
-	Elf32_Phdr p32;
-
-	if (img->addr_size == 8) {
-		memcpy(&p64, ph, sizeof(p64));
-		*s = (struct segment){p64.p_type, p64.p_offset, p64.p_vaddr, p64.p_filesz};
-	} else {
-		memcpy(&p32, ph, sizeof(p32));
-		*s = (struct segment){p32.p_type, p32.p_offset, p32.p_vaddr, p32.p_filesz};
-	}
-}
-
 /* The bytes of the file image at vaddr up to the end of the PT_LOAD segment holding them. */
 static int find_loaded(const struct elf_image *img, uint64_t vaddr, const uint8_t **p, size_t *size)
 {
-	struct segment s;
+	struct elf_segment s;
 	uint64_t off;
 	size_t i;
 
 	for (i = 0; i < img->phnum; i++) {
-		read_segment(img, i, &s);
+		elf_image__segment(img, i, &s);
 		if (s.type != PT_LOAD || vaddr < s.vaddr || vaddr - s.vaddr >= s.filesz)
 			continue;
 		off = vaddr - s.vaddr + s.offset;
@@ -312,11 +249,11 @@ static int find_loaded(const struct elf_image *img, uint64_t vaddr, const uint8_
 
 static int find_hdr(const struct elf_image *img, struct eh_frame_sections *sec)
 {
-	struct segment s;
+	struct elf_segment s;
 	size_t i;
 
 	for (i = 0; i < img->phnum; i++) {
-		read_segment(img, i, &s);
+		elf_image__segment(img, i, &s);
 		if (s.type != PT_GNU_EH_FRAME)
 			continue;
 		if (s.offset > img->size || s.filesz > img->size - s.offset)
@@ -336,13 +273,13 @@ int eh_frame_hdr__from_elf(const void *image, size_t size, struct eh_frame_hdr *
 	int err;
 
 	*out = NULL;
-	err = read_elf_header(image, size, &img);
+	err = elf_image__open(image, size, &img);
 	if (err)
 		return err;
 	h = calloc(1, sizeof(*h));
 	if (!h)
 		return -ENOMEM;
-	h->sec.addr_size = img.addr_size;
+	h->sec.addr_size = img.is64 ? 8 : 4;
 	err = find_hdr(&img, &h->sec);
 	if (!err)
 		err = parse_header(h);

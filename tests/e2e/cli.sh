@@ -38,7 +38,7 @@ expect_fail duration_garbage 2 "invalid duration" -d 5x
 expect_fail pid_garbage 2 "invalid PID" -p 12ab
 expect_fail pid_and_command 2 "cannot be combined" -p 1 -- true
 expect_fail all_and_pid 2 "cannot be combined" -a -p 1
-expect_fail unknown_format 2 "unknown format" --format svg
+expect_fail unknown_format 2 "unknown format" --format json
 expect_fail map_size_too_small 2 "invalid map size" --map-size 1
 
 # These fail before any BPF is loaded, so they hold for any user.

@@ -3,7 +3,8 @@
 # LeakSanitizer and UBSan (FLAVOR=asan). Every check is reported with an
 # asan_ prefix, and any sanitizer report at all fails the run. upload_tls
 # puts TLS (mbedTLS and tls.c), the proxy-free https path and its refusals
-# under the sanitizers.
+# under the sanitizers; symbolize_debuginfod the debuginfod fetches, their
+# worker threads and each hostile server's answer.
 source "$(dirname "$0")/../lib.sh"
 
 if ! why=$(can_bpf 2>&1); then
@@ -21,7 +22,7 @@ export CPROF=$ROOT/.output/asan/cprof
 export ASAN_OPTIONS=log_path=$TMP/reports/asan:detect_leaks=1:abort_on_error=0
 export CPROF_RSS_LIMIT_KB=786432
 export UBSAN_OPTIONS=log_path=$TMP/reports/ubsan:print_stacktrace=1:halt_on_error=1
-for t in profile kernel system faults symbolize_exited upload_tls; do
+for t in profile kernel system faults symbolize_exited upload_tls symbolize_debuginfod; do
 	bash "tests/e2e/$t.sh" 2>"$TMP/$t.err" | sed -e 's/^ok /ok asan_/' -e 's/^not ok /not ok asan_/' \
 		-e 's/^skip /skip asan_/'
 done

@@ -21,17 +21,7 @@ server_install() {
 		echo "protoc is needed (./build.sh installs protobuf-compiler)" >&2
 		return 1
 	fi
-	mkdir -p "$SERVER_DIR" || return 1
-	if [ ! -d "$SERVER_DIR/node_modules" ] ||
-		! cmp -s "$SERVER_SRC/package-lock.json" "$SERVER_DIR/package-lock.json"; then
-		cp "$SERVER_SRC/package.json" "$SERVER_SRC/package-lock.json" "$SERVER_DIR/" || return 1
-		if ! (cd "$SERVER_DIR" && npm ci --no-audit --no-fund --ignore-scripts) \
-			>"$SERVER_DIR/npm.log" 2>&1; then
-			echo "npm ci failed: $(grep -m 3 'npm error' "$SERVER_DIR/npm.log" | tr '\n' ' ')" >&2
-			rm -rf "$SERVER_DIR/node_modules"
-			return 1
-		fi
-	fi
+	npm_install "$SERVER_SRC" "$SERVER_DIR" || return 1
 	# The servers' .proto files, compiled by protoc into the descriptors the server loads.
 	protos=$(cd "$SERVER_SRC/proto" && find . -name '*.proto' | sort)
 	# shellcheck disable=SC2086 # one path per word

@@ -884,9 +884,42 @@ TEST(elf_symtab_symbols_from_debug_file)
 		  distinct_func_addrs(&l, &segs) + check_plt_stubs(e, stripped));
 	check_against_nm(e, &l, &segs);
 	CHECK_STR(elf_symtab__lookup(e, nm_addr(&l, "hot_a"), NULL), "hot_a");
-	/* Too late once loaded. */
+	elf_symtab__free(e);
+	free(l.v);
+}
+
+/*
+ * A debug file that comes after the symbols were loaded (from debuginfod,
+ * while sampling went on): the names come from it from then on, all of
+ * them but the PLT stubs, as the stripped file is closed by then.
+ */
+TEST(elf_symtab_debug_file_after_load)
+{
+	const char *path = test_build_fixture("known_tree");
+	const char *stripped = test_build_fixture("known_tree_buildid");
+	const char *debug = test_build_fixture("known_tree_stripped.debug");
+	const char *other = test_build_fixture("known_tree_nopie");
+	struct elf_symtab *e = NULL, *dbg = NULL;
+	struct seg_list segs;
+	struct nm_list l;
+
+	need_tool("nm");
+	need_tool("readelf");
+	nm_read(path, false, &l);
+	readelf_segments(path, &segs);
+	CHECK_INT(elf_symtab__open(stripped, &e), ==, 0);
+	CHECK(elf_symtab__lookup(e, nm_addr(&l, "hot_a"), NULL) == NULL);
+	/* Another build's file is refused, and the table stays as it was. */
+	CHECK_INT(elf_symtab__open(other, &dbg), ==, 0);
+	CHECK_INT(elf_symtab__set_debug_file(e, dbg), ==, -ESTALE);
+	CHECK(elf_symtab__lookup(e, nm_addr(&l, "hot_b"), NULL) == NULL);
 	CHECK_INT(elf_symtab__open(debug, &dbg), ==, 0);
-	CHECK_INT(elf_symtab__set_debug_file(e, dbg), ==, -EINVAL);
+	CHECK_INT(elf_symtab__set_debug_file(e, dbg), ==, 0);
+	CHECK_STR(elf_symtab__debug_path(e), debug);
+	CHECK_STR(elf_symtab__lookup(e, nm_addr(&l, "hot_a"), NULL), "hot_a");
+	CHECK_STR(elf_symtab__lookup(e, nm_addr(&l, "hot_b"), NULL), "hot_b");
+	CHECK_INT(elf_symtab__symbol_count(e), ==, distinct_func_addrs(&l, &segs));
+	check_against_nm(e, &l, &segs);
 	elf_symtab__free(e);
 	free(l.v);
 }
