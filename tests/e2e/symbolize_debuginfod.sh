@@ -180,4 +180,22 @@ unserve
 SRV_PID=$first_pid unserve
 named two
 said two "1 downloaded, 0 from the cache(;|$)" downloaded_from_second
+
+# --- continuous mode: the intervals after the file came are named --------------------
+source "$ROOT/tests/server/lib.bash"
+if why=$(server_install 2>&1); then
+	trap 'server_stop; unserve' EXIT
+	server_start "$TMP/upload.log" || true
+	serve late "$FIX/known_tree_stripped.debug"
+	env -u DEBUGINFOD_URLS "DEBUGINFOD_URLS=$SRV_URL" "DEBUGINFOD_CACHE_PATH=$TMP/cache-late" \
+		"$CPROF" -F 199 --interval 1 --server "http://127.0.0.1:$SERVER_PORT" \
+		-- "$TMP/bin/app" 5 >/dev/null 2>"$TMP/late.err"
+	check late_exit_0 [ $? -eq 0 ]
+	unserve
+	server_stop
+	check late_first_interval_unnamed server_check "$TMP/upload.log" no-function-in 0 hot_a
+	check late_last_interval_named server_check "$TMP/upload.log" function-in -1 hot_a
+else
+	skip continuous_named_later "$why"
+fi
 finish

@@ -77,6 +77,17 @@ case "function":
 	if (!series.some((s) => s.profiles.some((p) => p.functions.includes(args[0]))))
 		fail(`no accepted profile has a function named ${args[0]}`);
 	break;
+case "function-in":
+case "no-function-in": {
+	// args: INDEX (negative: from the last) and NAME, of the accepted requests in order.
+	const i = Number(args[0]) < 0 ? accepted.length + Number(args[0]) : Number(args[0]);
+	const r = accepted[i];
+	if (!r) fail(`no accepted request ${args[0]} (${accepted.length} accepted)`);
+	const has = r.series.some((s) => s.profiles.some((p) => p.functions.includes(args[1])));
+	if (has !== (check === "function-in"))
+		fail(`accepted request ${args[0]} ${has ? "has" : "has no"} function named ${args[1]}`);
+	break;
+}
 case "field":
 	if (!accepted.length) fail("no accepted request");
 	for (const r of accepted)

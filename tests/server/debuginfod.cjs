@@ -13,6 +13,7 @@
 //
 // MODE:
 //   good           200 with the bytes of --file
+//   late           the same, --delay-ms after the request (default 2500)
 //   notfound       404
 //   error          500
 //   stall          accepts, reads the request, never answers
@@ -36,11 +37,12 @@ for (let i = 2; i < process.argv.length; i++) {
 	case "--port-file": o.portFile = v; i++; break;
 	case "--file": o.file = v; i++; break;
 	case "--build-id": o.buildId = v; i++; break;
+	case "--delay-ms": o.delayMs = Number(v); i++; break;
 	default: throw new Error(`unknown argument ${a}`);
 	}
 }
 if (!o.log) throw new Error("--log is required");
-if (["good", "truncated", "redirect", "wrong"].includes(o.mode) && !o.file)
+if (["good", "late", "truncated", "redirect", "wrong"].includes(o.mode) && !o.file)
 	throw new Error(`--mode ${o.mode} needs --file`);
 
 function record(entry) {
@@ -62,6 +64,9 @@ function handle(req, res) {
 	case "good":
 	case "wrong":
 		res.writeHead(200, { "Content-Type": "application/octet-stream" }).end(body());
+		break;
+	case "late":
+		setTimeout(() => res.writeHead(200).end(body()), o.delayMs ?? 2500);
 		break;
 	case "notfound":
 		res.writeHead(404).end("Not found\n");
