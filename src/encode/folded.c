@@ -34,6 +34,7 @@
 #include "lib/hash.h"
 #include "lib/log.h"
 #include "lib/sbuf.h"
+#include "lib/sort.h"
 #include "lib/u64map.h"
 
 #define UNKNOWN_NAME  "[unknown]"
@@ -246,51 +247,97 @@ static int cmp_pieces(const void *a, const void *b, void *seq)
 	return memcmp(ids + x->at, ids + y->at, x->n * sizeof(*ids));
 }
 
-/* Merges runs of equal lines into their first; returns the number left. */
-static size_t merge_equal(uint32_t *seq, struct line *lines, size_t n)
+/*
+ * Equal lines of lines[0..n) merged, the first of each run taking the
+ * others' counts, into *merged (malloc'd); returns their number, or 0 with
+ * *merged NULL when out of memory.
+ */
+static size_t merge_equal(uint32_t *seq, const struct line *lines, size_t n, struct line **merged)
 {
+	struct line **order = malloc((n ? n : 1) * sizeof(*order));
 	size_t i, out = 0;
 
-	qsort_r(lines, n, sizeof(*lines), cmp_pieces, seq);
-	for (i = 0; i < n; i++) {
-		if (out && !cmp_pieces(&lines[out - 1], &lines[i], seq))
-			lines[out - 1].count += lines[i].count;
-		else
-			lines[out++] = lines[i];
+	*merged = malloc((n ? n : 1) * sizeof(**merged));
+	for (i = 0; order && i < n; i++)
+		order[i] = (struct line *)&lines[i];
+	if (!order || !*merged || sort__pointers((void **)order, n, cmp_pieces, seq)) {
+		free(*merged);
+		*merged = NULL;
+		free(order);
+		return 0;
 	}
+	for (i = 0; i < n; i++) {
+		if (out && !cmp_pieces(&(*merged)[out - 1], order[i], seq))
+			(*merged)[out - 1].count += order[i]->count;
+		else
+			(*merged)[out++] = *order[i];
+	}
+	free(order);
 	return out;
 }
 
-/* The lines' texts, NUL-terminated, into arena; pointed at once it has stopped moving. */
+/* The lines' texts, NUL-terminated, into arena. */
 static void write_lines(const struct fold_ctx *c, struct line *lines, size_t n, struct sbuf *arena)
 {
-	const struct text *t;
-	size_t i, *offs = calloc(n ? n : 1, sizeof(*offs));
+	size_t i, total = 0;
 	uint32_t j;
+	char *d;
 
-	if (!offs) {
-		arena->err = -ENOMEM;
+	/* Sized first: one allocation, not a copy at every doubling of a 100 KB arena. */
+	for (i = 0; i < n; i++) {
+		lines[i].len = lines[i].n ? lines[i].n - 1 : 0;
+		for (j = 0; j < lines[i].n; j++)
+			lines[i].len += c->texts[c->seq[lines[i].at + j]].len;
+		total += lines[i].len + 1;
+	}
+	sbuf__reserve(arena, total);
+	if (arena->err)
 		return;
-	}
-	for (i = 0; i < n && !arena->err; i++) {
-		offs[i] = arena->len;
+	d = arena->data + arena->len;
+	for (i = 0; i < n; i++) {
+		lines[i].text = d;
 		for (j = 0; j < lines[i].n; j++) {
-			t = &c->texts[c->seq[lines[i].at + j]];
+			const struct text *t = &c->texts[c->seq[lines[i].at + j]];
+
 			if (j)
-				sbuf__add(arena, ";", 1);
-			sbuf__add(arena, c->names.data + t->off, t->len);
+				*d++ = ';';
+			memcpy(d, c->names.data + t->off, t->len);
+			d += t->len;
 		}
-		lines[i].len = arena->len - offs[i];
-		sbuf__add(arena, "", 1);
+		*d++ = '\0';
 	}
-	for (i = 0; i < n && !arena->err; i++)
-		lines[i].text = arena->data + offs[i];
-	free(offs);
+	arena->len += total;
 }
 
-static int cmp_text(const void *a, const void *b)
+static int cmp_text(const void *a, const void *b, void *ctx)
 {
+	(void)ctx;
 	return text_cmp(a, b);
+}
+
+/* The lines' text, in strcmp order of it, each with its count. */
+static int write_sorted(struct line *lines, size_t n, struct sbuf *text)
+{
+	struct line **order = malloc((n ? n : 1) * sizeof(*order));
+	size_t i;
+
+	for (i = 0; order && i < n; i++)
+		order[i] = &lines[i];
+	if (!order || sort__pointers((void **)order, n, cmp_text, NULL)) {
+		free(order);
+		return -ENOMEM;
+	}
+	sbuf__reserve(text, 1);
+	for (i = 0; i < n; i++) {
+		char num[32];
+
+		snprintf(num, sizeof(num), " %" PRIu64 "\n", order[i]->count);
+		sbuf__add(text, order[i]->text, order[i]->len);
+		sbuf__str(text, num);
+	}
+	sbuf__add(text, "", 1);
+	free(order);
+	return text->err;
 }
 
 int folded__encode(const struct profile *p, char **out, size_t *out_len)
@@ -298,7 +345,7 @@ int folded__encode(const struct profile *p, char **out, size_t *out_len)
 	size_t i, n = profile__sample_count(p);
 	struct sbuf arena = {0}, text = {0};
 	struct fold_ctx c = {.p = p};
-	struct line *lines = NULL;
+	struct line *lines = NULL, *merged = NULL;
 	int err = 0;
 
 	*out = NULL;
@@ -318,23 +365,17 @@ int folded__encode(const struct profile *p, char **out, size_t *out_len)
 	/* Only now that seq has stopped moving. */
 	for (i = 0; i < n; i++)
 		lines[i].hash = seq_hash(c.seq + lines[i].at, lines[i].n);
-	n = merge_equal(c.seq, lines, n);
-	write_lines(&c, lines, n, &arena);
-	err = arena.err;
-	if (err)
-		goto cleanup;
-	qsort(lines, n, sizeof(*lines), cmp_text);
-
-	sbuf__reserve(&text, 1);
-	for (i = 0; i < n; i++) {
-		char num[32];
-
-		snprintf(num, sizeof(num), " %" PRIu64 "\n", lines[i].count);
-		sbuf__add(&text, lines[i].text, lines[i].len);
-		sbuf__str(&text, num);
+	if (n) {
+		n = merge_equal(c.seq, lines, n, &merged);
+		if (!merged) {
+			err = -ENOMEM;
+			goto cleanup;
+		}
 	}
-	sbuf__add(&text, "", 1);
-	err = text.err;
+	write_lines(&c, merged, n, &arena);
+	err = arena.err;
+	if (!err)
+		err = write_sorted(merged, n, &text);
 	if (err)
 		goto cleanup;
 	*out = text.data;
@@ -351,5 +392,6 @@ cleanup:
 	free(c.seq);
 	u64map__free(c.by_hash);
 	free(lines);
+	free(merged);
 	return err;
 }
