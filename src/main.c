@@ -80,6 +80,7 @@ enum {
 	OPT_TITLE,
 	OPT_MINWIDTH,
 	OPT_INVERTED,
+	OPT_SAMPLE_TYPE,
 };
 
 static const char usage_text[] =
@@ -96,9 +97,10 @@ static const char usage_text[] =
 	"                           neither -p nor a command is given)\n"
 	"  -- COMMAND [ARGS...]     start COMMAND, profile it (and its children) until\n"
 	"                           it exits, and exit with its exit status\n"
-	"  -i, --input FILE         profile nothing: draw FILE, folded stacks ('a;b;c\n"
-	"                           COUNT' lines, cprof's or a stackcollapse script's;\n"
-	"                           - is stdin), as a flame graph (-o, default cprof.svg)\n"
+	"  -i, --input FILE         profile nothing: draw FILE, a pprof profile (.pb.gz,\n"
+	"                           cprof's, Go's, Parca's...) or folded stacks ('a;b;c\n"
+	"                           COUNT' lines; - is stdin), as a flame graph (-o,\n"
+	"                           default cprof.svg)\n"
 	"\n"
 	"Options:\n"
 	"  -F, --frequency HZ       samples per second per CPU (default 99); at most\n"
@@ -118,6 +120,9 @@ static const char usage_text[] =
 	"      --minwidth PERCENT   svg: frames narrower than this share of all samples\n"
 	"                           are merged, one box per parent (default 0.1)\n"
 	"      --inverted           svg: an icicle graph, the root at the top\n"
+	"      --sample-type TYPE   -i of a pprof profile: the values to draw (cpu,\n"
+	"                           alloc_space, ...; default samples, else the\n"
+	"                           profile's default, else its last)\n"
 	"      --per-thread         add a tid label (and a thread level in folded)\n"
 	"      --include-idle       keep samples of idle CPUs (the swapper task)\n"
 	"      --no-children        with -p or a command: do not follow child processes\n"
@@ -332,8 +337,8 @@ struct cli {
 	bool all, hz_set, duration_set;
 	/* --format given; an option of the svg format given */
 	bool format_set, svg_set;
-	/* -i: a profile to draw, not to take */
-	const char *input;
+	/* -i: a profile to draw, not to take; --sample-type: which of its values */
+	const char *input, *sample_type;
 	bool server_only_set; /* an option that means nothing without --server */
 };
 
@@ -614,6 +619,11 @@ static bool parse_profile_option(int c, char *arg, struct cli *cli)
 	case 'i':
 		cli->input = arg;
 		break;
+	case OPT_SAMPLE_TYPE:
+		if (!*arg)
+			usage_error("--sample-type needs a type, e.g. cpu");
+		cli->sample_type = arg;
+		break;
 	case 'F':
 		o->hz = (unsigned int)parse_ulong(arg, "frequency", 1, MAX_HZ);
 		cli->hz_set = true;
@@ -694,6 +704,7 @@ static const struct option longopts[] = {
 	{"title", required_argument, NULL, OPT_TITLE},
 	{"minwidth", required_argument, NULL, OPT_MINWIDTH},
 	{"inverted", no_argument, NULL, OPT_INVERTED},
+	{"sample-type", required_argument, NULL, OPT_SAMPLE_TYPE},
 	{"per-thread", no_argument, NULL, OPT_PER_THREAD},
 	{"include-idle", no_argument, NULL, OPT_INCLUDE_IDLE},
 	{"no-children", no_argument, NULL, OPT_NO_CHILDREN},
@@ -837,7 +848,8 @@ static void finish_debuginfod(struct cli *cli)
 static int draw_file(struct cli *cli)
 {
 	struct session_opts *o = &cli->o;
-	struct render_opts r = {.input = cli->input, .svg = &o->svg};
+	struct render_opts r = {
+		.input = cli->input, .svg = &o->svg, .sample_type = cli->sample_type};
 
 	if (o->command || o->npids || cli->all || cli->upload.url || cli->server_only_set)
 		usage_error("-i draws a profile already taken: no -p, -a, command or --server");
@@ -856,6 +868,8 @@ static void finish_opts(struct cli *cli)
 
 	if (o->command && o->npids)
 		usage_error("-p and a command cannot be combined");
+	if (cli->sample_type)
+		usage_error("--sample-type chooses the values of a pprof profile drawn with -i");
 	if (cli->all && (o->command || o->npids))
 		usage_error("-a cannot be combined with -p or a command");
 	o->pids = cli->pids;

@@ -142,3 +142,94 @@ void compress__gzip_free(struct gzip_stream *gz)
 	free(gz->out);
 	free(gz);
 }
+
+/* The first output buffer: a profile unpacks to some 2 to 10 times its gzip size. */
+#define MIN_UNPACKED (64 * 1024)
+
+/* Room for more output: doubled, but never past max + 1 (one byte past max proves it larger). */
+static int grow_unpacked(uint8_t **buf, size_t *cap, size_t max)
+{
+	size_t c = *cap ? 2 * *cap : MIN_UNPACKED;
+	uint8_t *tmp;
+
+	if (c > max + 1 || c < *cap)
+		c = max + 1;
+	tmp = realloc(*buf, c + 1);
+	if (!tmp)
+		return -ENOMEM;
+	*buf = tmp;
+	*cap = c;
+	return 0;
+}
+
+int compress__gunzip(const uint8_t *in, size_t len, size_t max, uint8_t **out, size_t *out_len,
+		     const char **why)
+{
+	z_stream zs = {0};
+	uint8_t *buf = NULL;
+	size_t cap = 0, n = 0, left = len, chunk, room;
+	const uint8_t *rest;
+	int ret, err = 0;
+
+	*out = NULL;
+	*out_len = 0;
+	*why = NULL;
+	ret = inflateInit2(&zs, GZIP_WINDOW_BITS);
+	if (ret != Z_OK)
+		return zerr(ret);
+	zs.next_in = (Bytef *)in;
+	for (;;) {
+		if (n == cap) {
+			err = grow_unpacked(&buf, &cap, max);
+			if (err)
+				break;
+		}
+		/* avail_in and avail_out are 32 bits wide: larger buffers go in pieces. */
+		if (!zs.avail_in && left) {
+			chunk = left > UINT_MAX ? UINT_MAX : left;
+			zs.avail_in = (uInt)chunk;
+			left -= chunk;
+		}
+		room = cap - n > UINT_MAX ? UINT_MAX : cap - n;
+		zs.next_out = buf + n;
+		zs.avail_out = (uInt)room;
+		ret = inflate(&zs, Z_NO_FLUSH);
+		n += room - zs.avail_out;
+		if (n > max) {
+			err = -EFBIG;
+			break;
+		}
+		if (ret == Z_STREAM_END) {
+			/* Another member may follow, as `cat a.gz b.gz` makes; nothing else may. */
+			rest = in + (len - left - zs.avail_in);
+			if (!zs.avail_in && !left)
+				break;
+			if (len - (size_t)(rest - in) < 2 || rest[0] != 0x1f || rest[1] != 0x8b) {
+				*why = "bytes after the gzip data";
+				err = -EBADMSG;
+				break;
+			}
+			inflateReset(&zs);
+			continue;
+		}
+		if (ret == Z_OK)
+			continue;
+		if (ret == Z_BUF_ERROR && (zs.avail_in || left))
+			continue;
+		err = ret == Z_MEM_ERROR ? -ENOMEM : -EBADMSG;
+		*why = ret == Z_BUF_ERROR   ? "the gzip data is cut short"
+		       : ret == Z_NEED_DICT ? "gzip data that needs a preset dictionary"
+		       : zs.msg		    ? zs.msg
+					    : "corrupt gzip data";
+		break;
+	}
+	inflateEnd(&zs);
+	if (err) {
+		free(buf);
+		return err;
+	}
+	buf[n] = 0;
+	*out = buf;
+	*out_len = n;
+	return 0;
+}

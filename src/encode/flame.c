@@ -14,6 +14,7 @@
 
 #include "build/profile.h"
 #include "encode/flame.h"
+#include "lib/array.h"
 #include "lib/strpool.h"
 #include "lib/u64map.h"
 #include "summary.h"
@@ -311,26 +312,9 @@ struct layout {
 	size_t kids_cap;
 };
 
-static int grow(void **arr, size_t *cap, size_t need, size_t size)
-{
-	size_t n = *cap ? *cap : 256;
-	void *tmp;
-
-	if (need <= *cap)
-		return 0;
-	while (n < need)
-		n *= 2;
-	tmp = realloc(*arr, n * size);
-	if (!tmp)
-		return -ENOMEM;
-	*arr = tmp;
-	*cap = n;
-	return 0;
-}
-
 static int push(struct layout *l, struct pending p)
 {
-	if (grow((void **)&l->todo, &l->todo_cap, l->ntodo + 1, sizeof(*l->todo)))
+	if (array__grow((void **)&l->todo, &l->todo_cap, l->ntodo + 1, sizeof(*l->todo)))
 		return -ENOMEM;
 	l->todo[l->ntodo++] = p;
 	return 0;
@@ -345,7 +329,7 @@ static int lay_out(struct layout *l, const struct pending *p)
 	uint32_t nkids = 0, nnarrow = 0, c, i;
 	size_t first, lo, hi;
 
-	if (grow((void **)&l->boxes, &l->cap, l->n + 1, sizeof(*l->boxes)))
+	if (array__grow((void **)&l->boxes, &l->cap, l->n + 1, sizeof(*l->boxes)))
 		return -ENOMEM;
 	if (p->merged) {
 		l->boxes[l->n++] = (struct flame_box){.kind = FLAME_MERGED,
@@ -361,7 +345,7 @@ static int lay_out(struct layout *l, const struct pending *p)
 					      .start = p->start,
 					      .count = nd->count};
 	for (c = nd->first_child; c; c = f->nodes[c].next_sibling) {
-		if (grow((void **)&l->kids, &l->kids_cap, nkids + 1, sizeof(*l->kids)))
+		if (array__grow((void **)&l->kids, &l->kids_cap, nkids + 1, sizeof(*l->kids)))
 			return -ENOMEM;
 		l->kids[nkids++] = c;
 	}

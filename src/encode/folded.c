@@ -290,6 +290,8 @@ static void write_lines(const struct fold_ctx *c, struct line *lines, size_t n, 
 			lines[i].len += c->texts[c->seq[lines[i].at + j]].len;
 		total += lines[i].len + 1;
 	}
+	if (!n)
+		return;
 	sbuf__reserve(arena, total);
 	if (arena->err)
 		return;

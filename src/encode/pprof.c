@@ -36,57 +36,10 @@
 #include "encode/compress.h"
 #include "encode/pb_writer.h"
 #include "encode/pprof.h"
+#include "encode/pprof_proto.h"
 #include "lib/log.h"
 #include "lib/strpool.h"
 #include "lib/u64map.h"
-
-/* perftools.profiles field numbers, from profile.proto. */
-enum {
-	PROFILE_SAMPLE_TYPE = 1,
-	PROFILE_SAMPLE = 2,
-	PROFILE_MAPPING = 3,
-	PROFILE_LOCATION = 4,
-	PROFILE_FUNCTION = 5,
-	PROFILE_STRING_TABLE = 6,
-	PROFILE_TIME_NANOS = 9,
-	PROFILE_DURATION_NANOS = 10,
-	PROFILE_PERIOD_TYPE = 11,
-	PROFILE_PERIOD = 12,
-	PROFILE_COMMENT = 13,
-	PROFILE_DEFAULT_SAMPLE_TYPE = 14,
-
-	VALUE_TYPE_TYPE = 1,
-	VALUE_TYPE_UNIT = 2,
-
-	SAMPLE_LOCATION_ID = 1,
-	SAMPLE_VALUE = 2,
-	SAMPLE_LABEL = 3,
-
-	LABEL_KEY = 1,
-	LABEL_STR = 2,
-	LABEL_NUM = 3,
-
-	MAPPING_ID = 1,
-	MAPPING_MEMORY_START = 2,
-	MAPPING_MEMORY_LIMIT = 3,
-	MAPPING_FILE_OFFSET = 4,
-	MAPPING_FILENAME = 5,
-	MAPPING_BUILD_ID = 6,
-	MAPPING_HAS_FUNCTIONS = 7,
-
-	LOCATION_ID = 1,
-	LOCATION_MAPPING_ID = 2,
-	LOCATION_ADDRESS = 3,
-	LOCATION_LINE = 4,
-
-	LINE_FUNCTION_ID = 1,
-
-	FUNCTION_ID = 1,
-	FUNCTION_NAME = 2,
-	FUNCTION_SYSTEM_NAME = 3,
-};
-
-#define KERNEL_MAPPING_NAME "[kernel.kallsyms]"
 
 struct func_info {
 	uint32_t name; /* string IDs */
@@ -248,7 +201,7 @@ static int collect_mappings(struct encoder *e)
 	for (i = 0; i < n && !err; i++) {
 		const struct profile_mapping *m = profile__mapping(e->p, (uint32_t)(i + 1));
 
-		err = add_string(e, m->kernel ? KERNEL_MAPPING_NAME : m->path,
+		err = add_string(e, m->kernel ? PPROF_KERNEL_MAPPING : m->path,
 				 &e->maps[i].filename);
 		if (!err)
 			err = add_string(e, m->build_id, &e->maps[i].build_id);
