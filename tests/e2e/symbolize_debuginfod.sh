@@ -194,7 +194,7 @@ if why=$(server_install 2>&1); then
 	unserve
 	server_stop
 	check late_first_interval_unnamed server_check "$TMP/upload.log" no-function-in 0 hot_a
-	check late_last_interval_named server_check "$TMP/upload.log" function-in -1 hot_a
+	check late_later_interval_named server_check "$TMP/upload.log" function-after 0 hot_a
 else
 	skip continuous_named_later "$why"
 fi

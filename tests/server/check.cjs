@@ -15,6 +15,10 @@
 //   check.cjs LOG intervals N           the accepted requests are N intervals,
 //                                       each once, in order, back to back
 //   check.cjs LOG ordered N             N intervals, each once, in order (gaps allowed)
+//   check.cjs LOG function-in I NAME    accepted request I (negative: from the
+//                                       last) has function NAME
+//   check.cjs LOG no-function-in I NAME ... has no function NAME
+//   check.cjs LOG function-after I NAME some accepted request after I has NAME
 "use strict";
 
 const fs = require("node:fs");
@@ -86,6 +90,13 @@ case "no-function-in": {
 	const has = r.series.some((s) => s.profiles.some((p) => p.functions.includes(args[1])));
 	if (has !== (check === "function-in"))
 		fail(`accepted request ${args[0]} ${has ? "has" : "has no"} function named ${args[1]}`);
+	break;
+}
+case "function-after": {
+	// The last interval may be a short tail with no sample in NAME: any later one will do.
+	const named = accepted.map((r) => r.series.some((s) => s.profiles.some((p) => p.functions.includes(args[1]))));
+	if (!named.slice(Number(args[0]) + 1).some(Boolean))
+		fail(`no accepted request after ${args[0]} has function ${args[1]} (named: ${named.join(",")})`);
 	break;
 }
 case "field":
