@@ -125,6 +125,13 @@ struct fold_ctx {
 	uint32_t *frame_ids;	/* by frame index (1-based): its piece, 0 until made */
 	uint32_t *seq;		/* the lines' piece ids, one line after another */
 	size_t nseq, seq_cap;
+	/*
+	 * The last sample's comm and thread pieces: labels are interned, so
+	 * equal pointers are equal text (a piece made per sample was a fifth
+	 * of the encoder's time).
+	 */
+	const char *comm, *thread;
+	uint32_t comm_id, thread_tid, thread_id;
 	int err;
 };
 
@@ -213,10 +220,20 @@ static void fold_sample(struct fold_ctx *c, const struct profile_sample *s, stru
 
 	l->at = c->nseq;
 	l->count = s->count;
-	seq_add(c, name_piece(c, s->labels.comm, NULL));
+	if (!c->comm_id || s->labels.comm != c->comm) {
+		c->comm = s->labels.comm;
+		c->comm_id = name_piece(c, s->labels.comm, NULL);
+	}
+	seq_add(c, c->comm_id);
 	if (s->labels.tid) {
-		snprintf(tid, sizeof(tid), "/%u", s->labels.tid);
-		seq_add(c, name_piece(c, thread && *thread ? thread : s->labels.comm, tid));
+		thread = thread && *thread ? thread : s->labels.comm;
+		if (!c->thread_id || thread != c->thread || s->labels.tid != c->thread_tid) {
+			snprintf(tid, sizeof(tid), "/%u", s->labels.tid);
+			c->thread = thread;
+			c->thread_tid = s->labels.tid;
+			c->thread_id = name_piece(c, thread, tid);
+		}
+		seq_add(c, c->thread_id);
 	}
 	/* Frames are stored leaf first; the folded format wants the root first. */
 	for (i = s->nframes; i-- > 0 && !c->err;)

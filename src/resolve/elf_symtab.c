@@ -1048,7 +1048,7 @@ static int load_symbols(struct elf_symtab *e)
 	struct elf_plt plt = {0};
 	struct cand *cands = NULL;
 	struct usym *u = NULL;
-	size_t n = 0, cap = 0, nu, nr, nsymtab, i, kept;
+	size_t n = 0, cap = 0, nu, nr, nsymtab, i, kept, sorted;
 	int err = 0;
 
 	if (!e->elf && !e->debug)
@@ -1073,25 +1073,25 @@ static int load_symbols(struct elf_symtab *e)
 	for (i = nsymtab, kept = nsymtab; i < n; i++)
 		if (!has_start(cands, nsymtab, cands[i].start))
 			cands[kept++] = cands[i];
+	/* Sorted again only when something was added: each sort was a tenth of libc's load. */
 	n = kept;
-	err = sort_by_start(cands, n);
+	if (n > nsymtab)
+		err = sort_by_start(cands, n);
+	sorted = n;
 	/* A debug file's .symtab would name the Go functions, and more. */
 	e->go_syms = 0;
 	if (!err && !e->has_symtab && !e->debug) {
-		kept = n;
 		err = add_go_functions(e, &ctx, &go, &cands, &n, &cap);
-		if (!err && n > kept)
+		if (!err && n > sorted)
 			err = sort_by_start(cands, n);
+		sorted = n;
 	}
 	if (!err && e->elf)
 		err = add_plt_stubs(e, &ctx, &plt, &cands, &n, &cap);
+	if (!err && n > sorted)
+		err = sort_by_start(cands, n);
 	if (err)
 		goto cleanup;
-	if (n > nsymtab) {
-		err = sort_by_start(cands, n);
-		if (err)
-			goto cleanup;
-	}
 	u = malloc((n ? n : 1) * sizeof(*u));
 	if (!u) {
 		err = -ENOMEM;
