@@ -293,6 +293,11 @@ void region_feed__note_command(struct region_feed *f, uint32_t pid)
 	u64map__set(f->snap_space, pid, space);
 }
 
+bool region_feed__tracked(const struct region_feed *f, uint32_t pid)
+{
+	return process_regions__tracked(f->regions, pid);
+}
+
 static void exit_now(struct region_feed *f, uint32_t pid)
 {
 	process_regions__exit(f->regions, pid);

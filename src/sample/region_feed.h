@@ -50,6 +50,8 @@ void region_feed__note_process(struct region_feed *f, uint32_t pid);
  * made for cprof); its exec's records give it its program's.
  */
 void region_feed__note_command(struct region_feed *f, uint32_t pid);
+/* Whether process pid is followed: its records, from now on, keep its regions. */
+bool region_feed__tracked(const struct region_feed *f, uint32_t pid);
 /* One of the kernel's records, in time order. */
 void region_feed__apply(struct region_feed *f, const struct task_event *ev);
 /* Applies the exits of processes gone long enough before now (CLOCK_MONOTONIC ns). */

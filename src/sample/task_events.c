@@ -430,6 +430,11 @@ size_t task_events__queued(const struct task_events *te)
 	return reorder__count(te->queue);
 }
 
+bool task_events__fork_queued(const struct task_events *te, uint32_t pid, uint32_t *ppid)
+{
+	return reorder__has_fork(te->queue, pid, ppid);
+}
+
 void task_events__stats(const struct task_events *te, struct task_events_stats *out)
 {
 	*out = te->stats;

@@ -49,6 +49,8 @@ int task_events__fd(const struct task_events *te);
 int task_events__read(struct task_events *te, uint64_t until, task_event_fn fn, void *ctx);
 /* Events read but not handed out yet. */
 size_t task_events__queued(const struct task_events *te);
+/* Whether the fork of process pid is among them; its parent into *ppid. */
+bool task_events__fork_queued(const struct task_events *te, uint32_t pid, uint32_t *ppid);
 
 struct task_events_stats {
 	uint64_t records;   /* read from the rings, of every type */
