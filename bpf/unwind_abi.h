@@ -232,10 +232,12 @@ struct cprof_walk {
 	__u32 set;			/* the sample's map set */
 	__u32 region_set;		/* the process's region set */
 	__u32 done;
-	__u32 lo, hi; /* the bounds of a row search */
-	__u32 slot;   /* an index into a chunk, read back (see load_u32) */
-	__u32 kernel; /* the sample was taken in the kernel: it has a kernel stack too */
-	__u64 mix[2]; /* the hash of u's frames so far, two lanes (see cprof_ustack_hash) */
+	__u32 lo, hi;	/* the bounds of a row search */
+	__u32 slot;	/* an index into a chunk, read back (see load_u32) */
+	__u32 kernel;	/* the sample was taken in the kernel: it has a kernel stack too */
+	__u32 copy_for; /* why cprof_copy was asked for a stack copy (COPY_FOR_*), or that it failed
+			 */
+	__u64 mix[2];	/* the hash of u's frames so far, two lanes (see cprof_ustack_hash) */
 	struct cprof_ustack u; /* the user stack */
 	struct cprof_ustack k; /* the kernel stack, read by the last step */
 };

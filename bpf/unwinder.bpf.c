@@ -64,6 +64,15 @@ static __always_inline void inherit_set(__u32 parent, __u32 child, __u64 now)
 #define FRAMES_PER_RUN 8
 #define PROG_WALK      0
 #define PROG_KEEP      1
+#define PROG_COPY      2
+
+/* Why cprof_copy runs (cprof_walk.copy_for), and what it does if the copy cannot be sent. */
+enum {
+	COPY_FOR_START = 1, /* no regions: the leaf alone is kept, counted as a lost copy */
+	COPY_FOR_KEEP,	    /* a young process's walk found no mapping: the walk is kept */
+	COPY_FOR_LOST,	    /* no last step to keep the walk: the sample is lost */
+	COPY_FAILED,	    /* the copy could not be sent: not tried again */
+};
 /*
  * How long after its fork or exec a process's regions may still lack
  * mappings, counted from where user space has got to in the kernel's
@@ -111,7 +120,7 @@ struct {
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PROG_ARRAY);
-	__uint(max_entries, 2);
+	__uint(max_entries, 3);
 	__uint(key_size, sizeof(__u32));
 	__uint(value_size, sizeof(__u32));
 } walk_progs SEC(".maps");
@@ -621,11 +630,10 @@ static __always_inline int keep(struct bpf_perf_event_data *ctx, int loop)
 	 * the copy once it does. A late user space (a busy or emulated machine)
 	 * widens the window with it.
 	 */
-	if (w->u.stop == CPROF_STOP_NO_MAPPING && w->key.space &&
-	    w->key.space + YOUNG_NS > followed_until() && copy_sample(ctx, w)) {
-		stat_add(CPROF_STAT_COPIES, 1);
-		in_flight_add(w->set, -1);
-		return 0;
+	if (w->copy_for != COPY_FAILED && w->u.stop == CPROF_STOP_NO_MAPPING && w->key.space &&
+	    w->key.space + YOUNG_NS > followed_until()) {
+		w->copy_for = COPY_FOR_KEEP;
+		bpf_tail_call(ctx, &walk_progs, PROG_COPY);
 	}
 	keep_stacks(ctx, w, loop);
 	in_flight_add(w->set, -1);
@@ -651,11 +659,53 @@ int cprof_keep_loop(struct bpf_perf_event_data *ctx)
  */
 static __always_inline void keep_elsewhere(struct bpf_perf_event_data *ctx, struct cprof_walk *w)
 {
-	if (copy_sample(ctx, w))
-		stat_add(CPROF_STAT_COPIES, 1);
-	else
-		stat_add(CPROF_STAT_WALKS_LOST, 1);
+	w->copy_for = COPY_FOR_LOST;
+	bpf_tail_call(ctx, &walk_progs, PROG_COPY);
+	stat_add(CPROF_STAT_WALKS_LOST, 1);
 	in_flight_add(w->set, -1);
+}
+
+/*
+ * A stack copy for user space to walk, in a program of its own: inlined, the
+ * copy cost the verifier some 600 instructions in each of the three
+ * programs that need one. What happens when it cannot be sent depends on
+ * who asked (copy_for).
+ */
+SEC("perf_event")
+int cprof_copy(struct bpf_perf_event_data *ctx)
+{
+	struct cprof_walk *w;
+	__u32 zero = 0, why;
+
+	w = bpf_map_lookup_elem(&walks, &zero);
+	if (!w)
+		return 0;
+	why = w->copy_for;
+	if (copy_sample(ctx, w)) {
+		stat_add(CPROF_STAT_COPIES, 1);
+		if (why == COPY_FOR_START)
+			announce(ctx, &w->key);
+		in_flight_add(w->set, -1);
+		return 0;
+	}
+	w->copy_for = COPY_FAILED;
+	if (why == COPY_FOR_LOST) {
+		stat_add(CPROF_STAT_WALKS_LOST, 1);
+		in_flight_add(w->set, -1);
+		return 0;
+	}
+	if (why == COPY_FOR_START) {
+		stat_add(CPROF_STAT_COPIES_LOST, 1);
+		w->u.ips[0] = w->regs.pc;
+		cprof_ustack_mix(w->mix, w->regs.pc);
+		w->u.n = 1;
+		w->u.stop = CPROF_STOP_COPY_LOST;
+	}
+	w->done = 1;
+	bpf_tail_call(ctx, &walk_progs, PROG_KEEP);
+	stat_add(CPROF_STAT_WALKS_LOST, 1);
+	in_flight_add(w->set, -1);
+	return 0;
 }
 
 SEC("perf_event")
@@ -841,6 +891,7 @@ int cprof_unwind_sample(struct bpf_perf_event_data *ctx)
 	w->key = key;
 	w->set = set;
 	w->done = 0;
+	w->copy_for = 0;
 	w->mix[0] = CPROF_USTACK_SEED0;
 	w->mix[1] = CPROF_USTACK_SEED1;
 	w->u.n = 0;
@@ -871,12 +922,9 @@ int cprof_unwind_sample(struct bpf_perf_event_data *ctx)
 		bpf_tail_call(ctx, &walk_progs, PROG_WALK);
 		/* The walk is not loaded yet (see sampler.c): as for a process without tables. */
 	}
-	if (copy_sample(ctx, w)) {
-		stat_add(CPROF_STAT_COPIES, 1);
-		announce(ctx, &key);
-		in_flight_add(set, -1);
-		return 0;
-	}
+	w->copy_for = COPY_FOR_START;
+	bpf_tail_call(ctx, &walk_progs, PROG_COPY);
+	/* Before cprof_copy is in place (see sampler.c): as when a copy cannot be sent. */
 	stat_add(CPROF_STAT_COPIES_LOST, 1);
 	w->u.ips[0] = w->regs.pc;
 	cprof_ustack_mix(w->mix, w->regs.pc);

@@ -789,18 +789,26 @@ static int instance_open(struct sampler *s, struct instance *i)
 	return 0;
 }
 
+/* Puts program p in slot key of the instance's walk_progs. */
+static int set_walk_prog(struct instance *i, __u32 key, const struct bpf_program *p)
+{
+	int fd = bpf_program__fd(p);
+
+	return bpf_map_update_elem(FD(i, walk_progs), &key, &fd, BPF_ANY) ? -errno : 0;
+}
+
 /*
  * Loads it. The unwinder's walk goes on through the programs in walk_progs:
  * the walk itself, slot 0, which the walker loads in the background (see
- * start_walker), and the last step, slot 1, which records into the map sets
- * and so comes with each instance.
+ * start_walker), the last step, slot 1, which records into the map sets
+ * and so comes with each instance, and the stack copy, slot 2, which the
+ * other three hand samples to that user space walks.
  */
 static int instance_load(struct instance *i)
 {
 	struct bpf_program *keep;
 	uint64_t t0 = clock__mono_ns();
-	__u32 key = 1;
-	int err, fd;
+	int err;
 
 	if (i->sk)
 		return sampler_bpf__load(i->sk);
@@ -815,8 +823,8 @@ static int instance_load(struct instance *i)
 		 (double)(clock__mono_ns() - t0) / 1e6);
 	if (err)
 		return err;
-	fd = bpf_program__fd(keep);
-	return bpf_map_update_elem(FD(i, walk_progs), &key, &fd, BPF_ANY) ? -errno : 0;
+	err = set_walk_prog(i, 2, PROG(i, cprof_copy));
+	return err ? err : set_walk_prog(i, 1, keep);
 }
 
 /* Loads w's walk and puts it in walk_progs: from then on samples are walked with it. */
