@@ -363,7 +363,8 @@ static long verify_alone(const char *name, char *log, size_t size)
 
 /*
  * Each run pays the verifier for the walk: the counts stay well under
- * three times this kernel's (Linux 6.18: 4,190 and 36,272). The row
+ * three times this kernel's (Linux 6.18: 1,749 and 30,247; 4,190 and
+ * 36,272 before the row search had a bpf_loop of its own). The row
  * search once let the verifier's precision marks spread and went through
  * 37,860 and 645,660 (see load_u32 in bpf/unwinder.bpf.c).
  */
@@ -381,6 +382,6 @@ TEST(unwinder_bpf_walks_verify_cheaply)
 	unrolled = verify_alone("cprof_walk", log, sizeof(log));
 	fprintf(stderr, "  verified: the loop walk %ld instructions, the unrolled one %ld\n", loop,
 		unrolled);
-	CHECK(loop > 0 && loop <= 12000);
-	CHECK(unrolled > 0 && unrolled <= 110000);
+	CHECK(loop > 0 && loop <= 5500);
+	CHECK(unrolled > 0 && unrolled <= 95000);
 }
