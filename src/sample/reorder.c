@@ -148,21 +148,6 @@ size_t reorder__count(const struct reorder *q)
 	return q->n;
 }
 
-bool reorder__has_fork(const struct reorder *q, uint32_t pid, uint32_t *ppid)
-{
-	size_t i;
-
-	for (i = 0; i < q->n; i++) {
-		const struct task_event *ev = q->heap[i].ev;
-
-		if (ev->type == TASK_EVENT_FORK && ev->pid == pid && ev->tid == pid) {
-			*ppid = ev->ppid;
-			return true;
-		}
-	}
-	return false;
-}
-
 uint64_t reorder__late(const struct reorder *q)
 {
 	return q->late;

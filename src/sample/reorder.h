@@ -10,7 +10,6 @@
 #ifndef CPROF_REORDER_H
 #define CPROF_REORDER_H
 
-#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -31,8 +30,6 @@ int reorder__push(struct reorder *q, const struct task_event *ev);
  */
 size_t reorder__pop_until(struct reorder *q, uint64_t until, task_event_fn fn, void *ctx);
 size_t reorder__count(const struct reorder *q);
-/* A queued process fork (pid == tid == pid) of pid: its parent into *ppid. */
-bool reorder__has_fork(const struct reorder *q, uint32_t pid, uint32_t *ppid);
 /*
  * Events pushed with a time older than one already handed out: they came too
  * late to be in order. They are still handed out, by the next pop that

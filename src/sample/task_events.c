@@ -29,6 +29,7 @@
 
 #define LOG_MODULE "events"
 #include "lib/log.h"
+#include "lib/u64map.h"
 
 #define SAMPLE_TYPE (PERF_SAMPLE_TID | PERF_SAMPLE_TIME)
 /* A record's size is a u16: the largest one that can need reassembling. */
@@ -48,6 +49,7 @@ struct task_events {
 	struct ring *rings;
 	size_t map_len;
 	struct reorder *queue;
+	struct u64map *forks;	/* pid -> ppid, of the process forks in queue */
 	unsigned char *scratch; /* a record that wraps around its ring's end, made whole */
 	struct task_events_stats stats;
 };
@@ -260,7 +262,8 @@ int task_events__open_wakeup(unsigned int pages, unsigned int wakeup_bytes,
 	te->epfd = -1;
 	te->rings = calloc(ncpus ? ncpus : 1, sizeof(*te->rings));
 	te->scratch = malloc(MAX_RECORD);
-	if (!te->rings || !te->scratch || reorder__new(&te->queue)) {
+	te->forks = u64map__new();
+	if (!te->rings || !te->scratch || !te->forks || reorder__new(&te->queue)) {
 		err = -ENOMEM;
 		goto cleanup;
 	}
@@ -309,6 +312,7 @@ void task_events__free(struct task_events *te)
 	if (te->epfd >= 0)
 		close(te->epfd);
 	reorder__free(te->queue);
+	u64map__free(te->forks);
 	free(te->scratch);
 	free(te->rings);
 	free(te);
@@ -368,7 +372,12 @@ static int take_record(struct task_events *te, const void *rec, size_t size, tas
 		te->stats.malformed++;
 		return 0;
 	}
-	return reorder__push(te->queue, &ev);
+	err = reorder__push(te->queue, &ev);
+	/* Not kept when out of memory: the fork is then only not found (task_events__fork_queued).
+	 */
+	if (!err && ev.type == TASK_EVENT_FORK && ev.pid == ev.tid)
+		u64map__set(te->forks, ev.pid, ev.ppid);
+	return err;
 }
 
 /* Takes the records in [*tail, head), advancing *tail; stops early at a bad size or an error. */
@@ -410,8 +419,25 @@ static int drain_ring(struct task_events *te, struct ring *r, task_event_fn fn, 
 	return n;
 }
 
+/* What the queue hands out goes through here: forks leave te->forks with it. */
+struct handing {
+	struct task_events *te;
+	task_event_fn fn;
+	void *ctx;
+};
+
+static void hand_out(void *ctx, const struct task_event *ev)
+{
+	struct handing *h = ctx;
+
+	if (ev->type == TASK_EVENT_FORK && ev->pid == ev->tid)
+		u64map__delete(h->te->forks, ev->pid);
+	h->fn(h->ctx, ev);
+}
+
 int task_events__read(struct task_events *te, uint64_t until, task_event_fn fn, void *ctx)
 {
+	struct handing h = {te, fn, ctx};
 	size_t handed = 0;
 	int i, n;
 
@@ -421,7 +447,7 @@ int task_events__read(struct task_events *te, uint64_t until, task_event_fn fn, 
 			return n;
 		handed += n;
 	}
-	handed += reorder__pop_until(te->queue, until, fn, ctx);
+	handed += reorder__pop_until(te->queue, until, hand_out, &h);
 	return handed > INT_MAX ? INT_MAX : (int)handed;
 }
 
@@ -432,7 +458,12 @@ size_t task_events__queued(const struct task_events *te)
 
 bool task_events__fork_queued(const struct task_events *te, uint32_t pid, uint32_t *ppid)
 {
-	return reorder__has_fork(te->queue, pid, ppid);
+	uint64_t v;
+
+	if (!u64map__get(te->forks, pid, &v))
+		return false;
+	*ppid = (uint32_t)v;
+	return true;
 }
 
 void task_events__stats(const struct task_events *te, struct task_events_stats *out)

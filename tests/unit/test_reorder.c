@@ -198,31 +198,3 @@ TEST(reorder_free_with_queued_events)
 	reorder__free(q);
 	reorder__free(NULL);
 }
-
-/* A process's fork is found among the queued events (not a thread's), until handed out. */
-TEST(reorder_finds_queued_forks)
-{
-	struct task_event thread = {
-		.type = TASK_EVENT_FORK, .time = 5, .pid = 40, .tid = 41, .ppid = 40};
-	struct task_event fork = {
-		.type = TASK_EVENT_FORK, .time = 7, .pid = 50, .tid = 50, .ppid = 40};
-	struct task_event exit = {
-		.type = TASK_EVENT_EXIT, .time = 9, .pid = 60, .tid = 60, .ppid = 1};
-	struct reorder *q;
-	struct seen *s = calloc(1, sizeof(*s));
-	uint32_t ppid = 0;
-
-	CHECK(s != NULL);
-	CHECK_INT(reorder__new(&q), ==, 0);
-	CHECK_INT(reorder__push(q, &thread), ==, 0);
-	CHECK_INT(reorder__push(q, &fork), ==, 0);
-	CHECK_INT(reorder__push(q, &exit), ==, 0);
-	CHECK(reorder__has_fork(q, 50, &ppid));
-	CHECK_INT(ppid, ==, 40);
-	CHECK(!reorder__has_fork(q, 41, &ppid));
-	CHECK(!reorder__has_fork(q, 60, &ppid));
-	CHECK_INT(reorder__pop_until(q, 8, record, s), ==, 2);
-	CHECK(!reorder__has_fork(q, 50, &ppid));
-	reorder__free(q);
-	free(s);
-}

@@ -141,19 +141,24 @@ TEST(task_events_hold_newer_events)
 	struct task_events *te = open_or_skip();
 	struct seen s = {0};
 	uint64_t before;
+	uint32_t ppid = 0;
 	int n;
 
 	CHECK_INT(stat(TRUE_PATH, &s.binary), ==, 0);
 	before = clock__mono_ns();
 	s.pid = run_true();
-	/* Nothing of the child is older than before: it stays queued... */
+	/* Nothing of the child is older than before: it stays queued, its fork found there... */
 	CHECK_INT(task_events__read(te, before - 1, collect, &s), >=, 0);
 	CHECK_INT(s.events, ==, 0);
 	CHECK_INT(task_events__queued(te), >=, 5);
+	CHECK(task_events__fork_queued(te, (uint32_t)s.pid, &ppid));
+	CHECK_INT(ppid, ==, (uint32_t)getpid());
+	CHECK(!task_events__fork_queued(te, (uint32_t)getpid(), &ppid));
 	/* ...until the end, when everything goes. */
 	n = task_events__read(te, UINT64_MAX, collect, &s);
 	CHECK_INT(n, >=, 5);
 	CHECK_INT(task_events__queued(te), ==, 0);
+	CHECK(!task_events__fork_queued(te, (uint32_t)s.pid, &ppid));
 	CHECK_INT(s.exits, ==, 1);
 	task_events__free(te);
 }
