@@ -202,17 +202,6 @@ static __always_inline int find_region(struct cprof_walk *w, __u64 pc)
 	return 1;
 }
 
-/*
- * The row's rule id for the table address vaddr (see unwind_table__lookup).
- * The search bounds live in the walk's map value, not in registers, read
- * and written through volatile accesses (clang kept them in registers
- * otherwise): the verifier knows nothing of what it reads back, so every
- * iteration looks the same to it and it prunes them instead of following
- * each branch of each step (2^17 paths). A chunk the lookup cannot find
- * (there is none: user space bounds every table) ends the search, rather
- * than going on with a made-up row, which was one more path per step
- * (cprof_walk_loop: 3,765 -> 3,319 verified instructions).
- */
 /* One step of the row search; 1 when it is over. */
 static __always_inline int search_step(struct cprof_walk *w, __u32 low)
 {
@@ -249,6 +238,17 @@ static long search_loop_step(__u32 index, void *ctx)
 	return search_step(s->w, s->low);
 }
 
+/*
+ * The row's rule id for the table address vaddr (see unwind_table__lookup).
+ * The search bounds live in the walk's map value, not in registers, read
+ * and written through volatile accesses (clang kept them in registers
+ * otherwise): the verifier knows nothing of what it reads back, so every
+ * iteration looks the same to it and it prunes them instead of following
+ * each branch of each step (2^17 paths). A chunk the lookup cannot find
+ * (there is none: user space bounds every table) ends the search, rather
+ * than going on with a made-up row, which was one more path per step
+ * (cprof_walk_loop: 3,765 -> 3,319 verified instructions).
+ */
 static __always_inline __u32 find_rule(struct cprof_walk *w, __u64 vaddr, int loop)
 {
 	const struct cprof_region *r = &w->region;
@@ -694,6 +694,25 @@ static __always_inline void keep_elsewhere(struct bpf_perf_event_data *ctx, stru
 	in_flight_add(w->set, -1);
 }
 
+/* The last step, which counts the sample (cprof_keep); only before it is loaded, none. */
+static __always_inline void keep_now(struct bpf_perf_event_data *ctx, struct cprof_walk *w)
+{
+	w->done = 1;
+	bpf_tail_call(ctx, &walk_progs, PROG_KEEP);
+	stat_add(CPROF_STAT_WALKS_LOST, 1);
+	in_flight_add(w->set, -1);
+}
+
+/* A sample whose stack copy could not be sent keeps its leaf, and says why. */
+static __always_inline void copy_lost(struct cprof_walk *w)
+{
+	stat_add(CPROF_STAT_COPIES_LOST, 1);
+	w->u.ips[0] = w->regs.pc;
+	cprof_ustack_mix(w->mix, w->regs.pc);
+	w->u.n = 1;
+	w->u.stop = CPROF_STOP_COPY_LOST;
+}
+
 /*
  * A stack copy for user space to walk, in a program of its own: inlined, the
  * copy cost the verifier some 600 instructions in each of the three
@@ -723,17 +742,9 @@ int cprof_copy(struct bpf_perf_event_data *ctx)
 		in_flight_add(w->set, -1);
 		return 0;
 	}
-	if (why == COPY_FOR_START) {
-		stat_add(CPROF_STAT_COPIES_LOST, 1);
-		w->u.ips[0] = w->regs.pc;
-		cprof_ustack_mix(w->mix, w->regs.pc);
-		w->u.n = 1;
-		w->u.stop = CPROF_STOP_COPY_LOST;
-	}
-	w->done = 1;
-	bpf_tail_call(ctx, &walk_progs, PROG_KEEP);
-	stat_add(CPROF_STAT_WALKS_LOST, 1);
-	in_flight_add(w->set, -1);
+	if (why == COPY_FOR_START)
+		copy_lost(w);
+	keep_now(ctx, w);
 	return 0;
 }
 
@@ -883,15 +894,6 @@ static __always_inline int kernel_entry_regs(const struct cprof_walk_config *cfg
 	return 0;
 }
 
-/* The last step, which counts the sample (cprof_keep); only before it is loaded, none. */
-static __always_inline void keep_now(struct bpf_perf_event_data *ctx, struct cprof_walk *w)
-{
-	w->done = 1;
-	bpf_tail_call(ctx, &walk_progs, PROG_KEEP);
-	stat_add(CPROF_STAT_WALKS_LOST, 1);
-	in_flight_add(w->set, -1);
-}
-
 /*
  * Every tick. A sample of user code, or of the kernel where the task's
  * user registers are found, is walked with its process's region set, if
@@ -954,11 +956,7 @@ int cprof_unwind_sample(struct bpf_perf_event_data *ctx)
 	w->copy_for = COPY_FOR_START;
 	bpf_tail_call(ctx, &walk_progs, PROG_COPY);
 	/* Before cprof_copy is in place (see sampler.c): as when a copy cannot be sent. */
-	stat_add(CPROF_STAT_COPIES_LOST, 1);
-	w->u.ips[0] = w->regs.pc;
-	cprof_ustack_mix(w->mix, w->regs.pc);
-	w->u.n = 1;
-	w->u.stop = CPROF_STOP_COPY_LOST;
+	copy_lost(w);
 	keep_now(ctx, w);
 	return 0;
 }
