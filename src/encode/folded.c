@@ -264,6 +264,21 @@ static int cmp_pieces(const void *a, const void *b, void *seq)
 	return memcmp(ids + x->at, ids + y->at, x->n * sizeof(*ids));
 }
 
+/* Pointers to lines[0..n), sorted by cmp (malloc'd), or NULL when out of memory. */
+static struct line **sorted(const struct line *lines, size_t n, sort_cmp_fn cmp, void *ctx)
+{
+	struct line **order = malloc((n ? n : 1) * sizeof(*order));
+	size_t i;
+
+	for (i = 0; order && i < n; i++)
+		order[i] = (struct line *)&lines[i];
+	if (order && sort__pointers((void **)order, n, cmp, ctx)) {
+		free(order);
+		return NULL;
+	}
+	return order;
+}
+
 /*
  * Equal lines of lines[0..n) merged, the first of each run taking the
  * others' counts, into *merged (malloc'd); returns their number, or 0 with
@@ -271,13 +286,11 @@ static int cmp_pieces(const void *a, const void *b, void *seq)
  */
 static size_t merge_equal(uint32_t *seq, const struct line *lines, size_t n, struct line **merged)
 {
-	struct line **order = malloc((n ? n : 1) * sizeof(*order));
+	struct line **order = sorted(lines, n, cmp_pieces, seq);
 	size_t i, out = 0;
 
 	*merged = malloc((n ? n : 1) * sizeof(**merged));
-	for (i = 0; order && i < n; i++)
-		order[i] = (struct line *)&lines[i];
-	if (!order || !*merged || sort__pointers((void **)order, n, cmp_pieces, seq)) {
+	if (!order || !*merged) {
 		free(*merged);
 		*merged = NULL;
 		free(order);
@@ -335,17 +348,13 @@ static int cmp_text(const void *a, const void *b, void *ctx)
 }
 
 /* The lines' text, in strcmp order of it, each with its count. */
-static int write_sorted(struct line *lines, size_t n, struct sbuf *text)
+static int write_sorted(const struct line *lines, size_t n, struct sbuf *text)
 {
-	struct line **order = malloc((n ? n : 1) * sizeof(*order));
+	struct line **order = sorted(lines, n, cmp_text, NULL);
 	size_t i;
 
-	for (i = 0; order && i < n; i++)
-		order[i] = &lines[i];
-	if (!order || sort__pointers((void **)order, n, cmp_text, NULL)) {
-		free(order);
+	if (!order)
 		return -ENOMEM;
-	}
 	sbuf__reserve(text, 1);
 	for (i = 0; i < n; i++) {
 		char num[32];
