@@ -20,10 +20,12 @@
 #include "mix64.h"
 #include "sampler_abi.h"
 
-#define CPROF_UNWIND_PAGE_SHIFT 16
-#define CPROF_UNWIND_PAGE_MASK	((1u << CPROF_UNWIND_PAGE_SHIFT) - 1)
-#define CPROF_UNWIND_MAX_RULES	65536
-#define CPROF_UNWIND_MAX_DEPTH	127 /* as CPROF_MAX_STACK_DEPTH */
+#define CPROF_UNWIND_PAGE_SHIFT	 16
+#define CPROF_UNWIND_PAGE_MASK	 ((1u << CPROF_UNWIND_PAGE_SHIFT) - 1)
+#define CPROF_UNWIND_MAX_RULES	 65536
+#define CPROF_UNWIND_MAX_REGIONS 65536 /* executable mappings, all processes */
+#define CPROF_UNWIND_MAX_SETS	 16384 /* processes with a region set */
+#define CPROF_UNWIND_MAX_DEPTH	 127   /* as CPROF_MAX_STACK_DEPTH */
 
 /* Rule 0 of every dictionary: the address has no CFI. */
 #define CPROF_RULE_NO_CFI 0

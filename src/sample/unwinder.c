@@ -14,7 +14,6 @@
 #include "sample/lazy_maps.h"
 #include "sample/map_take.h"
 #include "sample/unwinder.h"
-#include "unwinder.skel.h"
 
 /* The maps this module owns, by their names in bpf/unwinder.bpf.c. */
 enum umap { UMAP_CONFIG, UMAP_RULES, UMAP_ROWS, UMAP_PAGES, UMAP_REGIONS, UMAP_SETS, UMAP_MAX };
@@ -123,43 +122,61 @@ static void space_release(struct space *s, uint32_t start, uint32_t len)
 	s->n++;
 }
 
-/* Creates a map as obj defines it (after the sizes were set), without BTF. */
-static int create_map(struct unwinder *u, const struct bpf_map *m)
+/*
+ * The maps' shapes, from the structs bpf/unwinder.bpf.c declares them with
+ * (unwind_abi.h): opening that object only to read them cost 0.5 ms of
+ * every run. unwinder__share refuses an object that declares them
+ * otherwise, so the two cannot drift apart unnoticed.
+ */
+struct shape {
+	enum bpf_map_type type;
+	uint32_t key_size, value_size, flags;
+};
+
+static const struct shape shapes[UMAP_MAX] = {
+	[UMAP_CONFIG] = {BPF_MAP_TYPE_ARRAY, sizeof(__u32), sizeof(struct cprof_walk_config), 0},
+	[UMAP_RULES] = {BPF_MAP_TYPE_ARRAY, sizeof(__u32), sizeof(struct cprof_unwind_rule), 0},
+	[UMAP_ROWS] = {BPF_MAP_TYPE_ARRAY, sizeof(__u32), sizeof(struct cprof_unwind_chunk), 0},
+	[UMAP_PAGES] = {BPF_MAP_TYPE_ARRAY, sizeof(__u32), sizeof(struct cprof_unwind_chunk), 0},
+	[UMAP_REGIONS] = {BPF_MAP_TYPE_LPM_TRIE, sizeof(struct cprof_region_key),
+			  sizeof(struct cprof_region), BPF_F_NO_PREALLOC},
+	[UMAP_SETS] = {BPF_MAP_TYPE_HASH, sizeof(__u32), sizeof(struct cprof_unwind_set), 0},
+};
+
+static int create_map(struct unwinder *u, enum umap i, uint32_t entries, uint32_t flags)
 {
-	LIBBPF_OPTS(bpf_map_create_opts, o, .map_flags = bpf_map__map_flags(m));
+	const struct shape *sh = &shapes[i];
+	LIBBPF_OPTS(bpf_map_create_opts, o, .map_flags = sh->flags | flags);
 	int fd;
 
-	fd = bpf_map_create(bpf_map__type(m), bpf_map__name(m), bpf_map__key_size(m),
-			    bpf_map__value_size(m), bpf_map__max_entries(m), &o);
+	fd = bpf_map_create(sh->type, umap_names[i], sh->key_size, sh->value_size, entries, &o);
 	if (fd < 0)
 		return -errno;
-	if (!(bpf_map__map_flags(m) & BPF_F_NO_PREALLOC))
-		u->map_bytes += (uint64_t)bpf_map__value_size(m) * bpf_map__max_entries(m);
+	if (!(o.map_flags & BPF_F_NO_PREALLOC))
+		u->map_bytes += (uint64_t)sh->value_size * entries;
 	return fd;
 }
 
 static int create_maps(struct unwinder *u, const struct unwinder_opts *o)
 {
-	struct unwinder_bpf *k = unwinder_bpf__open();
-	struct bpf_map *m;
-	int err = 0, i;
+	const uint32_t entries[UMAP_MAX] = {
+		[UMAP_CONFIG] = 1,
+		[UMAP_RULES] = CPROF_UNWIND_MAX_RULES,
+		[UMAP_ROWS] = u->rows.capacity,
+		[UMAP_PAGES] = u->pages.capacity,
+		[UMAP_REGIONS] = CPROF_UNWIND_MAX_REGIONS,
+		[UMAP_SETS] = o->max_sets ? o->max_sets : CPROF_UNWIND_MAX_SETS,
+	};
+	int i;
 
-	if (!k)
-		return -errno;
-	bpf_map__set_max_entries(k->maps.unwind_rows, u->rows.capacity);
-	bpf_map__set_max_entries(k->maps.unwind_pages, u->pages.capacity);
-	if (o->max_sets)
-		bpf_map__set_max_entries(k->maps.unwind_sets, o->max_sets);
-	if (lazy_maps__supported())
-		lazy_maps__apply(k->maps.unwind_sets);
-	for (i = 0; i < UMAP_MAX && !err; i++) {
-		m = bpf_object__find_map_by_name(k->obj, umap_names[i]);
-		u->fds[i] = m ? create_map(u, m) : -ENOENT;
+	for (i = 0; i < UMAP_MAX; i++) {
+		u->fds[i] = create_map(u, i, entries[i],
+				       i == UMAP_SETS && lazy_maps__supported() ? BPF_F_NO_PREALLOC
+										: 0);
 		if (u->fds[i] < 0)
-			err = u->fds[i];
+			return u->fds[i];
 	}
-	unwinder_bpf__destroy(k);
-	return err;
+	return 0;
 }
 
 /* The walk's configuration, whole: the BPF side reads it as one value. */
@@ -225,6 +242,14 @@ int unwinder__share(const struct unwinder *u, struct bpf_object *obj)
 		m = bpf_object__find_map_by_name(obj, umap_names[i]);
 		if (!m)
 			return -ENOENT;
+		if (bpf_map__type(m) != shapes[i].type ||
+		    bpf_map__key_size(m) != shapes[i].key_size ||
+		    bpf_map__value_size(m) != shapes[i].value_size ||
+		    (bpf_map__map_flags(m) & ~BPF_F_NO_PREALLOC) != 0) {
+			pr_warn("the object's map %s is not the one the unwinder made",
+				umap_names[i]);
+			return -EINVAL;
+		}
 		err = bpf_map__reuse_fd(m, u->fds[i]);
 		if (err)
 			return err;

@@ -363,8 +363,9 @@ static long verify_alone(const char *name, char *log, size_t size)
 
 /*
  * Each run pays the verifier for the walk: the counts stay well under
- * three times this kernel's (Linux 6.18: 1,749 and 30,247; 4,190 and
- * 36,272 before the row search had a bpf_loop of its own). The row
+ * three times this kernel's (Linux 6.18: 1,483 and 29,282; 1,749 and
+ * 30,247 before the rule memo was one per-CPU value; 4,190 and 36,272
+ * before the row search had a bpf_loop of its own). The row
  * search once let the verifier's precision marks spread and went through
  * 37,860 and 645,660 (see load_u32 in bpf/unwinder.bpf.c).
  */
@@ -384,4 +385,37 @@ TEST(unwinder_bpf_walks_verify_cheaply)
 		unrolled);
 	CHECK(loop > 0 && loop <= 5500);
 	CHECK(unrolled > 0 && unrolled <= 95000);
+}
+
+/*
+ * The unwinder makes its maps from unwind_abi.h's structs, not from the
+ * object: it hands them to an object that declares them alike, and
+ * refuses one that does not (here, a rule of another size).
+ */
+TEST(unwinder_shares_its_maps_only_with_their_shape)
+{
+	struct unwinder_opts uo = {.max_rows = 1 << 10, .max_pages = 1 << 10};
+	struct unwinder_bpf *k = NULL;
+	struct unwinder *u = NULL;
+
+	if (geteuid() != 0)
+		SKIP("needs root for BPF");
+	libbpf_set_print(quiet);
+	if (unwinder__new(&uo, &u))
+		SKIP("cannot create the unwinder's maps");
+	k = unwinder_bpf__open();
+	CHECK(k != NULL);
+	if (k) {
+		CHECK_INT(unwinder__share(u, k->obj), ==, 0);
+		CHECK(bpf_map__fd(k->maps.unwind_regions) >= 0);
+		unwinder_bpf__destroy(k);
+	}
+	k = unwinder_bpf__open();
+	CHECK(k != NULL);
+	if (k) {
+		bpf_map__set_value_size(k->maps.unwind_rules, sizeof(struct cprof_unwind_rule) + 8);
+		CHECK_INT(unwinder__share(u, k->obj), ==, -EINVAL);
+		unwinder_bpf__destroy(k);
+	}
+	unwinder__free(u);
 }
