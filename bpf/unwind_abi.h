@@ -161,6 +161,12 @@ struct cprof_walk_config {
 	 * the regions they made; 0: it has not said.
 	 */
 	__u64 followed_until;
+	/*
+	 * Changed by user space after each change to a region set: regions
+	 * found under another value are not reused (the walk's region memo).
+	 */
+	__u32 regions_gen;
+	__u32 pad;
 };
 
 #define CPROF_USTACK_MAGIC 0x6b747375 /* "ustk" */
@@ -239,7 +245,9 @@ struct cprof_walk {
 	__u32 kernel;	/* the sample was taken in the kernel: it has a kernel stack too */
 	__u32 copy_for; /* why cprof_copy was asked for a stack copy (COPY_FOR_*), or that it failed
 			 */
-	__u64 mix[2];	/* the hash of u's frames so far, two lanes (see cprof_ustack_hash) */
+	__u32 regions_gen; /* walk_config's when the walk began (see region_memo) */
+	__u32 pad;
+	__u64 mix[2]; /* the hash of u's frames so far, two lanes (see cprof_ustack_hash) */
 	struct cprof_ustack u; /* the user stack */
 	struct cprof_ustack k; /* the kernel stack, read by the last step */
 };

@@ -511,6 +511,21 @@ static int delete_block(int fd, const struct cprof_region_key *k, const void *v)
 	return 0;
 }
 
+/*
+ * After the trie changed, before anything else does (a table's rows are
+ * reused once its regions are gone): the walks forget the regions they
+ * remembered (region_memo in bpf/unwinder.bpf.c).
+ */
+static void regions_changed(struct unwinder *u)
+{
+	int err;
+
+	u->cfg.regions_gen++;
+	err = write_config(u);
+	if (err)
+		pr_warn("cannot tell the walk the regions changed: %s", strerror(-err));
+}
+
 int unwinder__add_region(struct unwinder *u, uint32_t set, uint64_t start, uint64_t end,
 			 uint64_t bias, const struct unwinder_table *t)
 {
@@ -528,12 +543,15 @@ int unwinder__add_region(struct unwinder *u, uint32_t set, uint64_t start, uint6
 	err = for_blocks(set, start, end, put_block, u->fds[UMAP_REGIONS], &v);
 	if (err)
 		unwinder__remove_region(u, set, start, end);
+	else
+		regions_changed(u);
 	return err;
 }
 
 void unwinder__remove_region(struct unwinder *u, uint32_t set, uint64_t start, uint64_t end)
 {
 	for_blocks(set, start, end, delete_block, u->fds[UMAP_REGIONS], NULL);
+	regions_changed(u);
 }
 
 int unwinder__bind(struct unwinder *u, uint32_t pid, uint32_t set, uint64_t space)

@@ -130,6 +130,25 @@ static void sleep_ms(long ms)
 }
 
 /*
+ * The unwinder's maps and a sampler that walks with them; NULL, or why
+ * this machine cannot (the test is then skipped).
+ */
+static const char *open_walking(const struct unwinder_opts *uo, struct sampler_opts *so,
+				struct unwinder **u, struct sampler **s)
+{
+	if (unwinder__new(uo, u))
+		return "cannot create the unwinder's maps";
+	so->unwinder = *u;
+	CHECK_INT(sampler__new(so, s), ==, 0);
+	if (sampler__unwind_status(*s)) {
+		sampler__free(*s);
+		unwinder__free(*u);
+		return "this kernel cannot load the unwinder (it needs Linux 5.5)";
+	}
+	return NULL;
+}
+
+/*
  * glibc's qsort sampled and walked in the kernel. grow: the row map starts
  * with one chunk, and the tables go in once the walk is loaded, so that
  * the map grows under it and the walk is loaded again with the new one.
@@ -145,23 +164,17 @@ static void walk_qsort(bool grow)
 	struct unwinder *u = NULL;
 	struct sampler *s = NULL;
 	uint64_t ok = 0, in_qsort = 0;
-	int i, shown = 0, err;
+	const char *why;
+	int i, shown = 0;
 
 	if (geteuid() != 0)
 		SKIP("needs root for BPF");
 	memset(&ws, 0, sizeof(ws));
 	libbpf_set_print(quiet);
 	uo.first_rows = grow ? CPROF_UNWIND_CHUNK : 0;
-	err = unwinder__new(&uo, &u);
-	if (err)
-		SKIP("cannot create the unwinder's maps");
-	so.unwinder = u;
-	CHECK_INT(sampler__new(&so, &s), ==, 0);
-	if (sampler__unwind_status(s)) {
-		sampler__free(s);
-		unwinder__free(u);
-		SKIP("this kernel cannot load the unwinder (it needs Linux 5.5)");
-	}
+	why = open_walking(&uo, &so, &u, &s);
+	if (why)
+		SKIP("%s", why);
 	ws.pid = proc_tables__run(&p, fixture, "3");
 	if (!grow)
 		load_regions(u, &p, ws.pid, sampler__space_of(s, (uint32_t)ws.pid));
@@ -206,6 +219,63 @@ static void walk_qsort(bool grow)
 	CHECK(ws.unkept < ws.walked / 10);
 	/* Most of the time goes to glibc's sort, under qsort_r. */
 	CHECK(in_qsort >= ws.walked / 2);
+}
+
+/*
+ * The walks remember the regions they found (region_memo), sample after
+ * sample: once the process's regions are removed, no walk may still use
+ * them. Its samples then stop at their first frame, in no mapping (the
+ * process is over a second old, so they are not stack copies).
+ */
+TEST(unwinder_bpf_forgets_removed_regions)
+{
+	static struct walks ws;
+	const char *fixture = test_build_fixture("libc_qsort");
+	struct unwinder_opts uo = {.max_rows = 1 << 20, .max_pages = 1 << 14};
+	struct sampler_opts so = {.hz = 999, .filter_pids = true};
+	struct proc_tables p = {0};
+	struct unwinder *u = NULL;
+	struct sampler *s = NULL;
+	uint64_t unmapped = 0;
+	const char *why;
+	size_t i;
+	int k;
+
+	if (geteuid() != 0)
+		SKIP("needs root for BPF");
+	memset(&ws, 0, sizeof(ws));
+	libbpf_set_print(quiet);
+	why = open_walking(&uo, &so, &u, &s);
+	if (why)
+		SKIP("%s", why);
+	ws.pid = proc_tables__run(&p, fixture, "3");
+	load_regions(u, &p, ws.pid, sampler__space_of(s, (uint32_t)ws.pid));
+	CHECK_INT(sampler__add_target(s, (uint32_t)ws.pid), ==, 0);
+	CHECK_INT(sampler__start(s), ==, 0);
+	sleep_ms(1200);
+	for (i = 0; i < p.nfiles; i++)
+		unwinder__remove_region(u, 7, p.files[i].map->start, p.files[i].map->end);
+	CHECK_INT(sampler__drain(s, ignore, NULL), ==, 0);
+	for (k = 0; k < 2; k++) {
+		sleep_ms(300);
+		CHECK_INT(sampler__drain(s, on_entry, &ws), ==, 0);
+	}
+	sampler__stop(s);
+	CHECK_INT(sampler__drain(s, on_entry, &ws), ==, 0);
+	proc_tables__kill(ws.pid);
+	for (i = 0; i < (size_t)ws.n; i++) {
+		if (ws.w[i].u.stop == CPROF_STOP_NO_MAPPING && ws.w[i].u.n == 1)
+			unmapped += ws.w[i].count;
+		else if (i < 5)
+			show(&p, &ws.w[i].u);
+	}
+	fprintf(stderr, "  after the removal: %llu of %llu walked samples in no mapping\n",
+		(unsigned long long)unmapped, (unsigned long long)ws.walked);
+	sampler__free(s);
+	proc_tables__free(&p);
+	unwinder__free(u);
+	CHECK(ws.walked >= 200);
+	CHECK_INT(unmapped, ==, ws.walked - ws.unkept);
 }
 
 TEST(unwinder_bpf_walks_glibc_qsort_to_start)
@@ -363,9 +433,10 @@ static long verify_alone(const char *name, char *log, size_t size)
 
 /*
  * Each run pays the verifier for the walk: the counts stay well under
- * three times this kernel's (Linux 6.18: 1,483 and 29,282; 1,749 and
- * 30,247 before the rule memo was one per-CPU value; 4,190 and 36,272
- * before the row search had a bpf_loop of its own). The row
+ * three times this kernel's (Linux 6.18: 1,915 and 29,422; the loop walk
+ * 1,483 before it had a region memo, and 1,749 and 30,247 before the rule
+ * memo was one per-CPU value; 4,190 and 36,272 before the row search had
+ * a bpf_loop of its own). The row
  * search once let the verifier's precision marks spread and went through
  * 37,860 and 645,660 (see load_u32 in bpf/unwinder.bpf.c).
  */
