@@ -170,8 +170,7 @@ static void on_task_event(void *ctx, const struct task_event *ev)
 	struct run *r = ctx;
 
 	/* The kernel skips the hook where a BPF program or a bpf() call is under way. */
-	if (ev->type == TASK_EVENT_FORK && ev->pid == ev->tid &&
-	    sampler__follow_late(r->sampler, ev->ppid, ev->pid) > 0)
+	if (task_event__process_fork(ev) && sampler__follow_late(r->sampler, ev->ppid, ev->pid) > 0)
 		r->forks_late++;
 	walk_copies(r, ev->time);
 	task_feed__apply(r->sym, ev);

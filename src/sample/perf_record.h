@@ -49,4 +49,10 @@ struct task_event {
  */
 int perf_record__parse(const void *rec, size_t size, uint64_t sample_type, struct task_event *out);
 
+/* A new process (its main thread's fork), not a new thread of one. */
+static inline bool task_event__process_fork(const struct task_event *ev)
+{
+	return ev->type == TASK_EVENT_FORK && ev->pid == ev->tid;
+}
+
 #endif

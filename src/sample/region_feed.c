@@ -403,8 +403,7 @@ static void apply_mmap(struct region_feed *f, const struct task_event *ev)
 void region_feed__apply(struct region_feed *f, const struct task_event *ev)
 {
 	/* A pid used again: its former process is gone for good. */
-	if ((ev->type == TASK_EVENT_FORK && ev->pid == ev->tid) ||
-	    (ev->type == TASK_EVENT_COMM && ev->exec))
+	if (task_event__process_fork(ev) || (ev->type == TASK_EVENT_COMM && ev->exec))
 		finish_exit(f, ev->pid);
 	switch (ev->type) {
 	case TASK_EVENT_FORK:

@@ -375,7 +375,7 @@ static int take_record(struct task_events *te, const void *rec, size_t size, tas
 	err = reorder__push(te->queue, &ev);
 	/* Not kept when out of memory: the fork is then only not found (task_events__fork_queued).
 	 */
-	if (!err && ev.type == TASK_EVENT_FORK && ev.pid == ev.tid)
+	if (!err && task_event__process_fork(&ev))
 		u64map__set(te->forks, ev.pid, ev.ppid);
 	return err;
 }
@@ -430,7 +430,7 @@ static void hand_out(void *ctx, const struct task_event *ev)
 {
 	struct handing *h = ctx;
 
-	if (ev->type == TASK_EVENT_FORK && ev->pid == ev->tid)
+	if (task_event__process_fork(ev))
 		u64map__delete(h->te->forks, ev->pid);
 	h->fn(h->ctx, ev);
 }
