@@ -198,6 +198,17 @@ $(OUT)/table_builder.h: $(TABLE_BUILDER_SRCS) | $(OUT)/obj
 
 $(OUT)/obj/unwind/table_store.o: $(OUT)/table_builder.h
 
+# The symbol loader, likewise: symbols kept on disk (src/resolve/symbol_file.h)
+# are read back only by the loader that made them.
+SYMBOL_LOADER_SRCS := src/resolve/elf_symtab.c src/resolve/elf_plt.c src/resolve/elf_plt.h \
+	src/resolve/go_pclntab.c src/resolve/go_pclntab.h src/resolve/symbol_rank.h \
+	src/resolve/symbol_file.c src/resolve/symbol_file.h src/lib/elf_build_id.c
+$(OUT)/symbol_loader.h: $(SYMBOL_LOADER_SRCS) | $(OUT)/obj
+	$(Q)printf '#define CPROF_SYMBOL_LOADER "%s"\n' \
+		"$$(cat $(SYMBOL_LOADER_SRCS) | sha256sum | cut -c1-16)" > $@
+
+$(OUT)/obj/resolve/elf_symtab.o: $(OUT)/symbol_loader.h
+
 FORCE:
 
 $(OUT)/obj/%.o: src/%.c $(SKEL) $(DEPS)/.stamp | $(OUT)/obj

@@ -1014,7 +1014,6 @@ static int start_copy_walks(struct run *r)
 	unwinder__free(r->unwinder);
 	r->unwinder = NULL;
 	r->base.copy_walks = true;
-	r->tables = open_tables(r->o);
 	if (region_feed__new(NULL, r->sampler, r->tables, &r->feed)) {
 		pr_err("out of memory");
 		return -ENOMEM;
@@ -1030,11 +1029,16 @@ static int start_copy_walks(struct run *r)
 	return 0;
 }
 
-/* Says how user stacks are walked; with the tables, starts keeping them current. */
+/*
+ * Says how user stacks are walked; with the tables, starts keeping them
+ * current. The store keeps the files' symbols too, however stacks are walked.
+ */
 static int start_unwinding(struct run *r)
 {
 	int err;
 
+	r->tables = open_tables(r->o);
+	symbolizer__keep_symbols_in(r->sym, r->tables);
 	if (r->unwinder)
 		r->base.unwind_status = sampler__unwind_status(r->sampler);
 	if (sampler__copies(r->sampler))
@@ -1050,7 +1054,6 @@ static int start_unwinding(struct run *r)
 				strerror(-r->base.unwind_status));
 		return 0;
 	}
-	r->tables = open_tables(r->o);
 	err = region_feed__new(r->unwinder, r->sampler, r->tables, &r->feed);
 	if (err) {
 		pr_err("out of memory");
@@ -1468,10 +1471,11 @@ static void teardown(struct run *r)
 	free(r->copies);
 	free_thread_names(r);
 	region_feed__free(r->feed);
-	table_store__free(r->tables);
 	sampler__free(r->sampler);
 	unwinder__free(r->unwinder);
 	symbolizer__free(r->sym);
+	/* After the symbolizer, which borrows it. */
+	table_store__free(r->tables);
 	profile__free(r->prof);
 	output__free(r->out);
 	free(r->pids);

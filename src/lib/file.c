@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -53,9 +54,23 @@ int file__read_all(const char *path, char **out, size_t *len)
 	return err;
 }
 
+/*
+ * Room for a file's content: its size, and a byte more to see its end in
+ * one read; /proc files, which say 0, start at 16 KiB and grow.
+ */
+static size_t first_capacity(int fd)
+{
+	struct stat st;
+
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_size <= 0 ||
+	    (uint64_t)st.st_size >= READ_ALL_LIMIT)
+		return 16384;
+	return (size_t)st.st_size + 1;
+}
+
 int file__read_fd(int fd, char **out, size_t *len)
 {
-	size_t cap = 16384, n = 0;
+	size_t cap = first_capacity(fd), n = 0;
 	char *buf = NULL, *tmp;
 	ssize_t r;
 	int err = 0;

@@ -48,6 +48,9 @@
 #include "resolve/elf_plt.h"
 #include "resolve/elf_symtab.h"
 #include "resolve/go_pclntab.h"
+#include "resolve/symbol_file.h"
+#include "symbol_loader.h"
+#include "unwind/table_store.h"
 #include "unwind/eh_frame_hdr.h"
 #include "resolve/symbol_rank.h"
 
@@ -62,14 +65,6 @@ struct elf_segment {
 	uint32_t flags;
 };
 
-/* [start, end) belongs to the symbol that starts at sym_start. */
-struct elf_range {
-	uint64_t start; /* start and end first: range_find */
-	uint64_t end;
-	uint64_t sym_start;
-	const char *name;
-};
-
 struct elf_symtab {
 	char *path;
 	int fd;
@@ -79,13 +74,15 @@ struct elf_symtab {
 	struct elf_segment *segs;
 	size_t nsegs;
 	char build_id[2 * ELF_BUILD_ID_MAX + 1];
+	uint8_t build_id_bytes[ELF_BUILD_ID_MAX];
+	size_t build_id_len;
 	bool has_symtab;
 	char debuglink[MAX_DEBUGLINK_LEN + 1]; /* "" when none */
 	uint32_t debuglink_crc;
 	struct elf_symtab *debug; /* separate debug file: its .symtab replaces ours */
 	char *debug_path;	  /* kept after the debug file is closed */
 	bool loaded;
-	struct elf_range *ranges;
+	struct symbol_range *ranges;
 	size_t nranges;
 	size_t nsyms;
 	char *names;
@@ -103,6 +100,8 @@ struct elf_symtab {
 	uint64_t fn_base;
 	/* A file's: read at the first address no symbol names, then closed. */
 	int fns_fd;
+	struct table_store *store; /* borrowed: where the ranges are kept between runs */
+	bool from_store;
 };
 
 struct fn_extent {
@@ -156,11 +155,11 @@ static bool range_in_file(const struct elf_symtab *e, uint64_t off, uint64_t siz
 
 static void scan_notes(struct elf_symtab *e, Elf_Data *data)
 {
-	uint8_t id[ELF_BUILD_ID_MAX];
-	size_t n = elf_build_id__in_notes(data, id);
+	size_t n = elf_build_id__in_notes(data, e->build_id_bytes);
 
 	if (n)
-		elf_build_id__hex(id, n, e->build_id, sizeof(e->build_id));
+		elf_build_id__hex(e->build_id_bytes, n, e->build_id, sizeof(e->build_id));
+	e->build_id_len = n;
 }
 
 static int read_segments_and_notes(struct elf_symtab *e)
@@ -476,6 +475,12 @@ void elf_symtab__free(struct elf_symtab *e)
 const char *elf_symtab__build_id(const struct elf_symtab *e)
 {
 	return e && e->build_id[0] ? e->build_id : NULL;
+}
+
+void elf_symtab__keep_in(struct elf_symtab *e, struct table_store *store)
+{
+	if (e)
+		e->store = store;
 }
 
 bool elf_symtab__has_symtab(const struct elf_symtab *e)
@@ -817,12 +822,12 @@ static size_t to_usyms(const struct elf_symtab *e, const struct cand *c, size_t 
 	return k;
 }
 
-static void emit(struct elf_range *r, size_t *nr, uint64_t start, uint64_t end,
+static void emit(struct symbol_range *r, size_t *nr, uint64_t start, uint64_t end,
 		 const struct usym *s)
 {
 	if (start >= end)
 		return;
-	r[(*nr)++] = (struct elf_range){
+	r[(*nr)++] = (struct symbol_range){
 		.start = start,
 		.end = end,
 		.sym_start = s->start,
@@ -836,7 +841,7 @@ static void emit(struct elf_range *r, size_t *nr, uint64_t start, uint64_t end,
  * range when it is pushed (the container's part before it) and one when it
  * is popped: at most 2 * n ranges.
  */
-static int to_ranges(struct usym *u, size_t n, struct elf_range *r, size_t *nr)
+static int to_ranges(struct usym *u, size_t n, struct symbol_range *r, size_t *nr)
 {
 	size_t *stack, depth = 0, i;
 	uint64_t cursor = 0;
@@ -1115,7 +1120,7 @@ static int load_symbols(struct elf_symtab *e)
 		goto cleanup;
 	/* Nesting is rare, so most of the 2n worst case is unused. */
 	if (nr) {
-		struct elf_range *shrunk = realloc(e->ranges, nr * sizeof(*e->ranges));
+		struct symbol_range *shrunk = realloc(e->ranges, nr * sizeof(*e->ranges));
 
 		if (shrunk)
 			e->ranges = shrunk;
@@ -1167,6 +1172,79 @@ static int load_function_extents(struct elf_symtab *e)
 	return err;
 }
 
+/*
+ * What the symbols are loaded from and the name they are kept under: false
+ * if they are not kept (no store, no build ID, an in-memory image, or a
+ * debug file that came after the file was closed, whose symbols lack the
+ * file's own).
+ */
+static bool kept_id(const struct elf_symtab *e, struct symbol_file_id *id, char *key, size_t size)
+{
+	if (!e->store || !e->elf || e->image || !e->build_id_len)
+		return false;
+	memset(id, 0, sizeof(*id));
+	memcpy(id->build_id, e->build_id_bytes, e->build_id_len);
+	id->build_id_len = (uint32_t)e->build_id_len;
+	id->file_size = e->file_size;
+	id->debug_size = e->debug ? e->debug->file_size : 0;
+	return (size_t)snprintf(key, size, "sym-%s-%llu", e->build_id,
+				(unsigned long long)id->debug_size) < size;
+}
+
+/* The symbols kept by an earlier run, if any are there for this file: 0, or -errno. */
+static int load_kept(struct elf_symtab *e, const struct symbol_file_id *id, const char *key)
+{
+	struct symbol_set set;
+	size_t len;
+	char *buf;
+	int err;
+
+	err = table_store__read_kept_all(e->store, key, &buf, &len);
+	if (err)
+		return err;
+	err = symbol_file__decode(buf, len, id, CPROF_SYMBOL_LOADER, &set);
+	free(buf);
+	if (err) {
+		pr_debug("%s: kept symbols (%s) not used: another version's, or corrupt", e->path,
+			 key);
+		return err;
+	}
+	e->ranges = set.ranges;
+	e->nranges = set.nranges;
+	e->nsyms = set.nsyms;
+	e->names = set.names;
+	e->from_store = true;
+	return 0;
+}
+
+static void keep(struct elf_symtab *e, const struct symbol_file_id *id, const char *key)
+{
+	void *buf;
+	size_t len;
+
+	if (symbol_file__encode(e->ranges, e->nranges, e->nsyms, id, CPROF_SYMBOL_LOADER, &buf,
+				&len))
+		return;
+	table_store__write_kept(e->store, key, buf, len);
+	free(buf);
+}
+
+/* The symbols, kept by an earlier run or loaded now (and then kept). */
+static int load_or_recall(struct elf_symtab *e)
+{
+	struct symbol_file_id id;
+	char key[2 * ELF_BUILD_ID_MAX + 32];
+	bool kept = kept_id(e, &id, key, sizeof(key));
+	int err;
+
+	if (kept && !load_kept(e, &id, key))
+		return 0;
+	err = load_symbols(e);
+	if (!err && kept)
+		keep(e, &id, key);
+	return err;
+}
+
 static void ensure_loaded(struct elf_symtab *e)
 {
 	uint64_t t0;
@@ -1176,7 +1254,7 @@ static void ensure_loaded(struct elf_symtab *e)
 		return;
 	e->loaded = true;
 	t0 = clock__mono_ns();
-	err = load_symbols(e);
+	err = load_or_recall(e);
 	/*
 	 * An in-memory image (the vDSO) now; a file at the first address no
 	 * symbol names: parsing every FDE doubles libLLVM's load time (34 -> 64
@@ -1199,8 +1277,9 @@ static void ensure_loaded(struct elf_symtab *e)
 			e->path, e->nsyms, e->go_syms, e->go_where,
 			e->go_layout == 12 ? 2 : e->go_layout % 100, (clock__mono_ns() - t0) / 1e6);
 	} else {
-		pr_debug("%s: %zu function symbols%s%s, loaded in %.1f ms", e->path, e->nsyms,
+		pr_debug("%s: %zu function symbols%s%s, %s in %.1f ms", e->path, e->nsyms,
 			 e->debug_path ? " from " : "", e->debug_path ? e->debug_path : "",
+			 e->from_store ? "read back from the store" : "loaded",
 			 (clock__mono_ns() - t0) / 1e6);
 	}
 	close_file(e);
@@ -1208,7 +1287,7 @@ static void ensure_loaded(struct elf_symtab *e)
 
 const char *elf_symtab__lookup(struct elf_symtab *e, uint64_t vaddr, uint64_t *sym_offset)
 {
-	const struct elf_range *r;
+	const struct symbol_range *r;
 	ptrdiff_t i;
 
 	if (!e)

@@ -16,6 +16,7 @@
 #include <stdint.h>
 
 struct elf_symtab;
+struct table_store;
 
 int elf_symtab__open(const char *path, struct elf_symtab **out);
 /* Takes ownership of fd (closed by elf_symtab__free or on error). */
@@ -27,6 +28,13 @@ void elf_symtab__free(struct elf_symtab *e);
 
 /* Lowercase hex GNU build ID, or NULL if the file has none. */
 const char *elf_symtab__build_id(const struct elf_symtab *e);
+
+/*
+ * Where the file's symbol ranges are kept between runs (src/resolve/
+ * symbol_file.h): read back from there, once made, by its build ID and
+ * size and those of its debug file; NULL: loaded from the file each time.
+ */
+void elf_symtab__keep_in(struct elf_symtab *e, struct table_store *store);
 
 /* Whether the file has a .symtab; a stripped file has only .dynsym, if that. */
 bool elf_symtab__has_symtab(const struct elf_symtab *e);

@@ -201,8 +201,9 @@ struct symbolizer {
 	uint64_t elf_idle_ns;
 	uint64_t elf_swept_ns; /* when close_idle_elfs last looked */
 	char *debug_dir;
-	struct fresh_list fresh; /* read from /proc lately, to be read once more */
-	struct elf_symtab *vdso; /* our own vDSO, NULL if unavailable */
+	struct fresh_list fresh;   /* read from /proc lately, to be read once more */
+	struct table_store *store; /* borrowed: where files' symbols are kept; NULL: none */
+	struct elf_symtab *vdso;   /* our own vDSO, NULL if unavailable */
 	uint8_t *vdso_image;
 	size_t vdso_size;
 	bool vdso_tried;
@@ -330,6 +331,11 @@ int symbolizer__set_debug_dir(struct symbolizer *s, const char *dir)
 	free(s->debug_dir);
 	s->debug_dir = copy;
 	return 0;
+}
+
+void symbolizer__keep_symbols_in(struct symbolizer *s, struct table_store *store)
+{
+	s->store = store;
 }
 
 void symbolizer__set_debuginfod(struct symbolizer *s, struct debuginfod_queue *q, uint64_t wait_ns)
@@ -530,7 +536,8 @@ static void open_entry(struct symbolizer *s, struct elf_entry *e, uint32_t pid,
 		err = elf_symtab__open_fd(fd, m->path, &e->elf);
 		if (err)
 			pr_debug("%s: not usable as ELF: %s", m->path, strerror(-err));
-		else if (!elf_symtab__has_symtab(e->elf))
+		elf_symtab__keep_in(e->elf, s->store);
+		if (!err && !elf_symtab__has_symtab(e->elf))
 			attach_debug_file(s, pid, m, e);
 	} else {
 		err = fd;

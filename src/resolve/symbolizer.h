@@ -26,6 +26,7 @@
 #include "resolve/proc_maps.h"
 
 struct symbolizer;
+struct table_store;
 
 /*
  * Cumulative counters, indexed by enum symbolizer_stat. They have the form of
@@ -86,6 +87,11 @@ int symbolizer__new(struct symbolizer **out);
 void symbolizer__free(struct symbolizer *s);
 /* Where separate debug files are looked for (see debug_file.h); "" for nowhere. */
 int symbolizer__set_debug_dir(struct symbolizer *s, const char *dir);
+/*
+ * Where the symbols of files opened from now on are kept between runs
+ * (elf_symtab__keep_in), borrowed until the symbolizer is freed; NULL: none.
+ */
+void symbolizer__keep_symbols_in(struct symbolizer *s, struct table_store *store);
 struct debuginfod_queue;
 /*
  * Stripped files with no local debug file ask q for theirs by build ID (q

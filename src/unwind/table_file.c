@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lib/hash.h"
+#include "lib/image_sum.h"
 #include "unwind/table_file.h"
 
 #define MAGIC	    "cprofut\n"
@@ -37,33 +37,17 @@ struct header {
 	uint64_t checksum; /* of the whole image, with this field 0 */
 };
 
-_Static_assert(offsetof(struct header, checksum) % 8 == 0, "checksum() skips it word by word");
+_Static_assert(offsetof(struct header, checksum) % 8 == 0,
+	       "image_checksum() skips it word by word");
 
 static uint64_t checksum(const void *buf, size_t n)
 {
-	const uint8_t *p = buf;
-	uint64_t h = n, w;
-	size_t i;
-
-	for (i = 0; i + 8 <= n; i += 8) {
-		if (i == offsetof(struct header, checksum))
-			continue;
-		memcpy(&w, p + i, 8);
-		h = hash_u64(h ^ w);
-	}
-	w = 0;
-	memcpy(&w, p + i, n - i);
-	return hash_u64(h ^ w);
+	return image_checksum(buf, n, offsetof(struct header, checksum));
 }
 
 void table_file__seal(void *buf, size_t len)
 {
-	uint64_t sum;
-
-	if (len < sizeof(struct header))
-		return;
-	sum = checksum(buf, len);
-	memcpy((char *)buf + offsetof(struct header, checksum), &sum, sizeof(sum));
+	image_seal(buf, len, sizeof(struct header), offsetof(struct header, checksum));
 }
 
 int table_file__describe(const void *buf, size_t len, struct table_file_id *id,

@@ -293,32 +293,37 @@ static int kept_name(const char *key, char *buf, size_t size)
 	return (size_t)snprintf(buf, size, "%s%s", key, KEPT_SUFFIX) < size ? 0 : -ENAMETOOLONG;
 }
 
-int table_store__read_kept(struct table_store *s, const char *key, void *buf, size_t size)
+int table_store__read_kept_all(struct table_store *s, const char *key, char **buf, size_t *len)
 {
 	char name[NAME_MAX + 1];
-	size_t len = 0;
-	ssize_t n;
 	int fd, err = kept_name(key, name, sizeof(name));
 
+	*buf = NULL;
+	*len = 0;
 	if (err)
 		return err;
 	fd = open_ours(s, name);
 	if (fd < 0)
 		return -ENOENT;
-	while (len < size) {
-		n = read(fd, (char *)buf + len, size - len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			err = -errno;
-		if (n <= 0)
-			break;
-		len += (size_t)n;
-	}
+	err = file__read_fd(fd, buf, len);
 	close(fd);
 	if (!err)
 		utimensat(s->dir_fd, name, NULL, 0);
-	return err ? err : (int)len;
+	return err;
+}
+
+int table_store__read_kept(struct table_store *s, const char *key, void *buf, size_t size)
+{
+	size_t len;
+	char *all;
+	int err = table_store__read_kept_all(s, key, &all, &len);
+
+	if (err)
+		return err;
+	len = len < size ? len : size;
+	memcpy(buf, all, len);
+	free(all);
+	return (int)len;
 }
 
 void table_store__write_kept(struct table_store *s, const char *key, const void *buf, size_t len)

@@ -53,6 +53,8 @@ void table_store__save(struct table_store *s, const struct table_file_id *id,
  * checks and the same size cap as for the tables.
  */
 int table_store__read_kept(struct table_store *s, const char *key, void *buf, size_t size);
+/* The whole of what is kept under key, of any size: 0 and *buf (malloc'ed), or -errno. */
+int table_store__read_kept_all(struct table_store *s, const char *key, char **buf, size_t *len);
 /* Keeps len bytes under key, best effort. */
 void table_store__write_kept(struct table_store *s, const char *key, const void *buf, size_t len);
 

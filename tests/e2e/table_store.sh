@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Unwind tables kept between runs (--cache-dir, src/unwind/table_store.c):
 # a first profile of a program without frame pointers builds its files'
-# tables and keeps them, one file each by build ID; a second one reads them
-# back, builds none, and walks the same stacks; a damaged file is refused
+# tables and keeps them, one file each by build ID, and their symbols
+# (src/resolve/symbol_file.h); a second one reads both back, builds none,
+# and walks the same stacks; a damaged file is refused
 # and built again; --no-cache keeps and reads nothing; a directory others
 # may write into is not used, and says so.
 # tag: quick
@@ -28,7 +29,7 @@ profile() {
 
 # stat_of NAME WHAT: the number before WHAT in the -v line of the table store.
 stat_of() {
-	grep -o "[0-9]* $2" "$TMP/$1.log" | head -n1 | cut -d' ' -f1
+	grep -o "[0-9][0-9]* $2" "$TMP/$1.log" | head -n1 | cut -d' ' -f1
 }
 
 # whole NAME: the share of samples under main;work;mid, the fixture's whole stack.
@@ -43,11 +44,15 @@ written=$(stat_of cold written)
 check cold_writes_tables [ "${written:-0}" -ge 2 ]
 check cold_one_file_a_table [ "$(find "$STORE" -name '*.utab' | wc -l)" -eq "${written:-0}" ]
 check store_private [ "$(stat -c %a "$STORE")" = 700 ]
+check cold_keeps_symbols [ "$(find "$STORE" -name 'sym-*.kept' | wc -l)" -ge 2 ]
+check cold_loads_symbols grep -q "nofp_gcc: [0-9]* function symbols, loaded in" "$TMP/cold.log"
 
 profile warm --cache-dir "$STORE"
 check warm_exit_zero [ $? -eq 0 ]
 check warm_reads_back [ "$(stat_of warm read)" -ge "${written:-1}" ]
 check warm_writes_none [ "$(stat_of warm written)" = 0 ]
+check warm_reads_symbols_back \
+	grep -q "nofp_gcc: [0-9]* function symbols, read back from the store in" "$TMP/warm.log"
 a=$(whole cold)
 b=$(whole warm)
 if within "$a" 97 3 && within "$b" 97 3; then ok same_whole_stacks; else
