@@ -1302,21 +1302,102 @@ const char *elf_symtab__lookup(struct elf_symtab *e, uint64_t vaddr, uint64_t *s
 	return r->name;
 }
 
+/* The key a file's function extents are kept under; false if they are not kept. */
+static bool extents_id(const struct elf_symtab *e, struct symbol_file_id *id, char *key,
+		       size_t size)
+{
+	if (!e->store || !e->build_id_len)
+		return false;
+	memset(id, 0, sizeof(*id));
+	memcpy(id->build_id, e->build_id_bytes, e->build_id_len);
+	id->build_id_len = (uint32_t)e->build_id_len;
+	id->file_size = e->file_size;
+	return (size_t)snprintf(key, size, "fns-%s", e->build_id) < size;
+}
+
+/* The extents kept by an earlier run, as ranges without names: 0, or -errno. */
+static int recall_extents(struct elf_symtab *e, const struct symbol_file_id *id, const char *key)
+{
+	struct symbol_set set;
+	size_t len, i;
+	char *buf;
+	int err;
+
+	err = table_store__read_kept_all(e->store, key, &buf, &len);
+	if (err)
+		return err;
+	err = symbol_file__decode(buf, len, id, CPROF_SYMBOL_LOADER, &set);
+	free(buf);
+	e->fns = err ? NULL : malloc((set.nranges ? set.nranges : 1) * sizeof(*e->fns));
+	if (!err && !e->fns)
+		err = -ENOMEM;
+	for (i = 0; !err && i < set.nranges; i++) {
+		const struct symbol_range *r = &set.ranges[i];
+
+		if (!i)
+			e->fn_base = r->start;
+		/* As load_function_extents keeps them. */
+		if (r->start - e->fn_base > UINT32_MAX || r->end - r->start > UINT32_MAX)
+			break;
+		e->fns[e->nfns++] = (struct fn_extent){(uint32_t)(r->start - e->fn_base),
+						       (uint32_t)(r->end - r->start)};
+	}
+	symbol_set__clear(&set);
+	return err;
+}
+
+/*
+ * Kept as ranges named "": only when they are apart and none is empty, so
+ * that a lookup among them finds what it finds in the file's.
+ */
+static void keep_extents(struct elf_symtab *e, const struct symbol_file_id *id, const char *key)
+{
+	struct symbol_range *r = malloc((e->nfns ? e->nfns : 1) * sizeof(*r));
+	size_t i, len;
+	void *buf;
+
+	for (i = 0; r && i < e->nfns && e->fns[i].size; i++) {
+		uint64_t start = e->fn_base + e->fns[i].start;
+
+		r[i] = (struct symbol_range){start, start + e->fns[i].size, start, ""};
+	}
+	if (r && i == e->nfns &&
+	    !symbol_file__encode(r, e->nfns, e->nfns, id, CPROF_SYMBOL_LOADER, &buf, &len)) {
+		table_store__write_kept(e->store, key, buf, len);
+		free(buf);
+	}
+	free(r);
+}
+
 /* The function extents of a file, read once, the first time they are needed. */
 static void load_file_extents(struct elf_symtab *e)
 {
+	struct symbol_file_id id;
+	char key[2 * ELF_BUILD_ID_MAX + 8];
+	bool kept;
 	int err;
 
 	if (e->fns_fd < 0)
 		return;
+	kept = extents_id(e, &id, key, sizeof(key));
+	if (kept && !recall_extents(e, &id, key)) {
+		pr_debug("%s: %zu function extents, read back from the store", e->path, e->nfns);
+		goto cleanup;
+	}
+	free(e->fns);
+	e->fns = NULL;
+	e->nfns = 0;
 	e->elf = elf_begin(e->fns_fd, ELF_C_READ_MMAP, NULL);
 	err = e->elf ? load_function_extents(e) : -EINVAL;
 	if (err)
 		pr_debug("%s: no function extents: %s", e->path, strerror(-err));
 	else
 		pr_debug("%s: %zu function extents from .eh_frame_hdr", e->path, e->nfns);
+	if (!err && kept)
+		keep_extents(e, &id, key);
 	elf_end(e->elf);
 	e->elf = NULL;
+cleanup:
 	close(e->fns_fd);
 	e->fns_fd = -1;
 }

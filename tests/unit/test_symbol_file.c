@@ -4,9 +4,10 @@
  * the same bounds and names; an image of another version, file, size or
  * debug file, a truncated one and one with any byte changed are refused;
  * so are ranges that do not hold together, even with a checksum that
- * matches. And libc's symbols kept by one run and read back by the next
- * (elf_symtab__keep_in) name every address as loading them from the file
- * does, and are what the next run uses.
+ * matches. And libc's symbols and function extents (its FDEs' ranges)
+ * kept by one run and read back by the next (elf_symtab__keep_in) name
+ * every address as loading them from the file does, and are what the next
+ * run uses.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -190,8 +191,8 @@ TEST(symbol_file_refuses_ranges_that_do_not_hold)
 	CHECK_INT(symbol_file__encode(r, NSAMPLE, 4, &id, VERSION, &none, &len), ==, -EINVAL);
 }
 
-/* The one kept file of the store at dir whose name starts with "sym-": its path. */
-static const char *kept_symbols(const char *dir)
+/* The one kept file of the store at dir whose name starts with prefix: its path. */
+static const char *kept_file(const char *dir, const char *prefix)
 {
 	static char path[PATH_MAX + 256];
 	struct dirent *d;
@@ -200,7 +201,7 @@ static const char *kept_symbols(const char *dir)
 
 	CHECK(dp);
 	while ((d = readdir(dp)))
-		if (!strncmp(d->d_name, "sym-", 4)) {
+		if (!strncmp(d->d_name, prefix, strlen(prefix))) {
 			snprintf(path, sizeof(path), "%s/%s", dir, d->d_name);
 			found++;
 		}
@@ -246,15 +247,26 @@ static struct elf_symtab *open_kept(const char *path, struct table_store *s)
 	return e;
 }
 
-/* Every 61st address of the file's first bytes names the same, at the same offset. */
+/*
+ * Every 61st address of the file's first bytes names the same, at the same
+ * offset, and is in the same function by the FDEs (libc has no .symtab).
+ */
 static void check_same_names(struct elf_symtab *a, struct elf_symtab *b, uint64_t size,
 			     size_t *named)
 {
-	uint64_t addr, oa, ob;
+	uint64_t addr, oa, ob, sa, sb;
 	const char *na, *nb;
+	size_t starts = 0;
 
 	*named = 0;
 	for (addr = 0; addr < size; addr += 61) {
+		bool fa = elf_symtab__function_start(a, addr, &sa);
+
+		CHECK(fa == elf_symtab__function_start(b, addr, &sb));
+		if (fa) {
+			CHECK_U64(sa, ==, sb);
+			starts++;
+		}
 		na = elf_symtab__lookup(a, addr, &oa);
 		nb = elf_symtab__lookup(b, addr, &ob);
 		CHECK(!na == !nb);
@@ -265,6 +277,7 @@ static void check_same_names(struct elf_symtab *a, struct elf_symtab *b, uint64_
 		(*named)++;
 	}
 	CHECK_U64(elf_symtab__symbol_count(a), ==, elf_symtab__symbol_count(b));
+	CHECK(starts > 1000);
 }
 
 TEST(elf_symtab_reads_kept_symbols_back)
@@ -286,7 +299,8 @@ TEST(elf_symtab_reads_kept_symbols_back)
 	first = open_kept(libc, s);
 	check_same_names(plain, first, (uint64_t)st.st_size, &named);
 	CHECK(named > 1000);
-	kept = kept_symbols(store_dir);
+	CHECK(kept_file(store_dir, "fns-"));
+	kept = kept_file(store_dir, "sym-");
 	again = open_kept(libc, s);
 	check_same_names(plain, again, (uint64_t)st.st_size, &named);
 	elf_symtab__free(again);
