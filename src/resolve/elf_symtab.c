@@ -1172,6 +1172,16 @@ static int load_function_extents(struct elf_symtab *e)
 	return err;
 }
 
+/* What is kept of the file is of this file, and of a debug file of debug_size bytes (0: none). */
+static void file_id(const struct elf_symtab *e, struct symbol_file_id *id, uint64_t debug_size)
+{
+	memset(id, 0, sizeof(*id));
+	memcpy(id->build_id, e->build_id_bytes, e->build_id_len);
+	id->build_id_len = (uint32_t)e->build_id_len;
+	id->file_size = e->file_size;
+	id->debug_size = debug_size;
+}
+
 /*
  * What the symbols are loaded from and the name they are kept under: false
  * if they are not kept (no store, no build ID, an in-memory image, or a
@@ -1182,33 +1192,38 @@ static bool kept_id(const struct elf_symtab *e, struct symbol_file_id *id, char 
 {
 	if (!e->store || !e->elf || e->image || !e->build_id_len)
 		return false;
-	memset(id, 0, sizeof(*id));
-	memcpy(id->build_id, e->build_id_bytes, e->build_id_len);
-	id->build_id_len = (uint32_t)e->build_id_len;
-	id->file_size = e->file_size;
-	id->debug_size = e->debug ? e->debug->file_size : 0;
+	file_id(e, id, e->debug ? e->debug->file_size : 0);
 	return (size_t)snprintf(key, size, "sym-%s-%llu", e->build_id,
 				(unsigned long long)id->debug_size) < size;
+}
+
+/* What an earlier run kept under key for this file, into *set: 0, or -errno. */
+static int read_kept(struct elf_symtab *e, const struct symbol_file_id *id, const char *key,
+		     struct symbol_set *set)
+{
+	size_t len;
+	char *buf;
+	int err;
+
+	memset(set, 0, sizeof(*set));
+	err = table_store__read_kept_all(e->store, key, &buf, &len);
+	if (err)
+		return err;
+	err = symbol_file__decode(buf, len, id, CPROF_SYMBOL_LOADER, set);
+	free(buf);
+	if (err == -EINVAL)
+		pr_debug("%s: %s not used: another version's, or corrupt", e->path, key);
+	return err;
 }
 
 /* The symbols kept by an earlier run, if any are there for this file: 0, or -errno. */
 static int load_kept(struct elf_symtab *e, const struct symbol_file_id *id, const char *key)
 {
 	struct symbol_set set;
-	size_t len;
-	char *buf;
-	int err;
+	int err = read_kept(e, id, key, &set);
 
-	err = table_store__read_kept_all(e->store, key, &buf, &len);
 	if (err)
 		return err;
-	err = symbol_file__decode(buf, len, id, CPROF_SYMBOL_LOADER, &set);
-	free(buf);
-	if (err) {
-		pr_debug("%s: kept symbols (%s) not used: another version's, or corrupt", e->path,
-			 key);
-		return err;
-	}
 	e->ranges = set.ranges;
 	e->nranges = set.nranges;
 	e->nsyms = set.nsyms;
@@ -1308,10 +1323,7 @@ static bool extents_id(const struct elf_symtab *e, struct symbol_file_id *id, ch
 {
 	if (!e->store || !e->build_id_len)
 		return false;
-	memset(id, 0, sizeof(*id));
-	memcpy(id->build_id, e->build_id_bytes, e->build_id_len);
-	id->build_id_len = (uint32_t)e->build_id_len;
-	id->file_size = e->file_size;
+	file_id(e, id, 0);
 	return (size_t)snprintf(key, size, "fns-%s", e->build_id) < size;
 }
 
@@ -1319,15 +1331,9 @@ static bool extents_id(const struct elf_symtab *e, struct symbol_file_id *id, ch
 static int recall_extents(struct elf_symtab *e, const struct symbol_file_id *id, const char *key)
 {
 	struct symbol_set set;
-	size_t len, i;
-	char *buf;
-	int err;
+	int err = read_kept(e, id, key, &set);
+	size_t i;
 
-	err = table_store__read_kept_all(e->store, key, &buf, &len);
-	if (err)
-		return err;
-	err = symbol_file__decode(buf, len, id, CPROF_SYMBOL_LOADER, &set);
-	free(buf);
 	e->fns = err ? NULL : malloc((set.nranges ? set.nranges : 1) * sizeof(*e->fns));
 	if (!err && !e->fns)
 		err = -ENOMEM;
