@@ -1232,13 +1232,14 @@ static int load_kept(struct elf_symtab *e, const struct symbol_file_id *id, cons
 	return 0;
 }
 
-static void keep(struct elf_symtab *e, const struct symbol_file_id *id, const char *key)
+/* Keeps n ranges of nsyms symbols of this file under key, best effort. */
+static void keep(struct elf_symtab *e, const struct symbol_range *r, size_t n, size_t nsyms,
+		 const struct symbol_file_id *id, const char *key)
 {
 	void *buf;
 	size_t len;
 
-	if (symbol_file__encode(e->ranges, e->nranges, e->nsyms, id, CPROF_SYMBOL_LOADER, &buf,
-				&len))
+	if (symbol_file__encode(r, n, nsyms, id, CPROF_SYMBOL_LOADER, &buf, &len))
 		return;
 	table_store__write_kept(e->store, key, buf, len);
 	free(buf);
@@ -1256,7 +1257,7 @@ static int load_or_recall(struct elf_symtab *e)
 		return 0;
 	err = load_symbols(e);
 	if (!err && kept)
-		keep(e, &id, key);
+		keep(e, e->ranges, e->nranges, e->nsyms, &id, key);
 	return err;
 }
 
@@ -1359,19 +1360,15 @@ static int recall_extents(struct elf_symtab *e, const struct symbol_file_id *id,
 static void keep_extents(struct elf_symtab *e, const struct symbol_file_id *id, const char *key)
 {
 	struct symbol_range *r = malloc((e->nfns ? e->nfns : 1) * sizeof(*r));
-	size_t i, len;
-	void *buf;
+	size_t i;
 
 	for (i = 0; r && i < e->nfns && e->fns[i].size; i++) {
 		uint64_t start = e->fn_base + e->fns[i].start;
 
 		r[i] = (struct symbol_range){start, start + e->fns[i].size, start, ""};
 	}
-	if (r && i == e->nfns &&
-	    !symbol_file__encode(r, e->nfns, e->nfns, id, CPROF_SYMBOL_LOADER, &buf, &len)) {
-		table_store__write_kept(e->store, key, buf, len);
-		free(buf);
-	}
+	if (r && i == e->nfns)
+		keep(e, r, e->nfns, e->nfns, id, key);
 	free(r);
 }
 
@@ -1390,9 +1387,6 @@ static void load_file_extents(struct elf_symtab *e)
 		pr_debug("%s: %zu function extents, read back from the store", e->path, e->nfns);
 		goto cleanup;
 	}
-	free(e->fns);
-	e->fns = NULL;
-	e->nfns = 0;
 	e->elf = elf_begin(e->fns_fd, ELF_C_READ_MMAP, NULL);
 	err = e->elf ? load_function_extents(e) : -EINVAL;
 	if (err)

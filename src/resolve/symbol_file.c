@@ -10,23 +10,18 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lib/image_sum.h"
+#include "lib/kept_image.h"
 #include "resolve/symbol_file.h"
 
-#define MAGIC	    "cprofsy\n"
-#define ORDER_MARK  0x01020304u
-#define VERSION_LEN SYMBOL_FILE_VERSION_LEN
+#define MAGIC "cprofsy\n"
 /* Past these no file's symbols go: the image would be larger than any file. */
 #define MAX_RANGES (1ull << 28)
 #define MAX_NAMES  (1ull << 32)
 
+_Static_assert(SYMBOL_FILE_VERSION_LEN == KEPT_IMAGE_VERSION_LEN, "describe copies it whole");
+
 struct header {
-	char magic[8];
-	uint32_t byte_order;
-	uint32_t header_size;
-	char version[VERSION_LEN]; /* NUL-padded */
-	uint8_t build_id[ELF_BUILD_ID_MAX];
-	uint32_t build_id_len;
+	struct kept_head head;
 	uint32_t pad;
 	uint64_t file_size;
 	uint64_t debug_size;
@@ -65,15 +60,11 @@ int symbol_file__describe(const void *buf, size_t len, struct symbol_file_id *id
 	if (len < sizeof(h))
 		return -EINVAL;
 	memcpy(&h, buf, sizeof(h));
-	if (h.build_id_len > ELF_BUILD_ID_MAX)
-		return -EINVAL;
 	memset(id, 0, sizeof(*id));
-	memcpy(id->build_id, h.build_id, h.build_id_len);
-	id->build_id_len = h.build_id_len;
+	if (kept_head__describe(&h.head, id->build_id, &id->build_id_len, version))
+		return -EINVAL;
 	id->file_size = h.file_size;
 	id->debug_size = h.debug_size;
-	memcpy(version, h.version, VERSION_LEN);
-	version[VERSION_LEN - 1] = '\0';
 	return 0;
 }
 
@@ -104,12 +95,7 @@ static void fill_header(struct header *h, const struct symbol_file_id *id, const
 			size_t nranges, size_t nsyms, size_t names_len)
 {
 	memset(h, 0, sizeof(*h));
-	memcpy(h->magic, MAGIC, sizeof(h->magic));
-	h->byte_order = ORDER_MARK;
-	h->header_size = sizeof(*h);
-	strncpy(h->version, version, sizeof(h->version) - 1);
-	memcpy(h->build_id, id->build_id, id->build_id_len);
-	h->build_id_len = id->build_id_len;
+	kept_head__fill(&h->head, MAGIC, sizeof(*h), version, id->build_id, id->build_id_len);
 	h->file_size = id->file_size;
 	h->debug_size = id->debug_size;
 	h->nranges = nranges;
@@ -164,14 +150,8 @@ int symbol_file__encode(const struct symbol_range *ranges, size_t nranges, size_
 static bool header_ok(const struct header *h, size_t len, const struct symbol_file_id *id,
 		      const char *version)
 {
-	char v[VERSION_LEN] = {0};
-
-	strncpy(v, version, sizeof(v) - 1);
-	if (memcmp(h->magic, MAGIC, sizeof(h->magic)) || h->byte_order != ORDER_MARK ||
-	    h->header_size != sizeof(*h) || memcmp(h->version, v, sizeof(v)) ||
-	    h->build_id_len != id->build_id_len ||
-	    memcmp(h->build_id, id->build_id, id->build_id_len) || h->file_size != id->file_size ||
-	    h->debug_size != id->debug_size)
+	if (!kept_head__is(&h->head, MAGIC, sizeof(*h), version, id->build_id, id->build_id_len) ||
+	    h->file_size != id->file_size || h->debug_size != id->debug_size)
 		return false;
 	if (h->nranges > MAX_RANGES || h->names_len > MAX_NAMES || h->nsyms > MAX_RANGES)
 		return false;

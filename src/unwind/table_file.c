@@ -11,23 +11,18 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lib/image_sum.h"
+#include "lib/kept_image.h"
 #include "unwind/table_file.h"
 
-#define MAGIC	    "cprofut\n"
-#define ORDER_MARK  0x01020304u
-#define VERSION_LEN TABLE_FILE_VERSION_LEN
+#define MAGIC "cprofut\n"
 /* Past these no file's table goes: 4 GiB of code, and more rows than it has bytes. */
 #define MAX_PAGES (1u << 16)
 #define MAX_ROWS  (1u << 30)
 
+_Static_assert(TABLE_FILE_VERSION_LEN == KEPT_IMAGE_VERSION_LEN, "describe copies it whole");
+
 struct header {
-	char magic[8];
-	uint32_t byte_order;
-	uint32_t header_size;
-	char version[VERSION_LEN]; /* NUL-padded */
-	uint8_t build_id[ELF_BUILD_ID_MAX];
-	uint32_t build_id_len;
+	struct kept_head head;
 	uint32_t npages;
 	uint64_t file_size;
 	uint64_t base;
@@ -58,14 +53,10 @@ int table_file__describe(const void *buf, size_t len, struct table_file_id *id,
 	if (len < sizeof(h))
 		return -EINVAL;
 	memcpy(&h, buf, sizeof(h));
-	if (h.build_id_len > ELF_BUILD_ID_MAX)
-		return -EINVAL;
 	memset(id, 0, sizeof(*id));
-	memcpy(id->build_id, h.build_id, h.build_id_len);
-	id->build_id_len = h.build_id_len;
+	if (kept_head__describe(&h.head, id->build_id, &id->build_id_len, version))
+		return -EINVAL;
 	id->file_size = h.file_size;
-	memcpy(version, h.version, TABLE_FILE_VERSION_LEN);
-	version[TABLE_FILE_VERSION_LEN - 1] = '\0';
 	return 0;
 }
 
@@ -80,12 +71,7 @@ static void fill_header(struct header *h, const struct unwind_table *t,
 			const char *version, uint32_t nrules)
 {
 	memset(h, 0, sizeof(*h));
-	memcpy(h->magic, MAGIC, sizeof(h->magic));
-	h->byte_order = ORDER_MARK;
-	h->header_size = sizeof(*h);
-	strncpy(h->version, version, sizeof(h->version) - 1);
-	memcpy(h->build_id, id->build_id, id->build_id_len);
-	h->build_id_len = id->build_id_len;
+	kept_head__fill(&h->head, MAGIC, sizeof(*h), version, id->build_id, id->build_id_len);
 	h->file_size = id->file_size;
 	h->base = t->base;
 	h->npages = t->npages;
@@ -155,13 +141,8 @@ cleanup:
 static bool header_ok(const struct header *h, size_t len, const struct table_file_id *id,
 		      const char *version)
 {
-	char v[VERSION_LEN] = {0};
-
-	strncpy(v, version, sizeof(v) - 1);
-	if (memcmp(h->magic, MAGIC, sizeof(h->magic)) || h->byte_order != ORDER_MARK ||
-	    h->header_size != sizeof(*h) || memcmp(h->version, v, sizeof(v)) ||
-	    h->build_id_len != id->build_id_len ||
-	    memcmp(h->build_id, id->build_id, id->build_id_len) || h->file_size != id->file_size)
+	if (!kept_head__is(&h->head, MAGIC, sizeof(*h), version, id->build_id, id->build_id_len) ||
+	    h->file_size != id->file_size)
 		return false;
 	if (!h->npages || h->npages > MAX_PAGES || h->nrows > MAX_ROWS ||
 	    h->nrules >= CPROF_UNWIND_MAX_RULES)

@@ -202,17 +202,18 @@ static int open_ours(struct table_store *s, const char *name)
 	return fd;
 }
 
-/* The file's bytes (malloc'ed), if it is a regular file of ours. */
-static char *read_table(struct table_store *s, const char *name, size_t *len)
+/* The file's bytes (malloc'ed), if it is a regular file of ours: 0, -ENOENT or -errno. */
+static int read_whole(struct table_store *s, const char *name, char **buf, size_t *len)
 {
-	char *buf = NULL;
-	int fd = open_ours(s, name);
+	int err, fd = open_ours(s, name);
 
+	*buf = NULL;
+	*len = 0;
 	if (fd < 0)
-		return NULL;
-	file__read_fd(fd, &buf, len);
+		return -ENOENT;
+	err = file__read_fd(fd, buf, len);
 	close(fd);
-	return buf;
+	return err;
 }
 
 int table_store__load(struct table_store *s, const struct table_file_id *id,
@@ -228,8 +229,7 @@ int table_store__load(struct table_store *s, const struct table_file_id *id,
 	if (!id->build_id_len)
 		return -ENOENT;
 	file_name(id, name, sizeof(name));
-	buf = read_table(s, name, &len);
-	if (!buf)
+	if (read_whole(s, name, &buf, &len))
 		return -ENOENT;
 	err = table_file__decode(buf, len, id, CPROF_TABLE_BUILDER, rules, out, stats);
 	free(buf);
@@ -296,17 +296,12 @@ static int kept_name(const char *key, char *buf, size_t size)
 int table_store__read_kept_all(struct table_store *s, const char *key, char **buf, size_t *len)
 {
 	char name[NAME_MAX + 1];
-	int fd, err = kept_name(key, name, sizeof(name));
+	int err = kept_name(key, name, sizeof(name));
 
 	*buf = NULL;
 	*len = 0;
-	if (err)
-		return err;
-	fd = open_ours(s, name);
-	if (fd < 0)
-		return -ENOENT;
-	err = file__read_fd(fd, buf, len);
-	close(fd);
+	if (!err)
+		err = read_whole(s, name, buf, len);
 	if (!err)
 		utimensat(s->dir_fd, name, NULL, 0);
 	return err;
