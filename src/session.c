@@ -832,6 +832,12 @@ static int finish_continuous(struct run *r, const struct summary_info *total)
 			"cprof: %" PRIu64
 			" of those sent were left in the spool by an earlier run\n",
 			st.found_in_spool);
+	if (st.not_ours)
+		fprintf(stderr,
+			"cprof: %" PRIu64 " %s in the spool %s %s not a regular file of uid %u:"
+			" left there, not sent\n",
+			st.not_ours, plural(st.not_ours, "entry", "entries"), spool__dir(r->spool),
+			plural(st.not_ours, "was", "were"), (unsigned)geteuid());
 	if (r->empty_intervals)
 		fprintf(stderr, "cprof: %" PRIu64 " %s no samples: nothing to send\n",
 			r->empty_intervals,
@@ -840,7 +846,7 @@ static int finish_continuous(struct run *r, const struct summary_info *total)
 		fprintf(stderr,
 			"cprof: %" PRIu64 " %s not be prepared for upload (out of memory)\n",
 			r->unbatched, plural(r->unbatched, "interval could", "intervals could"));
-	complete = !st.in_spool && !st.rejected && !st.dropped && !r->unbatched;
+	complete = !st.in_spool && !st.rejected && !st.dropped && !st.not_ours && !r->unbatched;
 	return complete ? 0 : EXIT_UPLOAD_FAILED;
 }
 

@@ -398,6 +398,7 @@ void delivery__finish(struct delivery *d, struct delivery_stats *st)
 	st->dropped = spool__dropped(d->spool) + spool__corrupt(d->spool) + d->write_failures +
 		      d->queue_dropped;
 	st->in_spool = spool__count(d->spool);
+	st->not_ours = spool__refused(d->spool);
 }
 
 void delivery__free(struct delivery *d)

@@ -34,6 +34,7 @@ struct delivery_stats {
 	uint64_t rejected;	  /* refused by the server, which retrying would not change */
 	uint64_t dropped;	  /* lost to the spool's cap, a failed write, a corrupt entry */
 	uint64_t in_spool;	  /* still in the spool at the end */
+	uint64_t not_ours;	  /* spool entries not sent: not a regular file of ours */
 };
 
 /*

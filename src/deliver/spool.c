@@ -9,6 +9,12 @@
  *
  * little-endian. The CRC catches a torn or damaged file, which is then
  * removed and counted rather than sent or allowed to block the queue.
+ *
+ * What is in the spool is sent with the operator's credentials, so the
+ * directory must be ours alone (file__check_private_dir), and every file in
+ * it is reached through its descriptor without following a link, created
+ * with O_EXCL, opened without blocking and used only if it is a regular file
+ * of ours: anything else is left alone and counted.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -53,6 +59,7 @@ struct spool {
 	uint64_t next_seq;
 	uint64_t dropped;
 	uint64_t corrupt;
+	uint64_t refused;
 };
 
 static void entry_path(uint64_t seq, const char *suffix, char *buf, size_t size)
@@ -108,6 +115,72 @@ static bool parse_name(const char *name, uint64_t *seq, bool *tmp)
 	return true;
 }
 
+/* Only a regular file of ours is read or sent: anything else could block us, or speak for another.
+ */
+static bool ours(const struct stat *st)
+{
+	return S_ISREG(st->st_mode) && st->st_uid == geteuid();
+}
+
+/*
+ * Opens an existing file of the spool, never through a link, a FIFO or a
+ * device: it is looked at before it is opened, and the opened file must be
+ * the one looked at. -EPERM for a file that is not ours.
+ */
+static int open_existing(const struct spool *s, const char *name, int flags)
+{
+	struct stat before, st;
+	int fd;
+
+	if (fstatat(s->dir_fd, name, &before, AT_SYMLINK_NOFOLLOW))
+		return -errno;
+	if (!ours(&before))
+		return -EPERM;
+	fd = openat(s->dir_fd, name, flags | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
+		return errno == ELOOP || errno == ENXIO ? -EPERM : -errno;
+	if (fstat(fd, &st) || !ours(&st) || st.st_dev != before.st_dev ||
+	    st.st_ino != before.st_ino) {
+		close(fd);
+		return -EPERM;
+	}
+	return fd;
+}
+
+/* Creates name afresh; a name in the way is removed (the name only, never what it may point to)
+ * once. */
+static int create_new(const struct spool *s, const char *name, int flags)
+{
+	int fd, tries;
+
+	for (tries = 0;; tries++) {
+		fd = openat(s->dir_fd, name,
+			    flags | O_CREAT | O_EXCL | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0600);
+		if (fd >= 0)
+			return fd;
+		if (errno != EEXIST || tries == 1)
+			return -errno;
+		unlinkat(s->dir_fd, name, 0);
+	}
+}
+
+static int open_lock(struct spool *s)
+{
+	int fd = openat(s->dir_fd, LOCK_NAME,
+			O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0600);
+
+	if (fd < 0 && errno == EEXIST)
+		fd = open_existing(s, LOCK_NAME, O_RDWR);
+	else if (fd < 0)
+		fd = -errno;
+	if (fd == -EPERM)
+		pr_err("cannot use the spool directory %s: its %s is not a regular file of uid %u",
+		       s->dir, LOCK_NAME, (unsigned)geteuid());
+	else if (fd < 0)
+		pr_err("cannot create %s/%s: %s", s->dir, LOCK_NAME, strerror(-fd));
+	return fd;
+}
+
 static int scan(struct spool *s)
 {
 	struct dirent *de;
@@ -135,18 +208,34 @@ static int scan(struct spool *s)
 			unlinkat(s->dir_fd, de->d_name, 0);
 			continue;
 		}
-		if (fstatat(s->dir_fd, de->d_name, &st, 0) || !S_ISREG(st.st_mode))
+		/* Numbered past every name, ours or not, so that none is written over. */
+		if (seq >= s->next_seq)
+			s->next_seq = seq + 1;
+		if (fstatat(s->dir_fd, de->d_name, &st, AT_SYMLINK_NOFOLLOW))
 			continue;
+		if (!ours(&st)) {
+			s->refused++;
+			continue;
+		}
 		err = push_entry(s, seq, (uint64_t)st.st_size);
 		if (err)
 			break;
-		if (seq >= s->next_seq)
-			s->next_seq = seq + 1;
 	}
 	closedir(d);
+	if (s->refused)
+		pr_warn("%" PRIu64 " %s in the spool %s %s not a regular file of uid %u: left "
+			"there, not sent",
+			s->refused, s->refused == 1 ? "entry" : "entries", s->dir,
+			s->refused == 1 ? "is" : "are", (unsigned)geteuid());
 	if (s->n)
 		qsort(s->entries, s->n, sizeof(*s->entries), cmp_entry);
 	return err;
+}
+
+static void skip_head(struct spool *s)
+{
+	s->bytes -= s->entries[s->head].size;
+	s->head++;
 }
 
 static int remove_head(struct spool *s)
@@ -162,8 +251,7 @@ static int remove_head(struct spool *s)
 		pr_warn("cannot remove %s/%s: %s", s->dir, name, strerror(-err));
 		return err;
 	}
-	s->bytes -= s->entries[s->head].size;
-	s->head++;
+	skip_head(s);
 	return 0;
 }
 
@@ -176,9 +264,17 @@ static void enforce_cap(struct spool *s, uint64_t incoming)
 	}
 }
 
+static bool is_link(const char *path)
+{
+	struct stat st;
+
+	return !lstat(path, &st) && S_ISLNK(st.st_mode);
+}
+
 int spool__open(const char *dir, uint64_t max_bytes, struct spool **out)
 {
 	struct spool *s;
+	char why[96];
 	int err;
 
 	*out = NULL;
@@ -198,16 +294,23 @@ int spool__open(const char *dir, uint64_t max_bytes, struct spool **out)
 		pr_err("cannot create the spool directory %s: %s", dir, strerror(-err));
 		goto cleanup;
 	}
-	s->dir_fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	/* A link here could lead anywhere root may write: the directory itself is wanted. */
+	s->dir_fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (s->dir_fd < 0) {
 		err = -errno;
-		pr_err("cannot open the spool directory %s: %s", dir, strerror(-err));
+		pr_err("cannot open the spool directory %s: %s", dir,
+		       is_link(dir) ? "it is a symbolic link" : strerror(-err));
 		goto cleanup;
 	}
-	s->lock_fd = openat(s->dir_fd, LOCK_NAME, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	err = file__check_private_dir(s->dir_fd, why, sizeof(why));
+	if (err) {
+		pr_err("refusing the spool directory %s: %s", dir,
+		       err == -EPERM ? why : strerror(-err));
+		goto cleanup;
+	}
+	s->lock_fd = open_lock(s);
 	if (s->lock_fd < 0) {
-		err = -errno;
-		pr_err("cannot create %s/%s: %s", dir, LOCK_NAME, strerror(-err));
+		err = s->lock_fd;
 		goto cleanup;
 	}
 	if (flock(s->lock_fd, LOCK_EX | LOCK_NB)) {
@@ -426,9 +529,9 @@ static int write_entry(struct spool *s, uint64_t seq, const struct pb_buffer *bu
 
 	entry_path(seq, ".tmp", tmp, sizeof(tmp));
 	entry_path(seq, "", name, sizeof(name));
-	fd = openat(s->dir_fd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	fd = create_new(s, tmp, O_WRONLY);
 	if (fd < 0)
-		return -errno;
+		return fd;
 	err = file__write_all(fd, buf->data, buf->len);
 	if (!err && fsync(fd))
 		err = -errno;
@@ -482,9 +585,9 @@ static int read_entry(struct spool *s, uint64_t seq, uint8_t **data, size_t *len
 
 	*data = NULL;
 	entry_path(seq, "", name, sizeof(name));
-	fd = openat(s->dir_fd, name, O_RDONLY | O_CLOEXEC);
+	fd = open_existing(s, name, O_RDONLY);
 	if (fd < 0)
-		return -errno;
+		return fd;
 	if (fstat(fd, &st)) {
 		err = -errno;
 		goto cleanup;
@@ -536,6 +639,14 @@ int spool__peek(struct spool *s, struct batch **out)
 			return 0;
 		if (err == -ENOMEM)
 			return err;
+		if (err == -EPERM) {
+			pr_warn("spool entry %s/%0*" PRIu64 SUFFIX
+				" is not a regular file of uid %u: left there, not sent",
+				s->dir, SEQ_DIGITS, seq, (unsigned)geteuid());
+			s->refused++;
+			skip_head(s);
+			continue;
+		}
 		pr_warn("spool entry %s/%0*" PRIu64 SUFFIX " is unreadable (%s); removed", s->dir,
 			SEQ_DIGITS, seq, err == -EBADMSG ? "corrupt" : strerror(-err));
 		s->corrupt++;
@@ -581,6 +692,11 @@ uint64_t spool__dropped(const struct spool *s)
 uint64_t spool__corrupt(const struct spool *s)
 {
 	return s->corrupt;
+}
+
+uint64_t spool__refused(const struct spool *s)
+{
+	return s->refused;
 }
 
 const char *spool__dir(const struct spool *s)

@@ -17,7 +17,10 @@
 struct batch;
 struct spool;
 
-/* Creates dir if needed and locks it; -EBUSY if another cprof holds it. */
+/*
+ * Creates dir if needed and locks it; -EBUSY if another cprof holds it,
+ * an error (said on stderr) if it is a link or others could write into it.
+ */
 int spool__open(const char *dir, uint64_t max_bytes, struct spool **out);
 void spool__free(struct spool *s);
 
@@ -27,7 +30,10 @@ void spool__free(struct spool *s);
  * means b was not stored.
  */
 int spool__push(struct spool *s, const struct batch *b);
-/* Reads the oldest entry; -ENOENT when empty. Corrupt entries are removed and counted. */
+/*
+ * Reads the oldest entry; -ENOENT when empty. Corrupt entries are removed and
+ * counted; entries that are not regular files of ours are skipped and counted.
+ */
 int spool__peek(struct spool *s, struct batch **out);
 /* Removes the oldest entry. */
 int spool__pop(struct spool *s);
@@ -37,6 +43,7 @@ int spool__update_head(struct spool *s, const struct batch *b);
 size_t spool__count(const struct spool *s);
 uint64_t spool__dropped(const struct spool *s); /* entries dropped to respect the cap */
 uint64_t spool__corrupt(const struct spool *s); /* unreadable entries removed */
+uint64_t spool__refused(const struct spool *s); /* entries not ours, left unsent */
 const char *spool__dir(const struct spool *s);
 
 #endif

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -151,4 +152,24 @@ int file__make_dirs(const char *dir)
 		path[i] = i == n ? '\0' : '/';
 	}
 	return 0;
+}
+
+int file__check_private_dir(int fd, char *why, size_t size)
+{
+	struct stat st;
+
+	if (fstat(fd, &st))
+		return -errno;
+	if (!S_ISDIR(st.st_mode))
+		snprintf(why, size, "not a directory");
+	else if (st.st_uid != geteuid())
+		snprintf(why, size, "owned by uid %u, not by uid %u", (unsigned)st.st_uid,
+			 (unsigned)geteuid());
+	else if (st.st_mode & (S_IWGRP | S_IWOTH))
+		snprintf(why, size, "writable by %s (mode %04o)",
+			 st.st_mode & S_IWOTH ? "others" : "its group",
+			 (unsigned)(st.st_mode & 07777));
+	else
+		return 0;
+	return -EPERM;
 }

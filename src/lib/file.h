@@ -17,6 +17,12 @@ int file__read_all(const char *path, char **out, size_t *len);
 int file__read_fd(int fd, char **out, size_t *len);
 /* mkdir -p dir: its missing parents 0755, dir itself 0700. 0 or -errno. */
 int file__make_dirs(const char *dir);
+/*
+ * Whether the open directory fd is one only we may change: owned by the
+ * effective uid and not writable by group or others, as a directory whose
+ * files steer or speak for root must be. 0, or -EPERM with the reason in why.
+ */
+int file__check_private_dir(int fd, char *why, size_t size);
 /* Writes all len bytes of data to fd (through short writes and EINTR); 0 or -errno. */
 int file__write_all(int fd, const void *data, size_t len);
 

@@ -49,16 +49,12 @@ const char *table_store__default_dir(char *buf, size_t size)
 /* A directory of ours that nobody else may write into: tables steer the unwinder. */
 static int check_dir(int fd, const char *dir)
 {
-	struct stat st;
+	char why[96];
+	int err = file__check_private_dir(fd, why, sizeof(why));
 
-	if (fstat(fd, &st))
-		return -errno;
-	if (!S_ISDIR(st.st_mode) || st.st_uid != geteuid() || (st.st_mode & (S_IWGRP | S_IWOTH))) {
-		pr_debug("%s: not used: not a directory of uid %u that only it can write", dir,
-			 (unsigned)geteuid());
-		return -EPERM;
-	}
-	return 0;
+	if (err == -EPERM)
+		pr_debug("%s: not used: %s", dir, why);
+	return err;
 }
 
 struct file_age {

@@ -223,3 +223,106 @@ TEST(spool_one_user_at_a_time)
 	spool__free(b);
 	CHECK(spool__open("/proc/cprof-cannot-exist/spool", 1 << 20, &b) < 0);
 }
+
+/* spool_path: a name inside the spool named `name`. */
+static const char *spool_path(const char *name, const char *file)
+{
+	static char path[600];
+
+	snprintf(path, sizeof(path), "%s/%s", spool_dir(name), file);
+	return path;
+}
+
+TEST(spool_refuses_a_directory_others_may_write)
+{
+	struct spool *s = NULL;
+	char link[600];
+
+	CHECK_INT(mkdir(spool_dir("shared"), 0700), ==, 0);
+	CHECK_INT(chmod(spool_dir("shared"), 01777), ==, 0);
+	CHECK_INT(spool__open(spool_dir("shared"), 1 << 20, &s), ==, -EPERM);
+	CHECK(!s);
+	CHECK(access(spool_path("shared", ".lock"), F_OK) != 0);
+	/* A link in the directory's place is not followed, even to a good directory. */
+	CHECK_INT(mkdir(spool_dir("target"), 0700), ==, 0);
+	snprintf(link, sizeof(link), "%s", spool_dir("link"));
+	CHECK_INT(symlink(spool_dir("target"), link), ==, 0);
+	CHECK(spool__open(link, 1 << 20, &s) < 0);
+	CHECK(access(spool_path("target", ".lock"), F_OK) != 0);
+}
+
+TEST(spool_lock_link_is_not_followed)
+{
+	struct spool *s = NULL;
+	char victim[600];
+
+	snprintf(victim, sizeof(victim), "%s/lock-victim", test_tmp_dir());
+	CHECK_INT(mkdir(spool_dir("locklink"), 0700), ==, 0);
+	CHECK_INT(symlink(victim, spool_path("locklink", ".lock")), ==, 0);
+	CHECK(spool__open(spool_dir("locklink"), 1 << 20, &s) < 0);
+	CHECK(access(victim, F_OK) != 0);
+}
+
+TEST(spool_temporary_link_is_replaced_not_followed)
+{
+	struct spool *s;
+	char victim[600];
+	struct stat st;
+	int fd;
+
+	snprintf(victim, sizeof(victim), "%s/tmp-victim", test_tmp_dir());
+	fd = open(victim, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	CHECK(fd >= 0);
+	CHECK_INT(write(fd, "keep", 4), ==, 4);
+	close(fd);
+	CHECK_INT(spool__open(spool_dir("tmplink"), 1 << 20, &s), ==, 0);
+	CHECK_INT(symlink(victim, spool_path("tmplink", "00000000000000000001.batch.tmp")), ==, 0);
+	push(s, 7, 50);
+	CHECK_INT(stat(victim, &st), ==, 0);
+	CHECK_INT(st.st_size, ==, 4);
+	CHECK_INT(lstat(spool_path("tmplink", "00000000000000000001.batch"), &st), ==, 0);
+	CHECK(S_ISREG(st.st_mode));
+	CHECK_U64(head_time(s), ==, 7);
+	spool__free(s);
+}
+
+TEST(spool_entry_swapped_for_fifo_is_skipped)
+{
+	const char *first = spool_path("fifo", "00000000000000000001.batch");
+	struct spool *s;
+
+	CHECK_INT(spool__open(spool_dir("fifo"), 1 << 20, &s), ==, 0);
+	push(s, 1, 50);
+	push(s, 2, 50);
+	CHECK_INT(unlink(first), ==, 0);
+	CHECK_INT(mkfifo(first, 0600), ==, 0);
+	/* Opening the FIFO for reading would block here until someone writes. */
+	CHECK_U64(head_time(s), ==, 2);
+	CHECK_U64(spool__refused(s), ==, 1);
+	CHECK_U64(spool__corrupt(s), ==, 0);
+	CHECK_INT(spool__count(s), ==, 1);
+	spool__free(s);
+	/* Found again by the next run, counted, and left alone. */
+	CHECK_INT(spool__open(spool_dir("fifo"), 1 << 20, &s), ==, 0);
+	CHECK_U64(spool__refused(s), ==, 1);
+	CHECK_INT(spool__count(s), ==, 1);
+	push(s, 3, 50);
+	CHECK_U64(head_time(s), ==, 2);
+	spool__free(s);
+	CHECK(access(first, F_OK) == 0);
+}
+
+TEST(spool_entry_of_another_user_is_not_sent)
+{
+	struct spool *s;
+
+	if (geteuid() != 0)
+		SKIP("needs root to give a file to another user");
+	CHECK_INT(spool__open(spool_dir("owner"), 1 << 20, &s), ==, 0);
+	push(s, 1, 50);
+	push(s, 2, 50);
+	CHECK_INT(chown(spool_path("owner", "00000000000000000001.batch"), 65534, 65534), ==, 0);
+	CHECK_U64(head_time(s), ==, 2);
+	CHECK_U64(spool__refused(s), ==, 1);
+	spool__free(s);
+}
