@@ -718,6 +718,12 @@ static void read_info(struct run *r, struct summary_info *in)
 		in->records_broken = st.malformed;
 		in->records_late = st.late;
 	}
+	if (r->tables) {
+		struct table_store_stats ts;
+
+		table_store__stats(r->tables, &ts);
+		in->store_capped = ts.capped;
+	}
 }
 
 /* The counters are cumulative; an interval's profile reports its own share. */
@@ -745,6 +751,7 @@ static struct summary_info since(const struct summary_info *cur, const struct su
 	for (i = 0; i < CPROF_STOP_MAX; i++)
 		d.walk_stops[i] -= prev->walk_stops[i];
 	d.fp_user -= prev->fp_user;
+	d.store_capped -= prev->store_capped;
 	return d;
 }
 
@@ -1375,9 +1382,11 @@ static void log_unwinding(struct run *r)
 
 		table_store__stats(r->tables, &ts);
 		pr_debug("unwind: table store: %llu read, %llu written, %llu refused (another "
-			 "version, or corrupt), %llu removed for room",
+			 "version, or corrupt), %llu removed for room, %llu not written for the "
+			 "cap, %llu files not kept (others could write them)",
 			 (unsigned long long)ts.loaded, (unsigned long long)ts.saved,
-			 (unsigned long long)ts.refused, (unsigned long long)ts.pruned);
+			 (unsigned long long)ts.refused, (unsigned long long)ts.pruned,
+			 (unsigned long long)ts.capped, (unsigned long long)ts.foreign);
 	}
 	pr_debug("unwind: tables built %llu (%llu read back from the table store, %llu without "
 		 "CFI) in %.1f ms, held at most %.0f KiB, now %llu (%.0f KiB); map rows at most "

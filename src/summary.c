@@ -703,6 +703,12 @@ static void print_unnamed(FILE *f, uint64_t total, const struct summary_info *in
 	debuginfod_sentence(line, sizeof(line), in);
 	if (*line)
 		fprintf(f, "cprof: %s\n", line);
+	n = in->store_capped;
+	if (n)
+		fprintf(f,
+			"cprof: %" PRIu64 " unwind %s or symbol %s not kept for later runs: past "
+			"the cache directory's size cap (later runs build them again)\n",
+			n, plural(n, "table", "tables"), plural(n, "set", "sets"));
 }
 
 static void print_processes(FILE *f, const struct summary_info *in)

@@ -70,6 +70,7 @@ struct summary_info {
 	/* Samples of the profile that end in a truncation marker, and where those walks stopped. */
 	uint64_t truncated_samples;
 	char truncated_who[160]; /* "liblzma.so.5 120, python3.11 7" (files with the most), or "" */
+	uint64_t store_capped;	 /* tables and symbols not kept between runs: the store's cap */
 };
 
 /*

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include <errno.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "lib/hash.h"
 #include "lib/kept_image.h"
@@ -42,6 +43,34 @@ int kept_head__describe(const struct kept_head *h, uint8_t build_id[ELF_BUILD_ID
 	memcpy(version, h->version, KEPT_IMAGE_VERSION_LEN);
 	version[KEPT_IMAGE_VERSION_LEN - 1] = '\0';
 	return 0;
+}
+
+void kept_source__of(struct kept_source *k, const struct stat *st)
+{
+	memset(k, 0, sizeof(*k));
+	k->dev = (uint64_t)st->st_dev;
+	k->ino = (uint64_t)st->st_ino;
+	k->size = (uint64_t)st->st_size;
+	k->mtime_ns = (int64_t)st->st_mtim.tv_sec * 1000000000 + st->st_mtim.tv_nsec;
+	k->ctime_ns = (int64_t)st->st_ctim.tv_sec * 1000000000 + st->st_ctim.tv_nsec;
+	k->uid = (uint32_t)st->st_uid;
+	k->mode = (uint32_t)st->st_mode;
+}
+
+bool kept_source__same(const struct kept_source *a, const struct kept_source *b)
+{
+	return !memcmp(a, b, sizeof(*a));
+}
+
+bool kept_source__trusted(const struct kept_source *k, uint32_t self)
+{
+	return S_ISREG(k->mode) && (k->uid == 0 || k->uid == self) &&
+	       !(k->mode & (S_IWGRP | S_IWOTH));
+}
+
+uint64_t kept_source__place(const struct kept_source *k)
+{
+	return hash_u64(hash_u64(k->dev) ^ k->ino);
 }
 
 /* The word at i, or 0 for the checksum's own field. */

@@ -17,7 +17,47 @@
 
 #include "lib/elf_build_id.h"
 
+struct stat;
+
 #define KEPT_IMAGE_VERSION_LEN 64
+
+/*
+ * The very file an image was made from, as fstat gives it: an image is
+ * used only for a file of the same device, inode, size, modification and
+ * change times (owner and mode too). No one but root can set a file's
+ * change time, and any write, chmod, chown or utimes moves it: a file that
+ * changed is another file. Owner and mode say who could have written it
+ * (kept_source__trusted). All zero: none (no debug file).
+ */
+struct kept_source {
+	uint64_t dev;
+	uint64_t ino;
+	uint64_t size;
+	int64_t mtime_ns;
+	int64_t ctime_ns;
+	uint32_t uid;
+	uint32_t mode;
+};
+
+_Static_assert(sizeof(struct kept_source) == 48, "compared and stored whole: no padding");
+
+/* *k of the file st describes. */
+void kept_source__of(struct kept_source *k, const struct stat *st);
+
+/* Whether a and b are the same file, unchanged. */
+bool kept_source__same(const struct kept_source *a, const struct kept_source *b);
+
+/*
+ * Whether what is made from the file may be kept by, and given back to,
+ * user self: a regular file of root's or self's that neither group nor
+ * others may write (an ACL granting write to anyone else shows in the
+ * group bits). Anyone else who can write it could make it anything between
+ * our reading it and the image's use.
+ */
+bool kept_source__trusted(const struct kept_source *k, uint32_t self);
+
+/* A hash of the file's device and inode, for an image's name. */
+uint64_t kept_source__place(const struct kept_source *k);
 
 /* The start of every kept image's header. */
 struct kept_head {

@@ -71,6 +71,7 @@ struct elf_symtab {
 	void *image; /* private copy of an in-memory ELF image, or NULL */
 	Elf *elf;
 	uint64_t file_size;
+	struct kept_source source; /* what fstat said at open; zero for an image */
 	struct elf_segment *segs;
 	size_t nsegs;
 	char build_id[2 * ELF_BUILD_ID_MAX + 1];
@@ -385,6 +386,7 @@ int elf_symtab__open_fd(int fd, const char *display_path, struct elf_symtab **ou
 		goto cleanup;
 	}
 	e->file_size = st.st_size;
+	kept_source__of(&e->source, &st);
 	err = begin_elf(e);
 	if (err)
 		goto cleanup;
@@ -1172,14 +1174,26 @@ static int load_function_extents(struct elf_symtab *e)
 	return err;
 }
 
-/* What is kept of the file is of this file, and of a debug file of debug_size bytes (0: none). */
-static void file_id(const struct elf_symtab *e, struct symbol_file_id *id, uint64_t debug_size)
+/* What is kept of the file is of this very file, and of the debug file debug (NULL: none). */
+static void file_id(const struct elf_symtab *e, struct symbol_file_id *id,
+		    const struct elf_symtab *debug)
 {
 	memset(id, 0, sizeof(*id));
 	memcpy(id->build_id, e->build_id_bytes, e->build_id_len);
 	id->build_id_len = (uint32_t)e->build_id_len;
-	id->file_size = e->file_size;
-	id->debug_size = debug_size;
+	id->file = e->source;
+	if (debug)
+		id->debug = debug->source;
+}
+
+/* The name kept under: prefix, the build ID, and where the files are (table_store.h). */
+static bool kept_key(const struct elf_symtab *e, const struct symbol_file_id *id,
+		     const char *prefix, char *key, size_t size)
+{
+	uint64_t place = kept_source__place(&id->file) ^ kept_source__place(&id->debug);
+
+	return (size_t)snprintf(key, size, "%s-%s-%016llx", prefix, e->build_id,
+				(unsigned long long)place) < size;
 }
 
 /*
@@ -1190,11 +1204,12 @@ static void file_id(const struct elf_symtab *e, struct symbol_file_id *id, uint6
  */
 static bool kept_id(const struct elf_symtab *e, struct symbol_file_id *id, char *key, size_t size)
 {
-	if (!e->store || !e->elf || e->image || !e->build_id_len)
+	if (!e->store || !e->elf || e->image || !e->build_id_len ||
+	    !table_store__trusts(e->store, &e->source) ||
+	    (e->debug && !table_store__trusts(e->store, &e->debug->source)))
 		return false;
-	file_id(e, id, e->debug ? e->debug->file_size : 0);
-	return (size_t)snprintf(key, size, "sym-%s-%llu", e->build_id,
-				(unsigned long long)id->debug_size) < size;
+	file_id(e, id, e->debug);
+	return kept_key(e, id, "sym", key, size);
 }
 
 /* What an earlier run kept under key for this file, into *set: 0, or -errno. */
@@ -1322,10 +1337,10 @@ const char *elf_symtab__lookup(struct elf_symtab *e, uint64_t vaddr, uint64_t *s
 static bool extents_id(const struct elf_symtab *e, struct symbol_file_id *id, char *key,
 		       size_t size)
 {
-	if (!e->store || !e->build_id_len)
+	if (!e->store || !e->build_id_len || !table_store__trusts(e->store, &e->source))
 		return false;
-	file_id(e, id, 0);
-	return (size_t)snprintf(key, size, "fns-%s", e->build_id) < size;
+	file_id(e, id, NULL);
+	return kept_key(e, id, "fns", key, size);
 }
 
 /* The extents kept by an earlier run, as ranges without names: 0, or -errno. */
@@ -1376,7 +1391,7 @@ static void keep_extents(struct elf_symtab *e, const struct symbol_file_id *id, 
 static void load_file_extents(struct elf_symtab *e)
 {
 	struct symbol_file_id id;
-	char key[2 * ELF_BUILD_ID_MAX + 8];
+	char key[2 * ELF_BUILD_ID_MAX + 32];
 	bool kept;
 	int err;
 

@@ -23,8 +23,8 @@ _Static_assert(SYMBOL_FILE_VERSION_LEN == KEPT_IMAGE_VERSION_LEN, "describe copi
 struct header {
 	struct kept_head head;
 	uint32_t pad;
-	uint64_t file_size;
-	uint64_t debug_size;
+	struct kept_source file;
+	struct kept_source debug;
 	uint64_t nranges;
 	uint64_t nsyms;
 	uint64_t names_len;
@@ -63,8 +63,8 @@ int symbol_file__describe(const void *buf, size_t len, struct symbol_file_id *id
 	memset(id, 0, sizeof(*id));
 	if (kept_head__describe(&h.head, id->build_id, &id->build_id_len, version))
 		return -EINVAL;
-	id->file_size = h.file_size;
-	id->debug_size = h.debug_size;
+	id->file = h.file;
+	id->debug = h.debug;
 	return 0;
 }
 
@@ -96,8 +96,8 @@ static void fill_header(struct header *h, const struct symbol_file_id *id, const
 {
 	memset(h, 0, sizeof(*h));
 	kept_head__fill(&h->head, MAGIC, sizeof(*h), version, id->build_id, id->build_id_len);
-	h->file_size = id->file_size;
-	h->debug_size = id->debug_size;
+	h->file = id->file;
+	h->debug = id->debug;
 	h->nranges = nranges;
 	h->nsyms = nsyms;
 	h->names_len = names_len;
@@ -151,7 +151,7 @@ static bool header_ok(const struct header *h, size_t len, const struct symbol_fi
 		      const char *version)
 {
 	if (!kept_head__is(&h->head, MAGIC, sizeof(*h), version, id->build_id, id->build_id_len) ||
-	    h->file_size != id->file_size || h->debug_size != id->debug_size)
+	    !kept_source__same(&h->file, &id->file) || !kept_source__same(&h->debug, &id->debug))
 		return false;
 	if (h->nranges > MAX_RANGES || h->names_len > MAX_NAMES || h->nsyms > MAX_RANGES)
 		return false;

@@ -4,8 +4,8 @@
  * ranges, as a file of the store kept between runs (unwind/table_store.h):
  * loading libc's from its debug file costs 1-2 ms a run, each file's again
  * in every run, where reading them back costs a tenth of that. The image
- * says what it was made from (the file's build ID and size, and the size
- * of the debug file its symbols came from, 0 for none) and by (the
+ * says what it was made from (the file's build ID and identity, and the
+ * identity of the debug file its symbols came from: lib/kept_image.h) and by (the
  * loader's version): a later run takes it only for the same. Outside input
  * when read back: every field is checked, and an image that fails a check
  * is not used.
@@ -17,6 +17,7 @@
 #include <stdint.h>
 
 #include "lib/elf_build_id.h"
+#include "lib/kept_image.h"
 
 #define SYMBOL_FILE_VERSION_LEN 64
 
@@ -32,8 +33,8 @@ struct symbol_range {
 struct symbol_file_id {
 	uint8_t build_id[ELF_BUILD_ID_MAX];
 	uint32_t build_id_len;
-	uint64_t file_size;
-	uint64_t debug_size; /* of the separate debug file they came from; 0: none */
+	struct kept_source file;
+	struct kept_source debug; /* the separate debug file they came from; all 0: none */
 };
 
 /* What an image holds: the ranges, sorted and apart, their names in one arena. */

@@ -98,8 +98,8 @@ static int load(struct table_cache *c, Elf *elf, int fd, struct table_file_id *i
 	memset(id, 0, sizeof(*id));
 	if (!c->store || fstat(fd, &st))
 		return -ENOENT;
-	id->file_size = (uint64_t)st.st_size;
-	id->build_id_len = (uint32_t)elf_build_id(elf, id->file_size, id->build_id);
+	kept_source__of(&id->file, &st);
+	id->build_id_len = (uint32_t)elf_build_id(elf, id->file.size, id->build_id);
 	return table_store__load(c->store, id, c->rules, t, stats);
 }
 

@@ -24,7 +24,7 @@ _Static_assert(TABLE_FILE_VERSION_LEN == KEPT_IMAGE_VERSION_LEN, "describe copie
 struct header {
 	struct kept_head head;
 	uint32_t npages;
-	uint64_t file_size;
+	struct kept_source file;
 	uint64_t base;
 	uint32_t nrows;
 	uint32_t nrules; /* after "no CFI", which is not stored */
@@ -56,7 +56,7 @@ int table_file__describe(const void *buf, size_t len, struct table_file_id *id,
 	memset(id, 0, sizeof(*id));
 	if (kept_head__describe(&h.head, id->build_id, &id->build_id_len, version))
 		return -EINVAL;
-	id->file_size = h.file_size;
+	id->file = h.file;
 	return 0;
 }
 
@@ -72,7 +72,7 @@ static void fill_header(struct header *h, const struct unwind_table *t,
 {
 	memset(h, 0, sizeof(*h));
 	kept_head__fill(&h->head, MAGIC, sizeof(*h), version, id->build_id, id->build_id_len);
-	h->file_size = id->file_size;
+	h->file = id->file;
 	h->base = t->base;
 	h->npages = t->npages;
 	h->nrows = t->nrows;
@@ -142,7 +142,7 @@ static bool header_ok(const struct header *h, size_t len, const struct table_fil
 		      const char *version)
 {
 	if (!kept_head__is(&h->head, MAGIC, sizeof(*h), version, id->build_id, id->build_id_len) ||
-	    h->file_size != id->file_size)
+	    !kept_source__same(&h->file, &id->file))
 		return false;
 	if (!h->npages || h->npages > MAX_PAGES || h->nrows > MAX_ROWS ||
 	    h->nrules >= CPROF_UNWIND_MAX_RULES)

@@ -4,7 +4,7 @@
  * index, its rows with rule numbers of the file's own, and those rules, so
  * that another run, whose rule dictionary numbers them otherwise, can take
  * it in; with the build statistics, and what it was built from (the file's
- * build ID and size) and by (cprof's version). Outside input when read
+ * build ID and identity) and by (cprof's version). Outside input when read
  * back: every field is checked, and a file that fails a check is not used.
  */
 #ifndef CPROF_TABLE_FILE_H
@@ -14,16 +14,17 @@
 #include <stdint.h>
 
 #include "lib/elf_build_id.h"
+#include "lib/kept_image.h"
 #include "unwind/unwind_rules.h"
 #include "unwind/unwind_table.h"
 
 #define TABLE_FILE_VERSION_LEN 64
 
-/* What a table was built from: the file's content, by its build ID. */
+/* What a table was built from: the very file (lib/kept_image.h), and its build ID. */
 struct table_file_id {
 	uint8_t build_id[ELF_BUILD_ID_MAX];
 	uint32_t build_id_len;
-	uint64_t file_size;
+	struct kept_source file;
 };
 
 /*

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * The unwind tables kept on disk; see table_store.h. A table is the file
- * <build ID in hex>.utab; the version table_file.h checks is the hash of
+ * <build ID in hex>-<hash of device and inode>.utab; the version table_file.h checks is the hash of
  * the builder's sources (table_builder.h, made by the Makefile), so a
  * cprof whose builder changed builds its tables afresh.
  */
@@ -27,9 +27,13 @@
 /* What else is kept here: see table_store__read_kept. */
 #define KEPT_SUFFIX ".kept"
 
+/* No one file takes more than this share of the cap: it would push out many others. */
+#define ENTRY_SHARE 8
+
 struct table_store {
 	int dir_fd;
 	uint64_t max_bytes;
+	uint64_t bytes; /* of the files, as last listed and since written */
 	struct table_store_stats stats;
 };
 
@@ -96,6 +100,8 @@ static uint64_t list_tables(struct table_store *s, struct file_age **out, size_t
 			close(fd);
 		return 0;
 	}
+	/* The dup shares the offset an earlier listing left at the end. */
+	rewinddir(dir);
 	while ((d = readdir(dir))) {
 		len = strlen(d->d_name);
 		if (len >= sizeof(v->name) ||
@@ -121,22 +127,27 @@ static uint64_t list_tables(struct table_store *s, struct file_age **out, size_t
 	return total;
 }
 
-/* Past the cap: the tables used longest ago go, down to three quarters of it. */
-static void prune(struct table_store *s)
+/*
+ * Room for need more bytes: past the cap, the files used longest ago go,
+ * down to three quarters of it less need.
+ */
+static void prune(struct table_store *s, uint64_t need)
 {
+	uint64_t low = s->max_bytes / 4 * 3 - need;
 	struct file_age *v;
 	size_t n, i;
 	uint64_t total = list_tables(s, &v, &n);
 
-	if (total > s->max_bytes) {
+	if (total + need > s->max_bytes) {
 		qsort(v, n, sizeof(*v), older_first);
-		for (i = 0; i < n && total > s->max_bytes / 4 * 3; i++) {
+		for (i = 0; i < n && total > low; i++) {
 			if (unlinkat(s->dir_fd, v[i].name, 0))
 				continue;
 			total -= (uint64_t)v[i].size;
 			s->stats.pruned++;
 		}
 	}
+	s->bytes = total;
 	free(v);
 }
 
@@ -163,7 +174,7 @@ int table_store__open(const char *dir, uint64_t max_bytes, struct table_store **
 		table_store__free(s);
 		return err;
 	}
-	prune(s);
+	prune(s, 0);
 	*out = s;
 	return 0;
 }
@@ -177,11 +188,21 @@ void table_store__free(struct table_store *s)
 	free(s);
 }
 
+bool table_store__trusts(struct table_store *s, const struct kept_source *file)
+{
+	if (kept_source__trusted(file, (uint32_t)geteuid()))
+		return true;
+	s->stats.foreign++;
+	return false;
+}
+
+/* BUILDID-PLACE.utab: a copy of the file elsewhere has a table of its own. */
 static void file_name(const struct table_file_id *id, char *buf, size_t size)
 {
 	size_t n = elf_build_id__hex(id->build_id, id->build_id_len, buf, size);
 
-	snprintf(buf + n, size - n, SUFFIX);
+	snprintf(buf + n, size - n, "-%016llx" SUFFIX,
+		 (unsigned long long)kept_source__place(&id->file));
 }
 
 /* The file, open, if it is a regular file of ours; -1 if not. */
@@ -216,13 +237,13 @@ int table_store__load(struct table_store *s, const struct table_file_id *id,
 		      struct unwind_rules *rules, struct unwind_table **out,
 		      struct unwind_table_stats *stats)
 {
-	char name[2 * ELF_BUILD_ID_MAX + sizeof(SUFFIX)];
+	char name[2 * ELF_BUILD_ID_MAX + 18 + sizeof(SUFFIX)];
 	size_t len = 0;
 	char *buf;
 	int err;
 
 	*out = NULL;
-	if (!id->build_id_len)
+	if (!id->build_id_len || !table_store__trusts(s, &id->file))
 		return -ENOENT;
 	file_name(id, name, sizeof(name));
 	if (read_whole(s, name, &buf, &len))
@@ -242,7 +263,51 @@ int table_store__load(struct table_store *s, const struct table_file_id *id,
 	return 0;
 }
 
-/* Writes the file whole: under a temporary name, then renamed. */
+/* The bytes of the store's file name, 0 if there is none. */
+static uint64_t size_of(struct table_store *s, const char *name)
+{
+	struct stat st;
+
+	if (fstatat(s->dir_fd, name, &st, AT_SYMLINK_NOFOLLOW) || !S_ISREG(st.st_mode))
+		return 0;
+	return (uint64_t)st.st_size;
+}
+
+/* The store's bytes once len bytes replace the file of old bytes. */
+static uint64_t bytes_after(const struct table_store *s, uint64_t old, size_t len)
+{
+	return (s->bytes > old ? s->bytes - old : 0) + len;
+}
+
+/*
+ * Whether len bytes under name keep the store within its cap, once the
+ * files used longest ago are gone if need be; a file larger than a share
+ * of the cap is not written at all. Counted, when not.
+ */
+static bool room_for(struct table_store *s, const char *name, size_t len)
+{
+	uint64_t old = size_of(s, name);
+
+	if (len > s->max_bytes / ENTRY_SHARE) {
+		pr_debug("%s: not kept: %zu bytes, past 1/%d of the store's cap", name, len,
+			 ENTRY_SHARE);
+		s->stats.capped++;
+		return false;
+	}
+	if (bytes_after(s, old, len) > s->max_bytes) {
+		prune(s, len);
+		old = size_of(s, name);
+	}
+	if (bytes_after(s, old, len) > s->max_bytes) {
+		pr_debug("%s: not kept: the store is full", name);
+		s->stats.capped++;
+		return false;
+	}
+	s->bytes = bytes_after(s, old, len);
+	return true;
+}
+
+/* Writes the file whole: under a temporary name, then renamed; within the store's cap. */
 static int write_file(struct table_store *s, const char *name, const void *buf, size_t len)
 {
 	char tmp[NAME_MAX + 1];
@@ -250,6 +315,8 @@ static int write_file(struct table_store *s, const char *name, const void *buf, 
 
 	if ((size_t)snprintf(tmp, sizeof(tmp), ".%s.%d", name, (int)getpid()) >= sizeof(tmp))
 		return -ENAMETOOLONG;
+	if (!room_for(s, name, len))
+		return -EFBIG;
 	fd = openat(s->dir_fd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (fd < 0)
 		err = -errno;
@@ -270,11 +337,11 @@ void table_store__save(struct table_store *s, const struct table_file_id *id,
 		       const struct unwind_table *t, const struct unwind_rules *rules,
 		       const struct unwind_table_stats *stats)
 {
-	char name[2 * ELF_BUILD_ID_MAX + sizeof(SUFFIX)];
+	char name[2 * ELF_BUILD_ID_MAX + 18 + sizeof(SUFFIX)];
 	void *buf = NULL;
 	size_t len;
 
-	if (!id->build_id_len || !t)
+	if (!id->build_id_len || !t || !kept_source__trusted(&id->file, (uint32_t)geteuid()))
 		return;
 	file_name(id, name, sizeof(name));
 	if (!table_file__encode(t, rules, stats, id, CPROF_TABLE_BUILDER, &buf, &len) &&

@@ -4,18 +4,24 @@
  * named by its GNU build ID: building a table from a file's CFI costs
  * 5-30 ms a run for the programs of a profile (python3 maps some 50 files),
  * reading one back well under a millisecond. A table depends on the file's
- * content and on the builder alone, so a file is used only for the same
- * build ID, file size and cprof version, and only after every check of
- * table_file.h; anything else is built again, and written over.
+ * content and on the builder alone, so a file is used only for the very
+ * file it was built from (device, inode, size, modification and change
+ * times: lib/kept_image.h), of the same build ID and cprof version, and
+ * only after every check of table_file.h; anything else is built again,
+ * and written over. Only files of root's or this user's that no one else
+ * may write are kept (table_store__trusts): what anyone else can write
+ * never steers a later run.
  *
  * The store is a directory of this user's that no one else may write
  * (created 0700); files are written whole under a temporary name and
- * renamed. Past a size cap the files least recently used go first. Every
+ * renamed, within the size cap: the files least recently used go first,
+ * and a file too large for it (past an eighth) is not written. Every
  * failure only costs the build: the store logs it with -v and goes on.
  */
 #ifndef CPROF_TABLE_STORE_H
 #define CPROF_TABLE_STORE_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "unwind/table_file.h"
@@ -27,6 +33,8 @@ struct table_store_stats {
 	uint64_t saved;	  /* tables written */
 	uint64_t refused; /* files found but not used: another version, or a failed check */
 	uint64_t pruned;  /* files removed for the size cap */
+	uint64_t capped;  /* files not written: past the size cap */
+	uint64_t foreign; /* files not kept: someone else could write them */
 };
 
 /*
@@ -36,12 +44,22 @@ struct table_store_stats {
 int table_store__open(const char *dir, uint64_t max_bytes, struct table_store **out);
 void table_store__free(struct table_store *s);
 
-/* The table of id, as table_file__decode gives it; -ENOENT when there is none to use. */
+/*
+ * Whether what is made from file may be kept and read back (counted in
+ * foreign when not): a regular file of root's or this user's that neither
+ * group nor others may write (kept_source__trusted).
+ */
+bool table_store__trusts(struct table_store *s, const struct kept_source *file);
+
+/*
+ * The table of id, as table_file__decode gives it; -ENOENT when there is
+ * none to use, or the file is not trusted (table_store__trusts).
+ */
 int table_store__load(struct table_store *s, const struct table_file_id *id,
 		      struct unwind_rules *rules, struct unwind_table **out,
 		      struct unwind_table_stats *stats);
 
-/* Keeps t (its rule ids rules') for id, best effort. */
+/* Keeps t (its rule ids rules') for id, best effort, if the file is trusted. */
 void table_store__save(struct table_store *s, const struct table_file_id *id,
 		       const struct unwind_table *t, const struct unwind_rules *rules,
 		       const struct unwind_table_stats *stats);

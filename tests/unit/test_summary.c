@@ -196,6 +196,22 @@ TEST(summary_unopened_files_by_process)
 	free(text);
 }
 
+/* Tables and symbols the store's cap kept from being kept: counted, and only then. */
+TEST(summary_store_cap)
+{
+	struct summary_info in = {.hz = 99, .ncpus = 1};
+	char *text;
+
+	text = losses(&in, 10);
+	CHECK(!strstr(text, "size cap"));
+	free(text);
+	in.store_capped = 1;
+	text = losses(&in, 10);
+	CHECK(strstr(text, "cprof: 1 unwind table or symbol set not kept for later runs: past the "
+			   "cache directory's size cap (later runs build them again)\n"));
+	free(text);
+}
+
 enum { LZMA = 1, PY, JIT, LZMA2, LIBC, UNMAPPED, NO_TABLE, NO_CFI, LOST, NFRAMES };
 
 /* A profile with the frames above (1-based, in order) and no samples. */

@@ -37,8 +37,8 @@ static struct symbol_file_id sample_id(void)
 {
 	struct symbol_file_id id = {.build_id = {0xab, 0xcd, 0xef}, .build_id_len = 3};
 
-	id.file_size = 123456;
-	id.debug_size = 789;
+	id.file = (struct kept_source){.dev = 8, .ino = 42, .size = 123456, .ctime_ns = 7};
+	id.debug = (struct kept_source){.dev = 8, .ino = 43, .size = 789, .ctime_ns = 9};
 	return id;
 }
 
@@ -113,12 +113,19 @@ TEST(symbol_file_refuses_other_files_versions_and_damage)
 	other = id;
 	other.build_id[0] ^= 1;
 	CHECK_INT(decode(img, len, &other), ==, -EINVAL);
+	/* Another file of the same build ID and size, or the same one changed since. */
 	other = id;
-	other.file_size++;
+	other.file.ino++;
 	CHECK_INT(decode(img, len, &other), ==, -EINVAL);
-	/* The same file with a debug file now, or another one. */
 	other = id;
-	other.debug_size = 0;
+	other.file.ctime_ns++;
+	CHECK_INT(decode(img, len, &other), ==, -EINVAL);
+	/* The same file without a debug file now, or with another one. */
+	other = id;
+	memset(&other.debug, 0, sizeof(other.debug));
+	CHECK_INT(decode(img, len, &other), ==, -EINVAL);
+	other = id;
+	other.debug.mtime_ns++;
 	CHECK_INT(decode(img, len, &other), ==, -EINVAL);
 	CHECK_INT(symbol_file__decode(img, len, &id, "another-loader", &set), ==, -EINVAL);
 	CHECK(!set.ranges && !set.nranges);

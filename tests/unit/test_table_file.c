@@ -44,7 +44,7 @@ static void build_libc(struct built *b)
 	memset(&b->id, 0, sizeof(b->id));
 	b->id.build_id_len =
 		(uint32_t)elf_build_id(elf, (uint64_t)lseek(fd, 0, SEEK_END), b->id.build_id);
-	b->id.file_size = (uint64_t)lseek(fd, 0, SEEK_END);
+	b->id.file.size = (uint64_t)lseek(fd, 0, SEEK_END);
 	CHECK(b->id.build_id_len > 0);
 	elf_end(elf);
 	close(fd);
@@ -136,7 +136,14 @@ TEST(table_file_refuses_other_files_versions_and_damage)
 	other.build_id[0] ^= 1;
 	CHECK_INT(decode(img, len, &other, &t), ==, -EINVAL);
 	other = b.id;
-	other.file_size++;
+	other.file.size++;
+	CHECK_INT(decode(img, len, &other, &t), ==, -EINVAL);
+	/* The same build ID and size, but another file, or this one changed since. */
+	other = b.id;
+	other.file.ino++;
+	CHECK_INT(decode(img, len, &other, &t), ==, -EINVAL);
+	other = b.id;
+	other.file.ctime_ns++;
 	CHECK_INT(decode(img, len, &other, &t), ==, -EINVAL);
 	/* Cut anywhere. */
 	for (i = 0; i < len; i += 1 + i / 8)

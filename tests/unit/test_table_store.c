@@ -3,9 +3,11 @@
  * The table store (table_store.h) in a directory of the test's: a table
  * written is read back, a damaged file is refused and written over, a
  * directory others may write into is not used, and past its cap the files
- * used longest ago go first. Then table_cache with a store: the second
+ * used longest ago go first, also while writing; only the very file of a
+ * trusted owner gets its table. Then table_cache with a store: the second
  * cache reads libc's table back instead of building it.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -46,19 +48,26 @@ static struct unwind_table *small_table(struct unwind_rules *rules, uint8_t seed
 	memset(id, 0, sizeof(*id));
 	memset(id->build_id, seed, 20);
 	id->build_id_len = 20;
-	id->file_size = 4096 + seed;
+	/* A file of root's that only root may write: one the store keeps. */
+	id->file = (struct kept_source){.dev = 8,
+					.ino = 100 + seed,
+					.size = 4096 + seed,
+					.mtime_ns = 1,
+					.ctime_ns = 2,
+					.mode = S_IFREG | 0755};
 	return t;
 }
 
 /* The store's file for id in dir. */
 static const char *table_path(const char *dir, const struct table_file_id *id)
 {
-	static char path[PATH_MAX + 2 * ELF_BUILD_ID_MAX + 8];
+	static char path[PATH_MAX + 2 * ELF_BUILD_ID_MAX + 32];
 	size_t n = (size_t)snprintf(path, sizeof(path), "%s/", dir);
 
 	for (uint32_t i = 0; i < id->build_id_len; i++)
 		n += (size_t)snprintf(path + n, sizeof(path) - n, "%02x", id->build_id[i]);
-	snprintf(path + n, sizeof(path) - n, ".utab");
+	snprintf(path + n, sizeof(path) - n, "-%016llx.utab",
+		 (unsigned long long)kept_source__place(&id->file));
 	return path;
 }
 
@@ -167,6 +176,136 @@ TEST(table_store_prunes_the_least_recently_used)
 		unwind_table__free(t[i]);
 	}
 	CHECK_INT(kept, ==, 1 << 5);
+	table_store__free(s);
+	unwind_rules__free(rules);
+}
+
+/*
+ * Only for files no one else could have written: a file of another user's,
+ * or one group or others may write, is neither kept nor read back; another
+ * file of the same build ID, or the same one changed, does not get its table.
+ */
+TEST(table_store_keeps_only_the_very_file_of_a_trusted_owner)
+{
+	const char *dir = store_dir("store5");
+	struct unwind_table_stats st = {0};
+	struct table_file_id id, other;
+	struct table_store_stats ss;
+	struct unwind_table *t, *back;
+	struct unwind_rules *rules;
+	struct table_store *s;
+	struct stat sb;
+
+	CHECK_INT(unwind_rules__new(&rules), ==, 0);
+	CHECK_INT(table_store__open(dir, 1 << 20, &s), ==, 0);
+	t = small_table(rules, 9, &id);
+	other = id;
+	other.file.uid = 12345;
+	table_store__save(s, &other, t, rules, &st);
+	CHECK_INT(stat(table_path(dir, &other), &sb), ==, -1);
+	other = id;
+	other.file.mode |= S_IWOTH;
+	table_store__save(s, &other, t, rules, &st);
+	CHECK_INT(stat(table_path(dir, &other), &sb), ==, -1);
+	other.file.mode ^= S_IWOTH | S_IWGRP;
+	table_store__save(s, &other, t, rules, &st);
+	CHECK_INT(stat(table_path(dir, &other), &sb), ==, -1);
+	/* Kept for the genuine file; a file of another user's with its identity is refused. */
+	table_store__save(s, &id, t, rules, &st);
+	other = id;
+	other.file.uid = 12345;
+	CHECK_INT(table_store__load(s, &other, rules, &back, &st), ==, -ENOENT);
+	other = id;
+	other.file.ctime_ns++;
+	CHECK_INT(table_store__load(s, &other, rules, &back, &st), ==, -ENOENT);
+	other = id;
+	other.file.mtime_ns++;
+	CHECK_INT(table_store__load(s, &other, rules, &back, &st), ==, -ENOENT);
+	CHECK_INT(table_store__load(s, &id, rules, &back, &st), ==, 0);
+	unwind_table__free(back);
+	table_store__stats(s, &ss);
+	CHECK_U64(ss.foreign, ==, 1);
+	CHECK_U64(ss.saved, ==, 1);
+	CHECK_U64(ss.loaded, ==, 1);
+	table_store__free(s);
+	unwind_table__free(t);
+	unwind_rules__free(rules);
+}
+
+/* The bytes of the files in dir. */
+static uint64_t dir_bytes(const char *dir)
+{
+	char path[PATH_MAX + 256];
+	uint64_t n = 0;
+	struct dirent *d;
+	struct stat sb;
+	DIR *D = opendir(dir);
+
+	CHECK(D);
+	while ((d = readdir(D))) {
+		snprintf(path, sizeof(path), "%s/%s", dir, d->d_name);
+		if (!stat(path, &sb) && S_ISREG(sb.st_mode))
+			n += (uint64_t)sb.st_size;
+	}
+	closedir(D);
+	return n;
+}
+
+/*
+ * The cap holds while writing: a file past an eighth of it is not written,
+ * and to write another the files used longest ago go first.
+ */
+TEST(table_store_holds_its_cap_while_writing)
+{
+	const char *dir = store_dir("store6");
+	struct unwind_table_stats st = {0};
+	struct table_file_id ids[12];
+	struct table_store_stats ss;
+	struct unwind_table *t, *back;
+	struct unwind_rules *rules;
+	struct timespec when[2] = {{0}, {0}};
+	struct table_store *s;
+	struct stat sb;
+	uint64_t cap;
+	int i;
+
+	CHECK_INT(unwind_rules__new(&rules), ==, 0);
+	CHECK_INT(table_store__open(dir, 1 << 20, &s), ==, 0);
+	t = small_table(rules, 1, &ids[0]);
+	table_store__save(s, &ids[0], t, rules, &st);
+	CHECK_INT(stat(table_path(dir, &ids[0]), &sb), ==, 0);
+	unwind_table__free(t);
+	table_store__free(s);
+	/* Room for eight files and a half: an eighth of it is a little over one. */
+	cap = (uint64_t)sb.st_size * 17 / 2;
+	CHECK_INT(table_store__open(dir, cap, &s), ==, 0);
+	for (i = 0; i < 12; i++) {
+		t = small_table(rules, (uint8_t)(i + 1), &ids[i]);
+		table_store__save(s, &ids[i], t, rules, &st);
+		unwind_table__free(t);
+		CHECK(dir_bytes(dir) <= cap);
+		/* Used an hour apart, the first the longest ago. */
+		when[0].tv_sec = when[1].tv_sec = 1700000000 + 3600 * i;
+		utimensat(AT_FDCWD, table_path(dir, &ids[i]), when, 0);
+	}
+	table_store__stats(s, &ss);
+	CHECK_U64(ss.saved, ==, 12);
+	CHECK(ss.pruned > 0);
+	CHECK_U64(ss.capped, ==, 0);
+	/* The newest is there; the first went. */
+	CHECK_INT(table_store__load(s, &ids[11], rules, &back, &st), ==, 0);
+	unwind_table__free(back);
+	CHECK_INT(table_store__load(s, &ids[0], rules, &back, &st), ==, -ENOENT);
+	table_store__free(s);
+	/* A cap under eight files: one file is past an eighth of it, and not written. */
+	CHECK_INT(table_store__open(dir, (uint64_t)sb.st_size * 7, &s), ==, 0);
+	t = small_table(rules, 50, &ids[0]);
+	table_store__save(s, &ids[0], t, rules, &st);
+	unwind_table__free(t);
+	CHECK_INT(stat(table_path(dir, &ids[0]), &sb), ==, -1);
+	table_store__stats(s, &ss);
+	CHECK_U64(ss.capped, ==, 1);
+	CHECK_U64(ss.saved, ==, 0);
 	table_store__free(s);
 	unwind_rules__free(rules);
 }
