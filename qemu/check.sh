@@ -15,9 +15,12 @@
 # main;work;hot_b, and nofp's main;work;mid;hot_a/b, check_nofp) and kernel frames named from kallsyms (vfs_read under
 # syscall_heavy's read(2)), in no-btf mode the kernel's BTF really was out of
 # reach, and the exec, copies, dlopen and whole-system profiles pass
-# (check_exec, check_dlopen, check_system). In
+# (check_exec, check_dlopen, check_system). Every profile holds a count
+# its duration, rate and CPUs can give, as its summary says, with no drain
+# error logged (check_counts), and hot_a and hot_b lead the main one
+# (check_top). In
 # memlock mode cprof must instead fail with the one-line message that names
-# the limit.
+# the limit, said once.
 set -euo pipefail
 
 # Kernel log lines that mean something went wrong in the kernel, whatever
@@ -200,6 +203,43 @@ check_system() {
 	SYSTEM_RESULT="nofp $NOFP_RESULT; head start: first sample $first after opening"
 }
 
+# check_counts LOG FOLDED MIN: the profile FOLDED of the run LOG holds the
+# samples its summary line says ("cprof: N samples in T s at HZ Hz on C
+# CPUs"), no more than HZ a second on each CPU (5% and 50 samples of slack;
+# a count no timer can give is garbage, as a drain that counted a failed
+# call made it on kernels before 5.6), at least MIN, and LOG says no drain
+# failed and no mismatch with the BPF side's count. Sets COUNT.
+check_counts() {
+	local log=$1 folded=$2 min=$3 name total said secs hz cpus max
+	name=$(basename "$log")
+	! grep -qE 'draining the BPF maps failed|MISMATCH' "$log" ||
+		fail "$name: $(grep -m1 -E 'draining the BPF maps failed|MISMATCH' "$log" | cut -c1-120)"
+	total=$(awk '{ n += $NF } END { printf "%.0f\n", n }' "$folded")
+	read -r said secs hz cpus <<<"$(awk '/^cprof: [0-9]+ samples? in [0-9.]+ s at [0-9]+ Hz on/ {
+		print $2, $5, $8, $11 }' "$log")"
+	[[ -n $said ]] || fail "$name: no summary line (cprof: N samples in T s ...)"
+	[[ $said == "$total" ]] || fail "$name: the profile holds $total samples, the summary says $said"
+	max=$(awk -v s="$secs" -v c="$cpus" -v h="$hz" 'BEGIN { printf "%d", h * s * c * 1.05 + 50 }')
+	awk -v t="$total" -v lo="$min" -v hi="$max" 'BEGIN { exit !(t >= lo && t <= hi) }' ||
+		fail "$name: $total samples in $secs s on $cpus CPUs at $hz Hz: want $min to $max"
+	COUNT=$total
+}
+
+# check_top: the fixtures' leaves lead the main profile (hot_a, then hot_b,
+# of known_tree and nofp: two of its three busy processes), and known_tree
+# splits 70/30 between them (55-85% for hot_a: a TCG guest is noisy).
+check_top() {
+	local top a b
+	top=$(awk '{ n = $NF; line = $0; sub(/ [0-9]+$/, "", line); k = split(line, f, ";"); c[f[k]] += n }
+		END { for (l in c) print c[l], l }' "$DIR/profile.folded" | sort -rn | head -n2 | awk '{ printf "%s ", $2 }')
+	[[ $top == "hot_a hot_b " ]] || fail "the heaviest leaves are ${top% }, not hot_a and hot_b:" \
+		"$(heaviest "$DIR/profile.folded" '.')"
+	read -r a b <<<"$(awk '/^known_tree;.*;work;hot_a [0-9]+$/ { a += $NF }
+		/^known_tree;.*;work;hot_b [0-9]+$/ { b += $NF } END { print a + 0, b + 0 }' "$DIR/profile.folded")"
+	[[ $((a + b)) -gt 0 && $((a * 100)) -ge $(((a + b) * 55)) && $((a * 100)) -le $(((a + b) * 85)) ]] ||
+		fail "known_tree: hot_a $a, hot_b $b samples, want 70/30"
+}
+
 main() {
 	[[ $# -eq 3 ]] || fail "usage: qemu/check.sh CONSOLE_LOG MODE DIR"
 	LOG=$1
@@ -219,7 +259,9 @@ main() {
 		msg=$(grep -m1 '^cprof: ' "$DIR/log" || true)
 		[[ $rc == 1 && $msg == *"RLIMIT_MEMLOCK, which is 64 KiB"* ]] ||
 			fail "cprof without CAP_SYS_RESOURCE exited $rc: ${msg:-no message}"
-		echo "refused: RLIMIT_MEMLOCK named"
+		[[ $(grep -c 'RLIMIT_MEMLOCK, which is' "$DIR/log") -eq 1 ]] ||
+			fail "the refusal naming RLIMIT_MEMLOCK said $(grep -c 'RLIMIT_MEMLOCK, which is' "$DIR/log") times, want once"
+		echo "refused: RLIMIT_MEMLOCK named once"
 		return
 	fi
 	[[ $rc == 0 ]] || fail "cprof exited $rc: $(grep -m1 '^cprof: ' "$DIR/log" | cut -c1-120)"
@@ -235,14 +277,22 @@ main() {
 	grep -qE ';(vfs_read|ksys_read);' "$DIR/profile.folded" ||
 		fail "no kernel frame vfs_read or ksys_read under syscall_heavy's reads"
 	! grep -qE ';\[kernel\](;| )' "$DIR/profile.folded" || fail "kernel frames without a name ([kernel])"
-	samples=$(awk '{ n += $NF } END { print n + 0 }' "$DIR/profile.folded")
+	# At least a tenth of what one busy process gives at -F 499 (a slow TCG guest).
+	check_counts "$DIR/log" "$DIR/profile.folded" "$(awk '/^cprof: [0-9]+ samples? in/ {
+		printf "%d", $5 * 499 / 10 }' "$DIR/log")"
+	samples=$COUNT
+	check_top
 	check_nofp
 	check_exec exec
+	check_counts "$DIR/exec-log" "$DIR/exec.folded" 1
 	exec_result=$RESULT
 	check_exec copies
+	check_counts "$DIR/copies-log" "$DIR/copies.folded" 1
 	check_dlopen
+	check_counts "$DIR/dlopen-log" "$DIR/dlopen.folded" 1
 	nofp_result=$NOFP_RESULT
 	check_system
+	check_counts "$DIR/system-log" "$DIR/system.folded" 1
 	echo "$samples samples; nofp: $nofp_result; exec: $exec_result; copies: $RESULT; dlopen: $DLOPEN_RESULT;" \
 		"system: $SYSTEM_RESULT"
 }

@@ -19,6 +19,7 @@
 #include "deliver/upload.h"
 #include "resolve/debuginfod.h"
 #include "lib/file.h"
+#include "lib/kernel_caps.h"
 #include "lib/log.h"
 #include "lib/procfs.h"
 #include "render.h"
@@ -912,5 +913,11 @@ int main(int argc, char **argv)
 	if (cli.input)
 		return draw_file(&cli);
 	finish_opts(&cli);
+	/* A test's knob (docs/testing.md): behave as an older kernel would make cprof behave. */
+	if (kernel_caps__init()) {
+		pr_err("CPROF_KERNEL_AS=%s: not a kernel release from 4.18 on, such as 5.4",
+		       getenv("CPROF_KERNEL_AS"));
+		return 2;
+	}
 	return session__run(&cli.o);
 }

@@ -39,6 +39,7 @@
 #include "lib/block_pool.h"
 #include "lib/cancel.h"
 #include "lib/clock.h"
+#include "lib/kernel_caps.h"
 #include "lib/procfs.h"
 #include "lib/sbuf.h"
 #include "lib/u64map.h"
@@ -702,6 +703,8 @@ static void read_info(struct run *r, struct summary_info *in)
 	in->lost_spills = sampler__lost_spills(r->sampler) + r->bad_copies;
 	sampler__skipped(r->sampler, &in->skipped_samples, &in->skipped_hooks);
 	in->forks_late = r->forks_late;
+	in->kernel_fallbacks = kernel_caps__fallbacks();
+	in->kernel_as = kernel_caps__emulated();
 	memcpy(in->sym, symbolizer__stats(r->sym), sizeof(in->sym));
 	symbolizer__unopened_who(r->sym, in->unopened_who, sizeof(in->unopened_who));
 	if (r->fetches) {
@@ -771,6 +774,7 @@ static int end_interval(struct run *r, uint64_t now, bool last)
 	profile__finish_frames(r->prof, r->sym, last);
 	read_info(r, &cur);
 	delta = since(&cur, &r->prev);
+	delta.interval = true;
 	delta.duration_ns = now - r->interval_start;
 	delta.unnamed_samples = summary__unnamed_samples(r->prof);
 	r->unnamed_samples += delta.unnamed_samples;
@@ -1228,10 +1232,13 @@ static int prepare(struct run *r)
 static void find_user_registers(struct run *r)
 {
 	struct kernel_btf_facts k;
-	int err = kernel_facts__read(r->tables, &k);
+	/* A kernel emulated without BTF has none to read (kernel_caps.h). */
+	int err = kernel_caps__has(KCAP_VMLINUX_BTF) ? kernel_facts__read(r->tables, &k) : -ENOENT;
 
 	if (!err)
 		err = unwinder__set_task_regs(r->unwinder, k.task_stack_off, k.pt_regs_size);
+	if (err)
+		kernel_caps__fell_back(KCAP_VMLINUX_BTF);
 	if (err)
 		pr_info("user stacks of samples taken in the kernel: by frame pointers (the "
 			"kernel's "

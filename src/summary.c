@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "build/profile.h"
+#include "lib/kernel_caps.h"
 #include "lib/u64map.h"
 #include "lib/words.h"
 #include "summary.h"
@@ -17,6 +18,7 @@ struct func_total {
 	uint64_t self;
 	uint64_t total;
 	size_t last_sample; /* 1 + the sample that last counted total */
+	uint32_t next;	    /* 1 + the next function of the same name (another module) */
 };
 
 static const char *frame_module(const struct profile *p, const struct profile_frame *f)
@@ -47,7 +49,26 @@ static int cmp_self(const void *a, const void *b)
 }
 
 /*
- * Self and total per function name. Total counts a sample once even when a
+ * The function of f (name and module, both interned: compared by pointer)
+ * among funcs, from the first of its name (1 + index, 0: none): 1 + its
+ * index, or 0 with *last the last of that name (1 + index).
+ */
+static uint32_t find_func(const struct func_total *funcs, uint32_t first, const char *module,
+			  uint32_t *last)
+{
+	uint32_t v;
+
+	for (v = first; v; v = funcs[v - 1].next) {
+		if (funcs[v - 1].module == module)
+			return v;
+		*last = v;
+	}
+	return 0;
+}
+
+/*
+ * Self and total per function: name and module, so that the hot_a of two
+ * programs are two lines. Total counts a sample once even when a
  * function appears several times in its stack (recursion): each function
  * remembers the last sample that counted it. Frames map to functions
  * through an array by frame index, names hashed once per frame, not once
@@ -72,11 +93,14 @@ static struct func_total *function_totals(const struct profile *p, size_t *n_out
 		for (j = 0; j < s->nframes; j++) {
 			const struct profile_frame *f = profile__frame(p, s->frames[j]);
 			uint64_t key = (uintptr_t)f->name;
+			const char *module = frame_module(p, f);
+			uint32_t last = 0;
 
 			if (func_of[s->frames[j]]) {
 				v = func_of[s->frames[j]] - 1;
-			} else if (u64map__get(index, key, &found)) {
-				v = (uint32_t)found;
+			} else if (u64map__get(index, key, &found) &&
+				   (v = find_func(funcs, (uint32_t)found + 1, module, &last))) {
+				v--;
 				func_of[s->frames[j]] = v + 1;
 			} else {
 				if (n == cap) {
@@ -86,10 +110,11 @@ static struct func_total *function_totals(const struct profile *p, size_t *n_out
 						goto fail;
 					funcs = tmp;
 				}
-				funcs[n] = (struct func_total){.name = f->name,
-							       .module = frame_module(p, f)};
+				funcs[n] = (struct func_total){.name = f->name, .module = module};
 				v = (uint32_t)n++;
-				if (u64map__set(index, key, v))
+				if (last)
+					funcs[last - 1].next = v + 1;
+				else if (u64map__set(index, key, v))
 					goto fail;
 				func_of[s->frames[j]] = v + 1;
 			}
@@ -377,6 +402,40 @@ static void appendf(char *buf, size_t size, size_t *off, const char *fmt, ...)
 		*off = (size_t)w < size - *off ? *off + (size_t)w : size - 1;
 }
 
+/*
+ * "kernel fallbacks (as Linux 4.18, CPROF_KERNEL_AS): A; B", or "" when the
+ * kernel could do everything cprof asked of it.
+ */
+static void fallbacks_sentence(char *buf, size_t size, const struct summary_info *in)
+{
+	const char *sep = ": ";
+	size_t off = 0;
+	int c;
+
+	*buf = '\0';
+	if (!in->kernel_fallbacks)
+		return;
+	appendf(buf, size, &off, "kernel fallbacks");
+	if (in->kernel_as)
+		appendf(buf, size, &off, " (as Linux %s, CPROF_KERNEL_AS)", in->kernel_as);
+	for (c = 0; c < KCAP_MAX; c++)
+		if (in->kernel_fallbacks & (1u << c)) {
+			appendf(buf, size, &off, "%s%s", sep, kernel_caps__fallback_name(c));
+			sep = "; ";
+		}
+}
+
+/*
+ * Samples the profile holds past those the BPF side counted: 0 when it
+ * holds no more (losses and samples not kept explain fewer).
+ */
+static uint64_t uncounted_samples(uint64_t total, const struct summary_info *in)
+{
+	if (in->interval || total <= in->stats[CPROF_STAT_SAMPLES])
+		return 0;
+	return total - in->stats[CPROF_STAT_SAMPLES];
+}
+
 /* How user stacks were walked, in one comment: snake_case reasons (stack_walk__stop_token). */
 static void user_stacks_comment(char *buf, size_t size, const struct summary_info *in)
 {
@@ -470,6 +529,22 @@ int summary__add_comments(struct profile *p, const struct summary_info *in)
 	err = profile__add_comment(p, buf);
 	if (err)
 		return err;
+	if (uncounted_samples(profile__total_count(p), in)) {
+		snprintf(buf, sizeof(buf),
+			 "cprof: MISMATCH: the profile holds %" PRIu64
+			 " samples more than the BPF side counted",
+			 uncounted_samples(profile__total_count(p), in));
+		err = profile__add_comment(p, buf);
+		if (err)
+			return err;
+	}
+	memcpy(buf, "cprof: ", 7);
+	fallbacks_sentence(buf + 7, sizeof(buf) - 7, in);
+	if (buf[7]) {
+		err = profile__add_comment(p, buf);
+		if (err)
+			return err;
+	}
 	snprintf(buf, sizeof(buf),
 		 "cprof: stacks lost (sample kept with a placeholder frame): user collisions "
 		 "%" PRIu64 ", kernel collisions %" PRIu64 ", user errors %" PRIu64
@@ -779,8 +854,25 @@ static void print_rate(FILE *f, const struct summary_info *in)
 			idle, plural(idle, "sample", "samples"));
 }
 
+/* The kernel's fallbacks, and a profile the BPF side's counter cannot account for. */
+static void print_kernel(FILE *f, uint64_t total, const struct summary_info *in)
+{
+	uint64_t extra = uncounted_samples(total, in);
+	char buf[512];
+
+	fallbacks_sentence(buf, sizeof(buf), in);
+	if (*buf)
+		fprintf(f, "cprof: %s\n", buf);
+	if (extra)
+		fprintf(f,
+			"cprof: MISMATCH: the profile holds %" PRIu64 " %s more than the %" PRIu64
+			" the BPF side counted: its counts cannot be trusted (no top list)\n",
+			extra, plural(extra, "sample", "samples"), in->stats[CPROF_STAT_SAMPLES]);
+}
+
 void summary__print_losses(FILE *f, uint64_t total, const struct summary_info *in)
 {
+	print_kernel(f, total, in);
 	print_lost(f, total, in);
 	print_user_stacks(f, in);
 	print_unnamed(f, total, in);
@@ -799,7 +891,7 @@ void summary__print(FILE *f, const struct profile *p, const struct summary_info 
 		in->ncpus, plural((uint64_t)in->ncpus, "CPU", "CPUs"), count_processes(p),
 		plural(count_processes(p), "process", "processes"));
 	summary__print_losses(f, total, in);
-	if (!total)
+	if (!total || uncounted_samples(total, in))
 		return;
 	funcs = function_totals(p, &nfuncs);
 	fprintf(f, "cprof: top functions by self samples:\n");

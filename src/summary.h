@@ -71,6 +71,14 @@ struct summary_info {
 	uint64_t truncated_samples;
 	char truncated_who[160]; /* "liblzma.so.5 120, python3.11 7" (files with the most), or "" */
 	uint64_t store_capped;	 /* tables and symbols not kept between runs: the store's cap */
+	/* What the kernel could not do: bits 1 << enum kernel_cap (lib/kernel_caps.h). */
+	unsigned kernel_fallbacks;
+	const char *kernel_as; /* the release emulated (CPROF_KERNEL_AS), or NULL */
+	/*
+	 * An interval's counters (continuous mode): samples counted before
+	 * its start can be drained in it, so its profile may hold more.
+	 */
+	bool interval;
 };
 
 /*

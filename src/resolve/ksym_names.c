@@ -19,6 +19,7 @@
 #include "ksym_names.skel.h"
 
 #define LOG_MODULE "ksyms"
+#include "lib/kernel_caps.h"
 #include "lib/log.h"
 
 struct ksym_names {
@@ -70,9 +71,12 @@ int ksym_names__new(struct ksym_names **out)
 		err = -errno;
 		goto cleanup;
 	}
-	err = ksym_names_bpf__load(kn->k);
-	if (err)
+	/* Refused as the verifier before 5.17 would refuse it, when that kernel is emulated. */
+	err = kernel_caps__has(KCAP_KSYM_PROG) ? ksym_names_bpf__load(kn->k) : -EINVAL;
+	if (err) {
+		kernel_caps__fell_back(KCAP_KSYM_PROG);
 		goto cleanup;
+	}
 	/* Without a mapping of its global data, the answers could not be read. */
 	if (!kn->k->bss) {
 		err = -EOPNOTSUPP;

@@ -15,6 +15,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "lib/kernel_caps.h"
 #include "sample/lazy_maps.h"
 
 #define LOG_MODULE "bpf"
@@ -29,8 +30,12 @@ static bool supported;
 static void probe(void)
 {
 	LIBBPF_OPTS(bpf_map_create_opts, mo, .map_flags = BPF_F_NO_PREALLOC);
-	int map_fd, prog_fd = -1, err = 0;
+	int map_fd = -1, prog_fd = -1, err = 0;
 
+	if (!kernel_caps__has(KCAP_LAZY_MAPS)) {
+		err = -EINVAL; /* the verifier's answer before 6.1 */
+		goto cleanup;
+	}
 	map_fd = bpf_map_create(BPF_MAP_TYPE_HASH, "cprof_probe", sizeof(__u32), sizeof(__u64), 1,
 				&mo);
 	if (map_fd < 0) {
@@ -57,6 +62,8 @@ static void probe(void)
 		err = -errno;
 cleanup:
 	supported = !err;
+	if (!supported)
+		kernel_caps__fell_back(KCAP_LAZY_MAPS);
 	if (supported)
 		pr_debug("hash maps allocated as they fill: yes");
 	else

@@ -8,6 +8,7 @@
 
 #include <bpf/bpf.h>
 
+#include "lib/kernel_caps.h"
 #include "sample/map_take.h"
 
 /* Entries a call asks for: more than a bucket ever holds, so no -ENOSPC. */
@@ -68,6 +69,17 @@ bool map_take__unsupported(int err)
 	return err == -EINVAL || err == -EOPNOTSUPP || err == -524; /* ENOTSUPP, the kernel's own */
 }
 
+/*
+ * One call. A kernel before 5.6 knows no such command: EINVAL, and the
+ * count left as it was given (what an emulated one answers too).
+ */
+static int take_batch(int fd, void *in, void *out, void *keys, void *values, __u32 *count)
+{
+	if (!kernel_caps__has(KCAP_BATCH_OPS))
+		return -EINVAL;
+	return bpf_map_lookup_and_delete_batch(fd, in, out, keys, values, count, NULL) ? -errno : 0;
+}
+
 int map_take__all(struct map_take *t, int fd)
 {
 	/* The kernel's cursor: a bucket index for hash maps, never longer than a key. */
@@ -84,20 +96,21 @@ int map_take__all(struct map_take *t, int fd)
 		if (err)
 			return err;
 		count = TAKE_CHUNK;
-		err = bpf_map_lookup_and_delete_batch(
-			fd, first ? NULL : in, out, t->keys + t->n * t->key_size,
-			t->values + t->n * t->value_size, &count, NULL);
-		err = err ? -errno : 0;
-		if (count <= TAKE_CHUNK)
-			t->n += count;
-		if (err == -ENOENT)
-			return 0;
-		if (err && first && !t->n && map_take__unsupported(err)) {
+		err = take_batch(fd, first ? NULL : in, out, t->keys + t->n * t->key_size,
+				 t->values + t->n * t->value_size, &count);
+		/* A failed call took nothing: its count may be the one it was given. */
+		if (err && err != -ENOENT) {
+			if (!first || !map_take__unsupported(err))
+				return err;
 			t->unsupported = true;
+			kernel_caps__fell_back(KCAP_BATCH_OPS);
 			return -EOPNOTSUPP;
 		}
-		if (err)
-			return err;
+		if (count > TAKE_CHUNK)
+			return -EPROTO;
+		t->n += count;
+		if (err == -ENOENT)
+			return 0;
 		memcpy(in, out, sizeof(in));
 		first = false;
 	}

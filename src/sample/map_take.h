@@ -24,8 +24,10 @@ void map_take__free(struct map_take *t);
 /*
  * Takes the entries of the hash map fd (its key and value sizes must be
  * those given to map_take__new). -EOPNOTSUPP: this kernel has no batches
- * for it, nothing was taken, and no later call asks again. Another error
- * can come after some entries were taken: they are in t all the same.
+ * for it (its first call failed as an unknown command does), nothing was
+ * taken, and no later call asks again. Another error can come after some
+ * entries were taken by the calls before: they are in t all the same; the
+ * failed call's count is never taken for entries.
  */
 int map_take__all(struct map_take *t, int fd);
 size_t map_take__count(const struct map_take *t);

@@ -22,7 +22,6 @@
 #include <sys/mount.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
-#include <sys/utsname.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -34,6 +33,7 @@
 #include <bpf/libbpf.h>
 
 #include "lib/clock.h"
+#include "lib/kernel_caps.h"
 #include "lib/u64map.h"
 #include "sample/event_reader.h"
 #include "sample/lazy_maps.h"
@@ -264,13 +264,10 @@ static int check_privileges(void)
  */
 static bool memlock_too_low(unsigned long long *limit_kib)
 {
-	unsigned int major, minor;
-	struct utsname u;
+	unsigned version = kernel_caps__version();
 	struct rlimit rl;
 
-	if (uname(&u) || sscanf(u.release, "%u.%u", &major, &minor) != 2)
-		return false;
-	if (major > 5 || (major == 5 && minor >= 11))
+	if (!version || version >= kernel_caps__since(KCAP_MEMCG_ACCOUNTING))
 		return false;
 	if (getrlimit(RLIMIT_MEMLOCK, &rl) || rl.rlim_cur == RLIM_INFINITY)
 		return false;
@@ -564,7 +561,8 @@ static int create_maps_while(struct bpf_map *const *maps, int n, int (*fn)(struc
 	fn_err = fn(s);
 	err = parallel_maps__finish(pm);
 	parallel_maps__free(pm);
-	if (!err && fn_err) {
+	/* fn has said why it failed, most often the maps' reason too (RLIMIT_MEMLOCK): once. */
+	if (fn_err) {
 		*explained = true;
 		err = fn_err;
 	}
@@ -812,7 +810,13 @@ static int instance_load(struct instance *i)
 
 	if (i->sk)
 		return sampler_bpf__load(i->sk);
-	i->loop = libbpf_probe_bpf_helper(BPF_PROG_TYPE_PERF_EVENT, BPF_FUNC_loop, NULL) == 1;
+	/* Refused as the verifier before 5.5 refuses it (bpf_probe_read_user), when emulated. */
+	if (!kernel_caps__has(KCAP_UNWINDER))
+		return -EINVAL;
+	i->loop = kernel_caps__has(KCAP_BPF_LOOP) &&
+		  libbpf_probe_bpf_helper(BPF_PROG_TYPE_PERF_EVENT, BPF_FUNC_loop, NULL) == 1;
+	if (!i->loop)
+		kernel_caps__fell_back(KCAP_BPF_LOOP);
 	keep = i->loop ? PROG(i, cprof_keep_loop) : PROG(i, cprof_keep);
 	bpf_program__set_autoload(PROG(i, cprof_walk), false);
 	bpf_program__set_autoload(PROG(i, cprof_walk_loop), false);
@@ -1126,6 +1130,7 @@ int sampler__new(const struct sampler_opts *opts, struct sampler **out)
 		/* Before Linux 5.5, or a verifier that refuses the walk: stack copies. */
 		pr_debug("cannot load the unwinder: %s; user stacks walked from stack copies",
 			 strerror(-err));
+		kernel_caps__fell_back(KCAP_UNWINDER);
 		s->unwind_err = err;
 		s->unwinder = NULL;
 		event_reader__free(s->walked_reader);

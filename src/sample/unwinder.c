@@ -11,6 +11,7 @@
 
 #define LOG_MODULE "unwinder"
 #include "lib/log.h"
+#include "lib/kernel_caps.h"
 #include "sample/lazy_maps.h"
 #include "sample/map_take.h"
 #include "sample/unwinder.h"
@@ -279,13 +280,20 @@ static int update_run(struct unwinder *u, int fd, __u32 first, const void *value
 		for (i = 0; i < n; i++)
 			keys[i] = first + i;
 		count = (__u32)n;
-		err = bpf_map_update_batch(fd, keys, values, &count, NULL) ? -errno : 0;
+		err = kernel_caps__has(KCAP_BATCH_OPS)
+			      ? (bpf_map_update_batch(fd, keys, values, &count, NULL) ? -errno : 0)
+			      : -EINVAL;
 		free(keys);
 		if (!err)
 			return 0;
-		if (count || !map_take__unsupported(err))
+		/*
+		 * A kernel before 5.6 leaves count as it was given: all n are
+		 * written one at a time (writing an element again is harmless).
+		 */
+		if (!map_take__unsupported(err))
 			return err;
 		u->no_batch = true;
+		kernel_caps__fell_back(KCAP_BATCH_OPS);
 	}
 	for (i = 0; i < n; i++) {
 		count = first + i;
@@ -350,12 +358,17 @@ static int read_chunks(struct unwinder *u, int fd, __u32 *at, __u32 *next, __u32
 	int err;
 
 	if (!u->no_batch) {
-		err = bpf_map_lookup_batch(fd, at, next, keys, v, count, NULL) ? -errno : 0;
+		err = kernel_caps__has(KCAP_BATCH_OPS)
+			      ? (bpf_map_lookup_batch(fd, at, next, keys, v, count, NULL) ? -errno
+											  : 0)
+			      : -EINVAL;
 		if (err == -ENOENT && *count)
 			return 0; /* the last batch */
-		if (!err || *count || !map_take__unsupported(err))
+		/* Before 5.6 *count is left as it was given: read one at a time instead. */
+		if (!err || !map_take__unsupported(err))
 			return err;
 		u->no_batch = true;
+		kernel_caps__fell_back(KCAP_BATCH_OPS);
 	}
 	for (i = 0; i < want; i++) {
 		keys[i] = (at ? *at + 1 : 0) + i;

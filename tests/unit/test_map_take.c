@@ -13,6 +13,7 @@
 
 #include <bpf/bpf.h>
 
+#include "lib/kernel_caps.h"
 #include "sample/map_take.h"
 #include "test.h"
 
@@ -93,5 +94,57 @@ TEST(map_take_takes_every_entry_once)
 	fd = make_map(BPF_F_NO_PREALLOC);
 	CHECK(fd >= 0);
 	take_whole(fd);
+	close(fd);
+}
+
+/*
+ * A call that fails takes nothing: an array map has no lookup-and-delete
+ * batches, and the kernel says so (ENOTSUPP) with the count left as it was
+ * given, as a kernel before 5.6 does for every map. That count is no entry.
+ */
+TEST(map_take_failed_call_takes_nothing)
+{
+	struct map_take *t;
+	__u32 k = 3;
+	__u64 v = 42;
+	int fd;
+
+	if (geteuid())
+		SKIP("needs root for BPF");
+	fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "take_test", sizeof(__u32), sizeof(__u64), 16,
+			    NULL);
+	CHECK(fd >= 0);
+	CHECK(!bpf_map_update_elem(fd, &k, &v, BPF_ANY));
+	CHECK(!map_take__new(sizeof(__u32), sizeof(__u64), &t));
+	CHECK_INT(map_take__all(t, fd), ==, -EOPNOTSUPP);
+	CHECK_U64(map_take__count(t), ==, 0);
+	CHECK_INT(map_take__all(t, fd), ==, -EOPNOTSUPP);
+	CHECK_U64(map_take__count(t), ==, 0);
+	map_take__free(t);
+	close(fd);
+}
+
+/* As Linux 4.18 (CPROF_KERNEL_AS): no batches, nothing taken, the map left whole, said once. */
+TEST(map_take_as_4_18_falls_back)
+{
+	struct map_take *t;
+	struct key k, next;
+	size_t n = 0;
+	int fd;
+
+	if (geteuid())
+		SKIP("needs root for BPF");
+	CHECK_INT(kernel_caps__emulate("4.18"), ==, 0);
+	fd = make_map(0);
+	CHECK(fd >= 0);
+	fill(fd);
+	CHECK(!map_take__new(sizeof(struct key), sizeof(__u64), &t));
+	CHECK_INT(map_take__all(t, fd), ==, -EOPNOTSUPP);
+	CHECK_U64(map_take__count(t), ==, 0);
+	CHECK_U64(kernel_caps__fallbacks(), ==, 1u << KCAP_BATCH_OPS);
+	for (; !bpf_map_get_next_key(fd, n ? &k : NULL, &next); n++)
+		k = next;
+	CHECK_U64(n, ==, ENTRIES);
+	map_take__free(t);
 	close(fd);
 }

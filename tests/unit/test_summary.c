@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "build/profile.h"
+#include "lib/kernel_caps.h"
 #include "summary.h"
 #include "test.h"
 #include "unwind/stack_walk.h"
@@ -314,6 +315,7 @@ TEST(summary_user_stacks_walked)
 	in.walk_stops[CPROF_STOP_NO_CFI] = 37;
 	in.walk_stops[CPROF_STOP_NO_TABLE] = 222;
 	snprintf(in.truncated_who, sizeof(in.truncated_who), "liblzma.so.5 120, python3.11 7");
+	in.stats[CPROF_STAT_SAMPLES] = 12555;
 	in.fp_user = 210;
 	text = losses(&in, 12555);
 	CHECK_STR(text, "cprof: lost samples: 0\n"
@@ -332,6 +334,7 @@ TEST(summary_user_stacks_walked)
 	in.walk_stops[CPROF_STOP_DEPTH] = 1;
 	in.walk_stops[CPROF_STOP_READ] = 1;
 	in.fp_user = 1;
+	in.stats[CPROF_STAT_SAMPLES] = 10003;
 	text = losses(&in, 10003);
 	CHECK_STR(text, "cprof: lost samples: 0\n"
 			"cprof: user stacks walked with the CFI tables: 10000 of 10002 samples "
@@ -344,6 +347,7 @@ TEST(summary_user_stacks_walked)
 	memset(&in, 0, sizeof(in));
 	in.walked = 1;
 	in.walk_stops[CPROF_STOP_NONE] = 1;
+	in.stats[CPROF_STAT_SAMPLES] = 1;
 	text = losses(&in, 1);
 	CHECK_STR(text, "cprof: lost samples: 0\n"
 			"cprof: user stacks walked with the CFI tables: 1 of 1 sample (100.0%) "
@@ -352,6 +356,7 @@ TEST(summary_user_stacks_walked)
 
 	/* Nothing walked (kernel threads only): no share of nothing. */
 	memset(&in, 0, sizeof(in));
+	in.stats[CPROF_STAT_SAMPLES] = 5;
 	text = losses(&in, 5);
 	CHECK_STR(text, "cprof: lost samples: 0\n");
 	free(text);
@@ -364,6 +369,7 @@ TEST(summary_user_stacks_by_frame_pointers)
 	char *text;
 
 	in.fp_user = 3; /* not said: every user stack is by frame pointers */
+	in.stats[CPROF_STAT_SAMPLES] = 5;
 	text = losses(&in, 5);
 	CHECK_STR(text, "cprof: lost samples: 0\n"
 			"cprof: user stacks by frame pointers only (--frame-pointers): callers in "
@@ -402,6 +408,7 @@ TEST(summary_user_stacks_from_stack_copies)
 	in.walk_stops[CPROF_STOP_NONE] = 99;
 	in.walk_stops[CPROF_STOP_COPY_END] = 1;
 	in.stats[CPROF_STAT_COPIES] = 100; /* every sample: not said again */
+	in.stats[CPROF_STAT_SAMPLES] = 100;
 	text = losses(&in, 100);
 	CHECK_STR(text, "cprof: lost samples: 0\n"
 			"cprof: every user stack walked in user space from a copy of the stack "
@@ -543,6 +550,7 @@ TEST(summary_top_functions_count_recursion_once)
 		CHECK_INT(profile__add_frame(p, &frames[i]), ==, i + 1);
 	CHECK_INT(profile__add_sample(p, deep, 5, &l, 3), ==, 0);
 	CHECK_INT(profile__add_sample(p, shallow, 2, &l, 1), ==, 0);
+	in.stats[CPROF_STAT_SAMPLES] = 4;
 	f = open_memstream(&text, &len);
 	CHECK(f);
 	summary__print(f, p, &in, 10);
@@ -552,4 +560,88 @@ TEST(summary_top_functions_count_recursion_once)
 	CHECK(!strstr(text, "  main"));
 	free(text);
 	profile__free(p);
+}
+
+/* A profile of n samples of hot_a in each of two programs, and what summary__print says of it. */
+static char *two_programs(struct summary_info *in, uint64_t n)
+{
+	struct profile_meta meta = {.hz = 100, .period_ns = 10000000};
+	struct profile_mapping one = {
+		.start = 0x400000, .limit = 0x500000, .path = "/x/one", .build_id = ""};
+	struct profile_mapping two = {
+		.start = 0x600000, .limit = 0x700000, .path = "/y/two", .build_id = ""};
+	struct profile_frame a1 = {.mapping = 1, .address = 0x401000, .name = "hot_a"};
+	struct profile_frame a2 = {.mapping = 2, .address = 0x601000, .name = "hot_a"};
+	struct profile_labels l = {.pid = 1, .comm = "app", .thread_name = "app"};
+	struct profile *p = profile__new(&meta);
+	static const uint32_t first[] = {1}, second[] = {2};
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	CHECK(p);
+	CHECK_INT(profile__add_mapping(p, &one), ==, 1);
+	CHECK_INT(profile__add_mapping(p, &two), ==, 2);
+	CHECK_INT(profile__add_frame(p, &a1), ==, 1);
+	CHECK_INT(profile__add_frame(p, &a2), ==, 2);
+	CHECK_INT(profile__add_sample(p, first, 1, &l, n), ==, 0);
+	CHECK_INT(profile__add_sample(p, second, 1, &l, n), ==, 0);
+	f = open_memstream(&text, &len);
+	CHECK(f);
+	summary__print(f, p, in, 10);
+	fclose(f);
+	profile__free(p);
+	return text;
+}
+
+/* The hot_a of two programs are two functions of the top list, each with its file. */
+TEST(summary_top_functions_by_program)
+{
+	struct summary_info in = {.hz = 100, .ncpus = 1, .duration_ns = 1000000000ull};
+	char *text;
+
+	in.stats[CPROF_STAT_SAMPLES] = 6;
+	text = two_programs(&in, 3);
+	CHECK(strstr(text, "   50.0%  50.0%        3  hot_a (one)\n"));
+	CHECK(strstr(text, "   50.0%  50.0%        3  hot_a (two)\n"));
+	CHECK(!strstr(text, "MISMATCH"));
+	free(text);
+}
+
+/* A profile the BPF side's counter cannot account for is said to be so, with no top list. */
+TEST(summary_mismatch_with_the_bpf_count)
+{
+	struct summary_info in = {.hz = 100, .ncpus = 1, .duration_ns = 1000000000ull};
+	char *text;
+
+	in.stats[CPROF_STAT_SAMPLES] = 100;
+	text = two_programs(&in, 1000000000000000ull);
+	CHECK(strstr(text, "cprof: MISMATCH: the profile holds 1999999999999900 samples more than "
+			   "the 100 the BPF side counted"));
+	CHECK(!strstr(text, "top functions"));
+	free(text);
+	/* An interval's counters may lag its profile: no verdict there. */
+	in.interval = true;
+	text = two_programs(&in, 1000);
+	CHECK(!strstr(text, "MISMATCH"));
+	free(text);
+}
+
+/* The kernel's fallbacks: one line, naming the release emulated. */
+TEST(summary_kernel_fallbacks)
+{
+	struct summary_info in = {.hz = 99, .ncpus = 1};
+	char *text;
+
+	text = losses(&in, 0);
+	CHECK(!strstr(text, "fallbacks"));
+	free(text);
+	in.kernel_fallbacks = (1u << KCAP_BATCH_OPS) | (1u << KCAP_BPF_LOOP);
+	in.kernel_as = "5.4";
+	text = losses(&in, 0);
+	CHECK(strstr(text,
+		     "cprof: kernel fallbacks (as Linux 5.4, CPROF_KERNEL_AS): BPF maps "
+		     "drained and filled key by key (no batched map operations); the in-kernel "
+		     "walk verified frame by frame (no bpf_loop)\n"));
+	free(text);
 }
