@@ -697,7 +697,7 @@ static void read_info(struct run *r, struct summary_info *in)
 	*in = r->base;
 	if (procfs__perf_max_sample_rate(&rate) == 0)
 		in->kernel_max_rate = rate;
-	sampler__read_stats(r->sampler, in->stats);
+	in->stats_unread = sampler__read_stats(r->sampler, in->stats) != 0;
 	in->lost_notifications = sampler__lost_notifications(r->sampler);
 	in->missing_stacks = sampler__missing_stacks(r->sampler);
 	in->lost_spills = sampler__lost_spills(r->sampler) + r->bad_copies;

@@ -431,7 +431,7 @@ static void fallbacks_sentence(char *buf, size_t size, const struct summary_info
  */
 static uint64_t uncounted_samples(uint64_t total, const struct summary_info *in)
 {
-	if (in->interval || total <= in->stats[CPROF_STAT_SAMPLES])
+	if (in->interval || in->stats_unread || total <= in->stats[CPROF_STAT_SAMPLES])
 		return 0;
 	return total - in->stats[CPROF_STAT_SAMPLES];
 }

@@ -23,6 +23,7 @@ struct summary_info {
 	uint64_t duration_ns;
 	int ncpus;
 	uint64_t stats[CPROF_STAT_MAX]; /* BPF-side counters */
+	bool stats_unread; /* reading them failed: nothing to check the profile against */
 	uint64_t lost_notifications;
 	uint64_t missing_stacks;
 	uint64_t lost_spills;		  /* spilled samples user space had no memory to keep */
