@@ -464,6 +464,13 @@ static void debuginfod_sentence(char *buf, size_t size, const struct summary_inf
 			 "; %" PRIu64
 			 " still downloading when the run ended (--debuginfod-timeout)",
 			 c->unfinished);
+	len = strlen(buf);
+	if (c->spent.pruned)
+		snprintf(buf + len, size - len,
+			 "; the cache kept under its cap: %" PRIu64 " %s used longest ago removed "
+			 "(%" PRIu64 " bytes)",
+			 c->spent.pruned, plural(c->spent.pruned, "file", "files"),
+			 c->spent.pruned_bytes);
 }
 
 int summary__add_comments(struct profile *p, const struct summary_info *in)
