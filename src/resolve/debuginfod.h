@@ -85,8 +85,10 @@ struct debuginfod;
 /*
  * A client for the servers of o->urls. Tokens that are not http:// or
  * https:// URLs (elfutils' "ima:" policies, file://) are skipped, with a
- * warning for all but "ima:"; repeated URLs are asked once. Returns 0 (a
- * client with no server is off), or -ENOMEM.
+ * warning for all but "ima:"; repeated URLs are asked once. A cache
+ * directory that is there but not the user's own, or that others may write
+ * into, turns the client off, with a warning. Returns 0 (a client with no
+ * server is off), or -ENOMEM.
  */
 int debuginfod__new(const struct debuginfod_opts *o, struct debuginfod **out);
 void debuginfod__free(struct debuginfod *d);
