@@ -47,10 +47,7 @@ serve() {
 		--file "$FIX/known_tree_stripped.debug" --file-build-id "$orig" --pad-mb "$1" \
 		2>>"$TMP/srv.err" &
 	SRV_PID=$!
-	for _ in $(seq 100); do
-		[ -s "$pf" ] && break
-		sleep 0.1
-	done
+	await_file "$pf"
 	SRV_URL=http://127.0.0.1:$(cat "$pf")
 }
 # attack NAME CACHE [CPROF OPTIONS...]: root's cprof -d 3 with the attacker's
