@@ -567,9 +567,9 @@ static int make_temp(struct fetch *f)
 
 static uint64_t run_bytes(const struct debuginfod *d)
 {
-	return d->max_bytes > UINT64_MAX / DEBUGINFOD_RUN_FILES_X
+	return d->max_bytes > UINT64_MAX / DEBUGINFOD_RUN_BYTES_X
 		       ? UINT64_MAX
-		       : d->max_bytes * DEBUGINFOD_RUN_FILES_X;
+		       : d->max_bytes * DEBUGINFOD_RUN_BYTES_X;
 }
 
 /*
@@ -840,8 +840,10 @@ static void list_entry(int root_fd, const char *dir, struct cached_files *c)
 			close(fd);
 		return;
 	}
+	/* Not a download under way (debuginfo.XXXXXX): it is another thread's. */
 	while ((e = readdir(dp)))
-		if (!fstatat(fd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) && S_ISREG(st.st_mode) &&
+		if (strncmp(e->d_name, FILE_NAME ".", sizeof(FILE_NAME)) &&
+		    !fstatat(fd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) && S_ISREG(st.st_mode) &&
 		    st.st_size)
 			add_cached(c, dir, e->d_name, &st);
 	closedir(dp);
@@ -880,9 +882,9 @@ static void list_cache(int root_fd, struct cached_files *c)
 static void prune_cache(struct fetch *f)
 {
 	const struct debuginfod *d = f->d;
-	uint64_t cap = d->max_bytes > UINT64_MAX / DEBUGINFOD_CACHE_FILES_X
+	uint64_t cap = d->max_bytes > UINT64_MAX / DEBUGINFOD_CACHE_BYTES_X
 			       ? UINT64_MAX
-			       : d->max_bytes * DEBUGINFOD_CACHE_FILES_X;
+			       : d->max_bytes * DEBUGINFOD_CACHE_BYTES_X;
 	struct cached_files c = {0};
 	size_t i, pruned = 0;
 

@@ -39,8 +39,8 @@ struct tls_client;
  * files used longest ago removed (elfutils sets no size of its own).
  */
 #define DEBUGINFOD_DEFAULT_MAX_FILES 64
-#define DEBUGINFOD_RUN_FILES_X	     2
-#define DEBUGINFOD_CACHE_FILES_X     4
+#define DEBUGINFOD_RUN_BYTES_X	     2
+#define DEBUGINFOD_CACHE_BYTES_X     4
 /* Redirects followed for one file: a server or its CDN needs one or two; a loop ends sooner. */
 #define DEBUGINFOD_MAX_REDIRECTS 8
 /* How long elfutils remembers a miss when its cache holds no cache_miss_s file. */
@@ -145,7 +145,7 @@ int debuginfod__fetch(const struct debuginfod *d, const char *build_id_hex, char
 
 /* What a run took from the servers, and what the cache's cap removed. */
 struct debuginfod_budget {
-	uint64_t asked;	       /* files asked of the servers (the run's cap: max_files) */
+	uint64_t asked;	       /* fetches that needed the servers, those past max_files too */
 	uint64_t bytes;	       /* downloaded, whole or not */
 	uint64_t pruned;       /* files removed from the cache */
 	uint64_t pruned_bytes; /* their bytes */
