@@ -222,27 +222,19 @@ static int add_server(struct debuginfod *d, const char *token)
 }
 
 /*
- * Whether fd is a directory of the user's own that nobody else can write
- * into: in a cache another user made, or may write into, files could be
- * swapped or linked under cprof (run as root). The table store's rule.
+ * Whether the cache directory is there but not the user's own alone (a
+ * missing one is made so): in a cache another user made, or may write
+ * into, files could be swapped or linked under cprof, run as root. The
+ * reason into why.
  */
-static bool private_dir(int fd)
-{
-	struct stat st;
-
-	return !fstat(fd, &st) && S_ISDIR(st.st_mode) && st.st_uid == geteuid() &&
-	       !(st.st_mode & (S_IWGRP | S_IWOTH));
-}
-
-/* Whether the cache directory is there but not private (a missing one is made private). */
-static bool cache_dir_refused(const char *dir)
+static bool cache_dir_refused(const char *dir, char *why, size_t size)
 {
 	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	bool refused;
 
 	if (fd < 0)
 		return false;
-	refused = !private_dir(fd);
+	refused = file__check_private_dir(fd, why, size) == -EPERM;
 	close(fd);
 	return refused;
 }
@@ -250,7 +242,7 @@ static bool cache_dir_refused(const char *dir)
 int debuginfod__new(const struct debuginfod_opts *o, struct debuginfod **out)
 {
 	struct debuginfod *d;
-	char *urls = NULL, *tok, *save = NULL;
+	char *urls = NULL, *tok, *save = NULL, why[96];
 	int err = 0;
 
 	*out = NULL;
@@ -284,9 +276,8 @@ int debuginfod__new(const struct debuginfod_opts *o, struct debuginfod **out)
 		pr_warn("no cache directory: debuginfod is off");
 		d->nservers = 0;
 	}
-	if (!err && d->nservers && cache_dir_refused(d->cache_dir)) {
-		pr_warn("%s: not a directory of uid %u that only it can write: debuginfod is off",
-			d->cache_dir, (unsigned)geteuid());
+	if (!err && d->nservers && cache_dir_refused(d->cache_dir, why, sizeof(why))) {
+		pr_warn("%s: not used as the cache: %s; debuginfod is off", d->cache_dir, why);
 		d->nservers = 0;
 	}
 	if (!err && d->nservers)
@@ -481,6 +472,7 @@ static int look_in_cache(struct fetch *f)
 static int open_dirs(struct fetch *f, bool create)
 {
 	const char *root = f->d->cache_dir;
+	char why[96];
 	int err = 0;
 
 	if (f->root_fd < 0 && create)
@@ -488,12 +480,11 @@ static int open_dirs(struct fetch *f, bool create)
 	if (!err && f->root_fd < 0) {
 		f->root_fd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 		err = f->root_fd < 0 ? -errno : 0;
-		if (!err && !private_dir(f->root_fd)) {
+		if (!err && file__check_private_dir(f->root_fd, why, sizeof(why)) == -EPERM) {
 			close(f->root_fd);
 			f->root_fd = -1;
 			return outcome(f->res, DEBUGINFOD_CACHE_NOT_WRITABLE, -EPERM,
-				       "%s: not a directory of uid %u that only it can write", root,
-				       (unsigned)geteuid());
+				       "%s: not used as the cache: %s", root, why);
 		}
 	}
 	if (!err && create && mkdirat(f->root_fd, f->hex, 0700) && errno != EEXIST)
