@@ -73,7 +73,7 @@ ends_near_d() {
 }
 # asked: how many of the attacker's build IDs the server was asked for.
 asked() {
-	grep -c '/buildid/a0000' "$SRV_LOG"
+	grep -sc '/buildid/a0000' "$SRV_LOG"
 }
 # debuginfod_line NAME: the summary's debuginfod line.
 debuginfod_line() {
