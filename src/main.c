@@ -59,6 +59,7 @@ enum {
 	OPT_NO_DEBUGINFOD,
 	OPT_DEBUGINFOD_TIMEOUT,
 	OPT_DEBUGINFOD_MAX,
+	OPT_DEBUGINFOD_MAX_FILES,
 	OPT_FRAME_POINTERS,
 	OPT_STACK_COPIES,
 	OPT_SERVER,
@@ -143,7 +144,12 @@ static const char usage_text[] =
 	"                           still downloading (default 5; units as for -d)\n"
 	"      --debuginfod-max-bytes N\n"
 	"                           the largest debug file taken, e.g. 500M (default\n"
-	"                           2G, or DEBUGINFOD_MAXSIZE)\n"
+	"                           2G, or DEBUGINFOD_MAXSIZE); a run downloads at\n"
+	"                           most twice that, and the cache is kept under four\n"
+	"                           times that (the files used longest ago removed)\n"
+	"      --debuginfod-max-files N\n"
+	"                           debug files a run asks the servers for (default\n"
+	"                           64); the others are asked for by later runs\n"
 	"      --cache-dir DIR      where the unwind tables built from programs' CFI,\n"
 	"                           and their symbols, are kept, so that later runs\n"
 	"                           read them back (for the very same file, of root's\n"
@@ -691,6 +697,10 @@ static bool parse_profile_option(int c, char *arg, struct cli *cli)
 	case OPT_DEBUGINFOD_MAX:
 		cli->debuginfod.max_bytes = parse_size(arg, "debuginfod size", 4096, 1ull << 40);
 		break;
+	case OPT_DEBUGINFOD_MAX_FILES:
+		cli->debuginfod.max_files =
+			(uint32_t)parse_ulong(arg, "debuginfod file count", 1, 1000000);
+		break;
 	default:
 		return false;
 	}
@@ -720,6 +730,7 @@ static const struct option longopts[] = {
 	{"no-debuginfod", no_argument, NULL, OPT_NO_DEBUGINFOD},
 	{"debuginfod-timeout", required_argument, NULL, OPT_DEBUGINFOD_TIMEOUT},
 	{"debuginfod-max-bytes", required_argument, NULL, OPT_DEBUGINFOD_MAX},
+	{"debuginfod-max-files", required_argument, NULL, OPT_DEBUGINFOD_MAX_FILES},
 	{"frame-pointers", no_argument, NULL, OPT_FRAME_POINTERS},
 	{"stack-copies", no_argument, NULL, OPT_STACK_COPIES},
 	{"server", required_argument, NULL, OPT_SERVER},

@@ -7,6 +7,7 @@
 
 #include "build/profile.h"
 #include "lib/kernel_caps.h"
+#include "lib/term_text.h"
 #include "lib/u64map.h"
 #include "lib/words.h"
 #include "summary.h"
@@ -156,6 +157,18 @@ static size_t count_processes(const struct profile *p)
 static double pct(uint64_t part, uint64_t whole)
 {
 	return whole ? 100.0 * (double)part / (double)whole : 0.0;
+}
+
+/*
+ * A name (a function, a file, a process, or a list of them) as the
+ * terminal is to show it: users choose these names, escape sequences and
+ * newlines included (term_text.h). The profile's comments keep them as
+ * they are: there they are data.
+ */
+#define SHOWN_SIZE 4096
+static const char *shown(const char *name, char buf[SHOWN_SIZE])
+{
+	return term_text__escape(name, buf, SHOWN_SIZE);
 }
 
 /* The placeholder the session puts at the root end of a walk that stopped before a root. */
@@ -510,6 +523,13 @@ static void debuginfod_sentence(char *buf, size_t size, const struct summary_inf
 			 "; %" PRIu64
 			 " still downloading when the run ended (--debuginfod-timeout)",
 			 c->unfinished);
+	len = strlen(buf);
+	if (c->spent.pruned)
+		snprintf(buf + len, size - len,
+			 "; the cache kept under its cap: %" PRIu64 " %s used longest ago removed "
+			 "(%" PRIu64 " bytes)",
+			 c->spent.pruned, plural(c->spent.pruned, "file", "files"),
+			 c->spent.pruned_bytes);
 }
 
 int summary__add_comments(struct profile *p, const struct summary_info *in)
@@ -683,6 +703,7 @@ static void print_user_stacks(FILE *f, const struct summary_info *in)
 		"callers in code built without frame pointers may be missing or wrong";
 	uint64_t root = in->walk_stops[CPROF_STOP_NONE], n = in->fp_user;
 	uint32_t order[CPROF_STOP_MAX];
+	char who[SHOWN_SIZE];
 	size_t nstops, i;
 
 	if (in->copy_walks) {
@@ -720,7 +741,7 @@ static void print_user_stacks(FILE *f, const struct summary_info *in)
 			fprintf(f, ") %s", stack_walk__stop_name(order[i]));
 		}
 		if (nstops && in->truncated_who[0])
-			fprintf(f, "; stopped most in %s", in->truncated_who);
+			fprintf(f, "; stopped most in %s", shown(in->truncated_who, who));
 		/* Their tables not loaded yet, or the in-kernel walk not: walked by cprof itself.
 		 */
 		if (in->stats[CPROF_STAT_COPIES] && !in->copy_walks)
@@ -738,8 +759,7 @@ static void print_user_stacks(FILE *f, const struct summary_info *in)
 
 static void print_unnamed(FILE *f, uint64_t total, const struct summary_info *in)
 {
-	char line[512];
-
+	char line[512], who[SHOWN_SIZE];
 	uint64_t n;
 
 	if (in->sym[SYM_STAT_UNKNOWN_USER] || in->sym[SYM_STAT_UNKNOWN_KERNEL])
@@ -757,14 +777,14 @@ static void print_unnamed(FILE *f, uint64_t total, const struct summary_info *in
 			"cprof: %" PRIu64 " %s a user address in no mapping known to %s process, "
 			"shown as [unknown]%s%s\n",
 			n, plural(n, "sample has", "samples have"), plural(n, "its", "their"),
-			in->unmapped_who[0] ? ": " : "", in->unmapped_who);
+			in->unmapped_who[0] ? ": " : "", shown(in->unmapped_who, who));
 	n = in->sym[SYM_STAT_FILES_UNOPENED];
 	if (n)
 		fprintf(f,
 			"cprof: %" PRIu64 " mapped %s not be opened (deleted and gone, or replaced "
 			"by another file): %s frames are shown as file+offset%s%s\n",
 			n, plural(n, "file could", "files could"), plural(n, "its", "their"),
-			in->unopened_who[0] ? "; in " : "", in->unopened_who);
+			in->unopened_who[0] ? "; in " : "", shown(in->unopened_who, who));
 	n = in->sym[SYM_STAT_FUNCTION_STARTS];
 	if (n)
 		fprintf(f,
@@ -884,6 +904,7 @@ void summary__print(FILE *f, const struct profile *p, const struct summary_info 
 {
 	uint64_t total = profile__total_count(p);
 	struct func_total *funcs;
+	char name[SHOWN_SIZE], module[SHOWN_SIZE];
 	size_t nfuncs = 0, i;
 
 	fprintf(f, "cprof: %" PRIu64 " %s in %.2f s at %" PRIu64 " Hz on %d %s, %zu %s\n", total,
@@ -900,8 +921,9 @@ void summary__print(FILE *f, const struct profile *p, const struct summary_info 
 		if (!funcs[i].self)
 			break;
 		fprintf(f, "  %5.1f%% %5.1f%% %8" PRIu64 "  %s%s%s%s\n", pct(funcs[i].self, total),
-			pct(funcs[i].total, total), funcs[i].self, funcs[i].name,
-			*funcs[i].module ? " (" : "", funcs[i].module, *funcs[i].module ? ")" : "");
+			pct(funcs[i].total, total), funcs[i].self, shown(funcs[i].name, name),
+			*funcs[i].module ? " (" : "", shown(funcs[i].module, module),
+			*funcs[i].module ? ")" : "");
 	}
 	free(funcs);
 }

@@ -27,6 +27,14 @@ can_bpf() {
 	return 0
 }
 finish() { [ "$_failures" -eq 0 ]; }
+# await_file FILE: waits up to 10 s for FILE to be non-empty (a server's port file).
+await_file() {
+	for _ in $(seq 100); do
+		[ -s "$1" ] && return 0
+		sleep 0.1
+	done
+	return 1
+}
 
 # Go's pprof reader wants a writable home and cache.
 export HOME=${HOME:-$TMP}

@@ -17,7 +17,8 @@
  *
  * Names are kept as they are except where they would break the format:
  * ';' separates frames, so it becomes ':'; a line ends at a newline, so
- * control characters (newline, tab, ...) become '_'. Plain spaces stay:
+ * control characters (newline, tab, ESC..., as term_text.h says: the file
+ * may be read on a terminal) become '_', a '_' a byte. Plain spaces stay:
  * C++ signatures contain them and flamegraph.pl takes only the last
  * space-separated field as the count.
  */
@@ -35,6 +36,7 @@
 #include "lib/log.h"
 #include "lib/sbuf.h"
 #include "lib/sort.h"
+#include "lib/term_text.h"
 #include "lib/u64map.h"
 
 #define UNKNOWN_NAME  "[unknown]"
@@ -43,7 +45,8 @@
 /* Appends a name, defused as the comment at the top of this file says. */
 static void sbuf_name(struct sbuf *b, const char *name)
 {
-	size_t i, n;
+	size_t i, n, len;
+	bool control;
 
 	if (!name || !*name)
 		name = UNKNOWN_NAME;
@@ -51,14 +54,15 @@ static void sbuf_name(struct sbuf *b, const char *name)
 	sbuf__reserve(b, n);
 	if (b->err)
 		return;
-	for (i = 0; i < n; i++) {
-		unsigned char c = (unsigned char)name[i];
-
-		if (c == ';')
-			c = ':';
-		else if (c < 0x20 || c == 0x7f)
-			c = '_';
-		b->data[b->len++] = (char)c;
+	for (i = 0; i < n; i += len) {
+		len = term_text__char(name + i, n - i, &control);
+		if (name[i] == ';')
+			b->data[b->len] = ':';
+		else if (control)
+			memset(b->data + b->len, '_', len);
+		else
+			memcpy(b->data + b->len, name + i, len);
+		b->len += len;
 	}
 }
 

@@ -9,10 +9,12 @@
  * root directory itself is the user's choice and is taken as it is.
  */
 #include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -52,7 +54,15 @@ struct debuginfod {
 	const struct proxy_env *proxy_env;
 	int timeout_ms;
 	uint64_t max_bytes;
+	uint32_t max_files;
 	const struct cancel *cancel;
+	struct run *run;
+};
+
+/* What the fetches of every thread share: counts changed atomically, pruning under the lock. */
+struct run {
+	struct debuginfod_budget spent;
+	pthread_mutex_t prune_lock;
 };
 
 /* One fetch: the build ID, the cache's descriptors, the temporary file being written. */
@@ -66,7 +76,9 @@ struct fetch {
 	int dir_fd;  /* <root>/<build ID> */
 	int tmp_fd;
 	char tmp_name[32];
-	int write_err; /* the sink's failure, which is the cache's, not the server's */
+	int write_err;	   /* the sink's failure, which is the cache's, not the server's */
+	uint64_t max_body; /* the largest file this fetch may take: the file's cap or the run's */
+	bool run_capped;   /* max_body is what the run has left, below the file's cap */
 };
 
 static const char *const status_names[DEBUGINFOD_NSTATUS] = {
@@ -85,6 +97,8 @@ static const char *const status_names[DEBUGINFOD_NSTATUS] = {
 	[DEBUGINFOD_CANCELLED] = "cancelled",
 	[DEBUGINFOD_CACHE_NOT_WRITABLE] = "cache not writable",
 	[DEBUGINFOD_BAD_BUILD_ID] = "bad build ID",
+	[DEBUGINFOD_RUN_FILES_CAP] = "over the run's file cap",
+	[DEBUGINFOD_RUN_BYTES_CAP] = "over the run's byte cap",
 };
 
 const char *debuginfod_status__name(enum debuginfod_status s)
@@ -207,10 +221,28 @@ static int add_server(struct debuginfod *d, const char *token)
 	return 0;
 }
 
+/*
+ * Whether the cache directory is there but not the user's own alone (a
+ * missing one is made so): in a cache another user made, or may write
+ * into, files could be swapped or linked under cprof, run as root. The
+ * reason into why.
+ */
+static bool cache_dir_refused(const char *dir, char *why, size_t size)
+{
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	bool refused;
+
+	if (fd < 0)
+		return false;
+	refused = file__check_private_dir(fd, why, size) == -EPERM;
+	close(fd);
+	return refused;
+}
+
 int debuginfod__new(const struct debuginfod_opts *o, struct debuginfod **out)
 {
 	struct debuginfod *d;
-	char *urls = NULL, *tok, *save = NULL;
+	char *urls = NULL, *tok, *save = NULL, why[96];
 	int err = 0;
 
 	*out = NULL;
@@ -221,6 +253,13 @@ int debuginfod__new(const struct debuginfod_opts *o, struct debuginfod **out)
 	d->proxy_env = o->proxy_env;
 	d->timeout_ms = o->timeout_ms > 0 ? o->timeout_ms : DEBUGINFOD_DEFAULT_TIMEOUT_MS;
 	d->max_bytes = o->max_bytes ? o->max_bytes : DEBUGINFOD_DEFAULT_MAX_BYTES;
+	d->max_files = o->max_files ? o->max_files : DEBUGINFOD_DEFAULT_MAX_FILES;
+	d->run = calloc(1, sizeof(*d->run));
+	if (!d->run) {
+		err = -ENOMEM;
+		goto cleanup;
+	}
+	pthread_mutex_init(&d->run->prune_lock, NULL);
 	d->cancel = o->cancel;
 	snprintf(d->cache_dir, sizeof(d->cache_dir), "%s", o->cache_dir ? o->cache_dir : "");
 	if (o->urls && *o->urls) {
@@ -235,6 +274,10 @@ int debuginfod__new(const struct debuginfod_opts *o, struct debuginfod **out)
 		err = add_server(d, tok);
 	if (!err && d->nservers && !d->cache_dir[0]) {
 		pr_warn("no cache directory: debuginfod is off");
+		d->nservers = 0;
+	}
+	if (!err && d->nservers && cache_dir_refused(d->cache_dir, why, sizeof(why))) {
+		pr_warn("%s: not used as the cache: %s; debuginfod is off", d->cache_dir, why);
 		d->nservers = 0;
 	}
 	if (!err && d->nservers)
@@ -254,6 +297,9 @@ void debuginfod__free(struct debuginfod *d)
 	if (!d)
 		return;
 	free(d->servers);
+	if (d->run)
+		pthread_mutex_destroy(&d->run->prune_lock);
+	free(d->run);
 	free(d);
 }
 
@@ -426,6 +472,7 @@ static int look_in_cache(struct fetch *f)
 static int open_dirs(struct fetch *f, bool create)
 {
 	const char *root = f->d->cache_dir;
+	char why[96];
 	int err = 0;
 
 	if (f->root_fd < 0 && create)
@@ -433,6 +480,12 @@ static int open_dirs(struct fetch *f, bool create)
 	if (!err && f->root_fd < 0) {
 		f->root_fd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 		err = f->root_fd < 0 ? -errno : 0;
+		if (!err && file__check_private_dir(f->root_fd, why, sizeof(why)) == -EPERM) {
+			close(f->root_fd);
+			f->root_fd = -1;
+			return outcome(f->res, DEBUGINFOD_CACHE_NOT_WRITABLE, -EPERM,
+				       "%s: not used as the cache: %s", root, why);
+		}
 	}
 	if (!err && create && mkdirat(f->root_fd, f->hex, 0700) && errno != EEXIST)
 		err = -errno;
@@ -503,11 +556,63 @@ static int make_temp(struct fetch *f)
 	return err;
 }
 
+static uint64_t run_bytes(const struct debuginfod *d)
+{
+	return d->max_bytes > UINT64_MAX / DEBUGINFOD_RUN_BYTES_X
+		       ? UINT64_MAX
+		       : d->max_bytes * DEBUGINFOD_RUN_BYTES_X;
+}
+
+/*
+ * A share of the run's caps for a fetch that asks the servers: one of its
+ * files, and the bytes it has left (at most the file's cap) as the most
+ * this file may take. 0, or the outcome of a cap reached.
+ */
+static int take_budget(struct fetch *f)
+{
+	const struct debuginfod *d = f->d;
+	struct debuginfod_budget *spent = &d->run->spent;
+	uint64_t used;
+
+	if (__atomic_fetch_add(&spent->asked, 1, __ATOMIC_RELAXED) >= d->max_files)
+		return outcome(f->res, DEBUGINFOD_RUN_FILES_CAP, -EDQUOT,
+			       "the run asked for %" PRIu32 " files already", d->max_files);
+	used = __atomic_load_n(&spent->bytes, __ATOMIC_RELAXED);
+	if (used >= run_bytes(d))
+		return outcome(f->res, DEBUGINFOD_RUN_BYTES_CAP, -EDQUOT,
+			       "the run downloaded %" PRIu64 " bytes already", used);
+	f->max_body = d->max_bytes;
+	if (run_bytes(d) - used < d->max_bytes) {
+		f->max_body = run_bytes(d) - used;
+		f->run_capped = true;
+	}
+	return 0;
+}
+
+/* A file over f->max_body: over the file's cap, or over what the run had left. */
+static int too_large(struct fetch *f, int err, const char *says)
+{
+	if (f->run_capped)
+		return outcome(f->res, DEBUGINFOD_RUN_BYTES_CAP, err,
+			       "larger than the %" PRIu64 " bytes the run had left%s", f->max_body,
+			       says);
+	return outcome(f->res, DEBUGINFOD_TOO_LARGE, err, "larger than %" PRIu64 " bytes%s",
+		       f->max_body, says);
+}
+
 /* The body sink: the temporary file. */
 static int write_body(void *ctx, const void *data, size_t len)
 {
 	struct fetch *f = ctx;
-	int err = file__write_all(f->tmp_fd, data, len);
+	struct debuginfod_budget *spent = &f->d->run->spent;
+	int err;
+
+	/* Fetches under way share what the run has left: the one that goes past it ends. */
+	if (__atomic_add_fetch(&spent->bytes, len, __ATOMIC_RELAXED) > run_bytes(f->d)) {
+		f->run_capped = true;
+		return -EFBIG;
+	}
+	err = file__write_all(f->tmp_fd, data, len);
 
 	if (err)
 		f->write_err = err;
@@ -529,8 +634,7 @@ static int request_failed(struct fetch *f, int err, const char *msg)
 	case -ECANCELED:
 		return outcome(res, DEBUGINFOD_CANCELLED, err, "interrupted");
 	case -EFBIG:
-		return outcome(res, DEBUGINFOD_TOO_LARGE, err, "larger than %" PRIu64 " bytes",
-			       f->d->max_bytes);
+		return too_large(f, err, "");
 	case -EBADMSG:
 		return outcome(res, DEBUGINFOD_SERVER_ERROR, err, "%s", msg);
 	default:
@@ -569,7 +673,7 @@ static int request(struct fetch *f, const struct http_url *url, const char *targ
 		.target = target,
 		.headers = headers,
 		.nheaders = 2,
-		.max_body = (size_t)d->max_bytes,
+		.max_body = (size_t)f->max_body,
 		.cancel = d->cancel,
 		.tls = d->tls,
 		.deadline = deadline,
@@ -585,7 +689,7 @@ static int request(struct fetch *f, const struct http_url *url, const char *targ
 		return outcome(f->res, DEBUGINFOD_TIMEOUT, -ETIMEDOUT, "not whole within %d ms",
 			       d->timeout_ms);
 	req.timeout_ms = left > INT_MAX ? INT_MAX : (int)left;
-	snprintf(maxsize, sizeof(maxsize), "%" PRIu64, d->max_bytes);
+	snprintf(maxsize, sizeof(maxsize), "%" PRIu64, f->max_body);
 	if (d->proxy_env) {
 		rc = proxy__choose(url, d->proxy_env, &proxy, &why);
 		if (rc < 0)
@@ -640,9 +744,7 @@ static int fetch_from(struct fetch *f, const struct server *s)
 		} else if (resp.status == 404 || resp.status == 410) {
 			err = outcome(res, DEBUGINFOD_NOT_FOUND, -ENOENT, "HTTP %d", resp.status);
 		} else if (resp.status == 406) {
-			err = outcome(res, DEBUGINFOD_TOO_LARGE, -EFBIG,
-				      "larger than %" PRIu64 " bytes, says the server (HTTP 406)",
-				      f->d->max_bytes);
+			err = too_large(f, -EFBIG, ", says the server (HTTP 406)");
 		} else if (resp.status / 100 != 3 || !location) {
 			err = outcome(res, DEBUGINFOD_SERVER_ERROR, -EIO, "HTTP %d", resp.status);
 		} else if (hop == DEBUGINFOD_MAX_REDIRECTS) {
@@ -678,6 +780,135 @@ static int publish(struct fetch *f)
 	f->tmp_name[0] = '\0';
 	return outcome(f->res, DEBUGINFOD_DOWNLOADED, 0, "%" PRIu64 " bytes from %s", f->res->bytes,
 		       f->res->server);
+}
+
+/* A file in the cache, <build ID>/<name>, for pruning. */
+struct cached_file {
+	char path[256];
+	time_t atime;
+	uint64_t size;
+};
+
+struct cached_files {
+	struct cached_file *v;
+	size_t n, cap;
+	uint64_t total;
+};
+
+/* Adds one file to c (it counts in the total even when there is no room to list it). */
+static void add_cached(struct cached_files *c, const char *dir, const char *name,
+		       const struct stat *st)
+{
+	struct cached_file *tmp;
+	size_t cap = c->cap ? 2 * c->cap : 64;
+
+	c->total += (uint64_t)st->st_size;
+	if (c->n == c->cap) {
+		tmp = reallocarray(c->v, cap, sizeof(*tmp));
+		if (!tmp)
+			return;
+		c->v = tmp;
+		c->cap = cap;
+	}
+	if (snprintf(c->v[c->n].path, sizeof(c->v[c->n].path), "%s/%s", dir, name) >=
+	    (int)sizeof(c->v[c->n].path))
+		return;
+	c->v[c->n].atime = st->st_atime;
+	c->v[c->n].size = (uint64_t)st->st_size;
+	c->n++;
+}
+
+/* Adds the files of the cache's directory dir to c; links and the rest are not elfutils'. */
+static void list_entry(int root_fd, const char *dir, struct cached_files *c)
+{
+	int fd = openat(root_fd, dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	DIR *dp = fd >= 0 ? fdopendir(fd) : NULL;
+	struct dirent *e;
+	struct stat st;
+
+	if (!dp) {
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	/* Not a download under way (debuginfo.XXXXXX): it is another thread's. */
+	while ((e = readdir(dp)))
+		if (strncmp(e->d_name, FILE_NAME ".", sizeof(FILE_NAME)) &&
+		    !fstatat(fd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) && S_ISREG(st.st_mode) &&
+		    st.st_size)
+			add_cached(c, dir, e->d_name, &st);
+	closedir(dp);
+}
+
+static int used_earlier(const void *a, const void *b)
+{
+	const struct cached_file *x = a, *y = b;
+
+	return x->atime < y->atime ? -1 : x->atime > y->atime;
+}
+
+/* The files of the cache's build ID directories, in c (the caller frees c->v). */
+static void list_cache(int root_fd, struct cached_files *c)
+{
+	int fd = dup(root_fd);
+	DIR *dp = fd >= 0 ? fdopendir(fd) : NULL;
+	struct dirent *e;
+
+	if (!dp) {
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	while ((e = readdir(dp)))
+		if (e->d_name[0] != '.')
+			list_entry(root_fd, e->d_name, c);
+	closedir(dp);
+}
+
+/*
+ * Keeps the cache under its cap after a download: past it, the files used
+ * longest ago (access time, which elfutils' own cleaning goes by too) go,
+ * down to three quarters of it. One thread at a time.
+ */
+static void prune_cache(struct fetch *f)
+{
+	const struct debuginfod *d = f->d;
+	uint64_t cap = d->max_bytes > UINT64_MAX / DEBUGINFOD_CACHE_BYTES_X
+			       ? UINT64_MAX
+			       : d->max_bytes * DEBUGINFOD_CACHE_BYTES_X;
+	struct cached_files c = {0};
+	size_t i, pruned = 0;
+
+	pthread_mutex_lock(&d->run->prune_lock);
+	list_cache(f->root_fd, &c);
+	qsort(c.v, c.n, sizeof(*c.v), used_earlier);
+	for (i = 0; i < c.n && c.total > cap - cap / 4; i++) {
+		if (unlinkat(f->root_fd, c.v[i].path, 0))
+			continue;
+		c.total -= c.v[i].size;
+		pruned++;
+		__atomic_add_fetch(&d->run->spent.pruned, 1, __ATOMIC_RELAXED);
+		__atomic_add_fetch(&d->run->spent.pruned_bytes, c.v[i].size, __ATOMIC_RELAXED);
+		/* Its directory too once empty, as elfutils' own cleaning leaves none. */
+		*strchr(c.v[i].path, '/') = '\0';
+		unlinkat(f->root_fd, c.v[i].path, AT_REMOVEDIR);
+	}
+	pthread_mutex_unlock(&d->run->prune_lock);
+	if (pruned)
+		pr_debug("the cache was over %" PRIu64 " bytes: %zu files used longest ago removed",
+			 cap, pruned);
+	free(c.v);
+}
+
+void debuginfod__budget(const struct debuginfod *d, struct debuginfod_budget *out)
+{
+	memset(out, 0, sizeof(*out));
+	if (!d)
+		return;
+	out->asked = __atomic_load_n(&d->run->spent.asked, __ATOMIC_RELAXED);
+	out->bytes = __atomic_load_n(&d->run->spent.bytes, __ATOMIC_RELAXED);
+	out->pruned = __atomic_load_n(&d->run->spent.pruned, __ATOMIC_RELAXED);
+	out->pruned_bytes = __atomic_load_n(&d->run->spent.pruned_bytes, __ATOMIC_RELAXED);
 }
 
 /* Asks every server in turn: 0 once one's file is published, else the failure to report. */
@@ -749,13 +980,18 @@ int debuginfod__fetch(const struct debuginfod *d, const char *build_id_hex, char
 			      "the path in the cache is too long");
 		goto cleanup;
 	}
-	err = open_dirs(&f, false) ? -EAGAIN : look_in_cache(&f);
+	err = open_dirs(&f, false);
+	err = err == -EPERM ? err : err ? -EAGAIN : look_in_cache(&f);
 	if (err != -EAGAIN)
 		goto cleanup;
 	*f.res = (struct debuginfod_result){0};
-	err = make_temp(&f);
+	err = take_budget(&f);
+	if (!err)
+		err = make_temp(&f);
 	if (!err)
 		err = ask_servers(&f);
+	if (!err && f.res->status == DEBUGINFOD_DOWNLOADED)
+		prune_cache(&f);
 cleanup:
 	if (f.tmp_name[0])
 		unlinkat(f.dir_fd, f.tmp_name, 0);

@@ -12,7 +12,9 @@
  * cache, each server within one deadline for the whole file (redirects
  * included) and a size cap. A file is published (renamed into place) only
  * once it is an ELF file with the build ID asked for; anything else is
- * deleted. Every outcome comes back as a reason the caller can count, with
+ * deleted. A run's fetches share caps on files and bytes, and the cache is
+ * kept under a size; its directory must be the user's own, writable by no
+ * one else. Every outcome comes back as a reason the caller can count, with
  * one line for the log. The client holds no state between fetches, so
  * several threads may share it.
  */
@@ -30,6 +32,15 @@ struct tls_client;
 /* Defaults where the options say 0 (and DEBUGINFOD_MAXTIME, DEBUGINFOD_MAXSIZE do not). */
 #define DEBUGINFOD_DEFAULT_TIMEOUT_MS 120000
 #define DEBUGINFOD_DEFAULT_MAX_BYTES  (2ull << 30)
+/*
+ * What one run may take from the servers, whoever runs the binaries that
+ * ask: files asked for (each a request per server), and bytes, twice the
+ * largest file; the cache is kept under four times the largest file, the
+ * files used longest ago removed (elfutils sets no size of its own).
+ */
+#define DEBUGINFOD_DEFAULT_MAX_FILES 64
+#define DEBUGINFOD_RUN_BYTES_X	     2
+#define DEBUGINFOD_CACHE_BYTES_X     4
 /* Redirects followed for one file: a server or its CDN needs one or two; a loop ends sooner. */
 #define DEBUGINFOD_MAX_REDIRECTS 8
 /* How long elfutils remembers a miss when its cache holds no cache_miss_s file. */
@@ -45,6 +56,7 @@ struct debuginfod_opts {
 	/* The most one file may take from one server, connect to last byte: 0 for the default. */
 	int timeout_ms;
 	uint64_t max_bytes; /* the largest file taken: 0 for the default */
+	uint32_t max_files; /* files asked of the servers in a run: 0 for the default */
 	/* Optional: once triggered, every fetch under way ends at once, and later ones at once. */
 	const struct cancel *cancel;
 };
@@ -73,8 +85,10 @@ struct debuginfod;
 /*
  * A client for the servers of o->urls. Tokens that are not http:// or
  * https:// URLs (elfutils' "ima:" policies, file://) are skipped, with a
- * warning for all but "ima:"; repeated URLs are asked once. Returns 0 (a
- * client with no server is off), or -ENOMEM.
+ * warning for all but "ima:"; repeated URLs are asked once. A cache
+ * directory that is there but not the user's own, or that others may write
+ * into, turns the client off, with a warning. Returns 0 (a client with no
+ * server is off), or -ENOMEM.
  */
 int debuginfod__new(const struct debuginfod_opts *o, struct debuginfod **out);
 void debuginfod__free(struct debuginfod *d);
@@ -97,6 +111,8 @@ enum debuginfod_status {
 	DEBUGINFOD_CANCELLED,	       /* the cancel token was triggered */
 	DEBUGINFOD_CACHE_NOT_WRITABLE, /* the cache cannot take the file */
 	DEBUGINFOD_BAD_BUILD_ID,       /* the build ID asked for is not hex */
+	DEBUGINFOD_RUN_FILES_CAP,      /* the run asked for max_files already */
+	DEBUGINFOD_RUN_BYTES_CAP,      /* the run downloaded its bytes already */
 	DEBUGINFOD_NSTATUS,
 };
 
@@ -126,6 +142,16 @@ struct debuginfod_result {
  */
 int debuginfod__fetch(const struct debuginfod *d, const char *build_id_hex, char *path, size_t size,
 		      struct debuginfod_result *res);
+
+/* What a run took from the servers, and what the cache's cap removed. */
+struct debuginfod_budget {
+	uint64_t asked;	       /* fetches that needed the servers, those past max_files too */
+	uint64_t bytes;	       /* downloaded, whole or not */
+	uint64_t pruned;       /* files removed from the cache */
+	uint64_t pruned_bytes; /* their bytes */
+};
+
+void debuginfod__budget(const struct debuginfod *d, struct debuginfod_budget *out);
 
 /*
  * How long a miss is remembered, from the text of the cache's cache_miss_s

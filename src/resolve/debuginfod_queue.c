@@ -261,4 +261,5 @@ void debuginfod_queue__counts(struct debuginfod_queue *q, struct debuginfod_coun
 			out->status[q->reqs[i].status]++;
 	}
 	pthread_mutex_unlock(&q->lock);
+	debuginfod__budget(q->client, &out->spent);
 }

@@ -49,6 +49,7 @@ bool debuginfod_queue__wait(struct debuginfod_queue *q, uint64_t deadline_ns);
 struct debuginfod_counts {
 	uint64_t status[DEBUGINFOD_NSTATUS]; /* ended requests, by outcome */
 	uint64_t unfinished;		     /* queued or under way */
+	struct debuginfod_budget spent;	     /* the client's run: bytes, files pruned */
 };
 
 void debuginfod_queue__counts(struct debuginfod_queue *q, struct debuginfod_counts *out);

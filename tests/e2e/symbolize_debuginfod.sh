@@ -128,10 +128,7 @@ serve() {
 	node "$ROOT/tests/server/debuginfod.cjs" --mode "$1" --log "$SRV_LOG" \
 		--port-file "$pf" --build-id "$bid" ${2:+--file "$2"} 2>>"$TMP/srv.err" &
 	SRV_PID=$!
-	for _ in $(seq 100); do
-		[ -s "$pf" ] && break
-		sleep 0.1
-	done
+	await_file "$pf"
 	SRV_URL=http://127.0.0.1:$(cat "$pf")
 }
 unserve() {

@@ -24,6 +24,9 @@
 //   redirect       302 to /r/buildid/..., which serves --file
 //   redirect-loop  302 to itself, forever
 //   wrong          200 with --file, whose build ID is not the one asked for
+//   any            200 for any build ID: --file with its build ID (--file-build-id)
+//                  replaced by the one asked for, then --pad-mb MiB of zeros, as a
+//                  server an attacker runs (or fills) answers every binary it made
 "use strict";
 const fs = require("fs");
 const http = require("http");
@@ -38,11 +41,13 @@ for (let i = 2; i < process.argv.length; i++) {
 	case "--file": o.file = v; i++; break;
 	case "--build-id": o.buildId = v; i++; break;
 	case "--delay-ms": o.delayMs = Number(v); i++; break;
+	case "--file-build-id": o.fileBuildId = v; i++; break;
+	case "--pad-mb": o.padMb = Number(v); i++; break;
 	default: throw new Error(`unknown argument ${a}`);
 	}
 }
 if (!o.log) throw new Error("--log is required");
-if (["good", "late", "truncated", "redirect", "wrong"].includes(o.mode) && !o.file)
+if (["good", "late", "truncated", "redirect", "wrong", "any"].includes(o.mode) && !o.file)
 	throw new Error(`--mode ${o.mode} needs --file`);
 
 function record(entry) {
@@ -110,6 +115,20 @@ function handle(req, res) {
 		if (m[1]) res.writeHead(200).end(body());
 		else res.writeHead(302, { Location: "/r" + req.url }).end();
 		break;
+	case "any": {
+		const b = Buffer.from(body());
+		const at = b.indexOf(Buffer.from(o.fileBuildId, "hex"));
+		const id = Buffer.from(m[2], "hex");
+		if (at < 0 || id.length !== o.fileBuildId.length / 2) {
+			res.writeHead(404).end("Not found\n");
+			break;
+		}
+		id.copy(b, at);
+		const pad = Buffer.alloc((o.padMb ?? 0) << 20);
+		res.writeHead(200, { "Content-Length": String(b.length + pad.length) });
+		res.end(Buffer.concat([b, pad]));
+		break;
+	}
 	case "redirect-loop":
 		res.writeHead(302, { Location: req.url }).end();
 		break;

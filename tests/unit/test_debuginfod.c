@@ -912,3 +912,123 @@ TEST(debuginfod_queue_wait_is_bounded)
 	loopback__stop(&lb);
 	cancel__free(cn);
 }
+
+/* A run asks for at most max_files files, then says why it asks for no more. */
+TEST(debuginfod_run_file_cap)
+{
+	const char *cache = scratch("filecap");
+	struct debuginfod_opts o = {.cache_dir = cache, .timeout_ms = 5000, .max_files = 1};
+	struct loopback_reply replies[1] = {
+		LOOPBACK_REPLY("HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n")};
+	struct debuginfod_budget spent;
+	struct debuginfod_result res;
+	struct debuginfod *d;
+	struct loopback lb;
+
+	CHECK_INT(loopback__start(&lb, replies, 1), ==, 0);
+	o.urls = url_of(&lb, "");
+	d = client_opts(&o);
+	CHECK_OUTCOME(fetch(d, "abcd", &res), res, -ENOENT, DEBUGINFOD_NOT_FOUND);
+	CHECK_OUTCOME(fetch(d, "abce", &res), res, -EDQUOT, DEBUGINFOD_RUN_FILES_CAP);
+	CHECK_INT(files_in(cache, "abce"), ==, 0);
+	/* A remembered miss asks no server: not counted against the cap. */
+	CHECK_OUTCOME(fetch(d, "abcd", &res), res, -ENOENT, DEBUGINFOD_CACHED_MISS);
+	debuginfod__budget(d, &spent);
+	CHECK_U64(spent.asked, ==, 2);
+	loopback__stop(&lb);
+	debuginfod__free(d);
+}
+
+/*
+ * A run downloads at most twice max_bytes: the file that would go past it
+ * is refused, by its Content-Length, and counted apart from a file too large.
+ */
+TEST(debuginfod_run_byte_cap)
+{
+	const char *cache = scratch("bytecap");
+	struct debuginfod_opts o = {.cache_dir = cache, .timeout_ms = 5000};
+	struct loopback_reply replies[3];
+	struct debuginfod_budget spent;
+	struct debuginfod_result res;
+	struct elf_file e[3];
+	struct debuginfod *d;
+	struct loopback lb;
+	int i;
+
+	for (i = 0; i < 3; i++) {
+		debug_file(10 + i, &e[i]);
+		replies[i] = serve_file(&e[i]);
+		if (e[i].len + 100 > o.max_bytes)
+			o.max_bytes = e[i].len + 100;
+	}
+	CHECK_INT(loopback__start(&lb, replies, 3), ==, 0);
+	o.urls = url_of(&lb, "");
+	d = client_opts(&o);
+	CHECK_OUTCOME(fetch(d, e[0].hex, &res), res, 0, DEBUGINFOD_DOWNLOADED);
+	CHECK_OUTCOME(fetch(d, e[1].hex, &res), res, 0, DEBUGINFOD_DOWNLOADED);
+	CHECK_OUTCOME(fetch(d, e[2].hex, &res), res, -EFBIG, DEBUGINFOD_RUN_BYTES_CAP);
+	CHECK_INT(files_in(cache, e[2].hex), ==, 0);
+	debuginfod__budget(d, &spent);
+	CHECK_U64(spent.bytes, <=, 2 * o.max_bytes);
+	CHECK_U64(spent.bytes, >=, e[0].len + e[1].len);
+	loopback__stop(&lb);
+	debuginfod__free(d);
+	for (i = 0; i < 3; i++)
+		free((void *)replies[i].data);
+}
+
+/* Past four times max_bytes, a download prunes the files used longest ago. */
+TEST(debuginfod_cache_cap)
+{
+	const char *cache = scratch("cachecap");
+	struct debuginfod_opts o = {.cache_dir = cache, .timeout_ms = 5000};
+	struct loopback_reply replies[1];
+	struct debuginfod_budget spent;
+	struct debuginfod_result res;
+	struct elf_file a;
+	struct debuginfod *d;
+	struct loopback lb;
+	struct stat st;
+	char *old;
+
+	debug_file(0, &a);
+	o.max_bytes = a.len;
+	old = calloc(4, a.len);
+	CHECK(old);
+	put_file(entry(cache, "00aa"), old, 4 * a.len);
+	set_age(entry(cache, "00aa"), 3600);
+	replies[0] = serve_file(&a);
+	CHECK_INT(loopback__start(&lb, replies, 1), ==, 0);
+	o.urls = url_of(&lb, "");
+	d = client_opts(&o);
+	CHECK_OUTCOME(fetch(d, a.hex, &res), res, 0, DEBUGINFOD_DOWNLOADED);
+	CHECK_INT(stat(entry(cache, "00aa"), &st), ==, -1);
+	CHECK_INT(stat(entry(cache, a.hex), &st), ==, 0);
+	debuginfod__budget(d, &spent);
+	CHECK_U64(spent.pruned, ==, 1);
+	CHECK_U64(spent.pruned_bytes, ==, 4 * a.len);
+	loopback__stop(&lb);
+	debuginfod__free(d);
+	free(old);
+	free((void *)replies[0].data);
+}
+
+/* A cache directory another user may write into is refused: nothing fetched. */
+TEST(debuginfod_cache_dir_must_be_private)
+{
+	const char *cache = scratch("shared");
+	struct debuginfod_result res;
+	struct debuginfod *d;
+
+	CHECK_INT(chmod(cache, 01777), ==, 0);
+	d = client(closed_url(), cache);
+	CHECK(!debuginfod__enabled(d));
+	debuginfod__free(d);
+	/* Made so while the client ran: refused when a fetch opens it. */
+	CHECK_INT(chmod(cache, 0700), ==, 0);
+	d = client(closed_url(), cache);
+	CHECK(debuginfod__enabled(d));
+	CHECK_INT(chmod(cache, 0777), ==, 0);
+	CHECK_OUTCOME(fetch(d, "abcd", &res), res, -EPERM, DEBUGINFOD_CACHE_NOT_WRITABLE);
+	debuginfod__free(d);
+}

@@ -645,3 +645,52 @@ TEST(summary_kernel_fallbacks)
 		     "walk verified frame by frame (no bpf_loop)\n"));
 	free(text);
 }
+
+/*
+ * Names are data: a function, a file and a process named with escape
+ * sequences and newlines are shown escaped, in the top list and the loss
+ * lines alike; every newline of the summary is one of its own line ends.
+ */
+TEST(summary_names_shown_escaped)
+{
+	struct profile *p = profile__new(NULL);
+	struct profile_frame unmapped = {.address = 0x1234, .name = "[unknown]", .unknown = true},
+			     evil = {.address = 0x5678, .name = "f\033]0;pwned\a\ncprof: FORGED"};
+	struct profile_labels who = {.pid = 1, .comm = "\033[2J\r\xc2\x9b"};
+	struct summary_info in = {.hz = 99, .ncpus = 1};
+	char *text = NULL, *line, *end;
+	size_t len = 0, i;
+	uint32_t f[2];
+	FILE *out;
+
+	CHECK(p);
+	unmapped.system_name = unmapped.name;
+	evil.system_name = evil.name;
+	f[0] = profile__add_frame(p, &evil);
+	f[1] = profile__add_frame(p, &unmapped);
+	CHECK(f[0] && f[1]);
+	CHECK_INT(profile__add_sample(p, f, 2, &who, 5), ==, 0);
+	in.stats[CPROF_STAT_SAMPLES] = 5;
+	in.unmapped_samples =
+		summary__unmapped_samples(p, in.unmapped_who, sizeof(in.unmapped_who));
+	snprintf(in.unopened_who, sizeof(in.unopened_who), "lib\n\033x.so 1");
+	in.sym[SYM_STAT_FILES_UNOPENED] = 1;
+	out = open_memstream(&text, &len);
+	CHECK(out);
+	summary__print(out, p, &in, 10);
+	fclose(out);
+	CHECK(strstr(text, "  f\\x1b]0;pwned\\x07\\x0acprof: FORGED\n"));
+	CHECK(strstr(text, "shown as [unknown]: \\x1b[2J\\x0d\\xc2\\x9b 5\n"));
+	CHECK(strstr(text, "; in lib\\x0a\\x1bx.so 1\n"));
+	for (line = text; *line; line = end + 1) {
+		end = strchr(line, '\n');
+		CHECK(end);
+		CHECK(!strncmp(line, "cprof: ", 7) || !strncmp(line, "  ", 2));
+		CHECK(strncmp(line, "cprof: FORGED", 13));
+	}
+	for (i = 0; i < len; i++)
+		CHECK(text[i] == '\n' || ((unsigned char)text[i] >= 0x20 && text[i] != 0x7f));
+	CHECK(!strstr(text, "\xc2\x9b"));
+	profile__free(p);
+	free(text);
+}
