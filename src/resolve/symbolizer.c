@@ -76,16 +76,17 @@ struct space_state {
 	bool ns_read;	       /* ns_pid was looked up */
 	struct u64map *frames; /* (address << 1 | leaf) -> frame id, see resolve_user */
 	uint32_t generation;   /* of the ids in frames */
-	struct perf_map *perf_map; /* NULL until read (and while there is none) */
-	uint32_t perf_map_gen;	   /* times perf_map was replaced */
-	size_t perf_map_bad;	   /* malformed lines of the current perf_map */
-	bool perf_map_read;	   /* perf map read during this interval */
-	bool from_proc;		   /* read from /proc/PID/maps, not followed from its beginning */
-	bool refreshed;		   /* read again during this interval */
-	bool unread;		   /* from /proc, whose read failed: counted as gone */
-	bool verified;		   /* checked for a recycled PID during this interval */
-	uint64_t start_time;	   /* from /proc: a recycled PID is another process */
-	uint64_t exe_inode;	   /* from /proc: a changed program is another name and map */
+	struct perf_map *perf_map;	     /* NULL until read (and while there is none) */
+	uint32_t perf_map_gen;		     /* times perf_map was replaced */
+	size_t perf_map_bad;		     /* malformed lines of the current perf_map */
+	bool perf_map_read;		     /* perf map read during this interval */
+	struct perf_map_source perf_map_src; /* the file read last, when to read again */
+	bool from_proc;	     /* read from /proc/PID/maps, not followed from its beginning */
+	bool refreshed;	     /* read again during this interval */
+	bool unread;	     /* from /proc, whose read failed: counted as gone */
+	bool verified;	     /* checked for a recycled PID during this interval */
+	uint64_t start_time; /* from /proc: a recycled PID is another process */
+	uint64_t exe_inode;  /* from /proc: a changed program is another name and map */
 };
 
 /* A process read from /proc at seen_ns, to be read once more (symbolizer__recheck_new). */
@@ -201,9 +202,11 @@ struct symbolizer {
 	uint64_t elf_idle_ns;
 	uint64_t elf_swept_ns; /* when close_idle_elfs last looked */
 	char *debug_dir;
-	struct fresh_list fresh;   /* read from /proc lately, to be read once more */
-	struct table_store *store; /* borrowed: where files' symbols are kept; NULL: none */
-	struct elf_symtab *vdso;   /* our own vDSO, NULL if unavailable */
+	struct proc_file_stop stop;   /* when a debug file's CRC gives up */
+	struct debug_file_search dfs; /* its refusals, moved to stats after each search */
+	struct fresh_list fresh;      /* read from /proc lately, to be read once more */
+	struct table_store *store;    /* borrowed: where files' symbols are kept; NULL: none */
+	struct elf_symtab *vdso;      /* our own vDSO, NULL if unavailable */
 	uint8_t *vdso_image;
 	size_t vdso_size;
 	bool vdso_tried;
@@ -349,13 +352,34 @@ void symbolizer__set_debuginfod(struct symbolizer *s, struct debuginfod_queue *q
  * by its build ID, on a debuginfod server, asked for now (it comes while
  * sampling goes on).
  */
+/* The search for a debug file, with what it refuses counted in stats afterwards. */
+static struct debug_file_search *debug_search(struct symbolizer *s)
+{
+	s->dfs.dir = s->debug_dir;
+	s->dfs.stop = &s->stop;
+	return &s->dfs;
+}
+
+static void count_debug_refusals(struct symbolizer *s)
+{
+	int i;
+
+	for (i = PROC_FILE_LINK; i < PROC_FILE_REFUSALS; i++)
+		s->stats[SYM_STAT_DEBUG_REFUSED_LINK + i - PROC_FILE_LINK] += s->dfs.refused[i];
+	s->stats[SYM_STAT_DEBUG_CRC_STOPPED] += s->dfs.crc_stopped;
+	s->dfs = (struct debug_file_search){0};
+}
+
 static void attach_debug_file(struct symbolizer *s, uint32_t pid, const struct proc_map *m,
 			      struct elf_entry *e)
 {
 	struct elf_symtab *dbg = NULL;
 	const char *bid;
+	int err;
 
-	if (debug_file__find(s->debug_dir, pid, m->path, e->elf, &dbg) == 0) {
+	err = debug_file__find(debug_search(s), pid, m->path, e->elf, &dbg);
+	count_debug_refusals(s);
+	if (!err) {
 		if (elf_symtab__set_debug_file(e->elf, dbg) == 0) {
 			s->stats[SYM_STAT_DEBUG_FILES]++;
 			pr_debug("%s: symbols from %s", m->path, elf_symtab__debug_path(e->elf));
@@ -418,9 +442,13 @@ static void load_vdso_extras(struct symbolizer *s)
 {
 	struct elf_symtab *dbg = NULL;
 	struct utsname u;
+	int err;
 
-	if (uname(&u) == 0 && debug_file__find_vdso(s->debug_dir, u.release, s->vdso, &dbg) == 0 &&
-	    elf_symtab__set_debug_file(s->vdso, dbg) == 0) {
+	if (uname(&u))
+		return;
+	err = debug_file__find_vdso(debug_search(s), u.release, s->vdso, &dbg);
+	count_debug_refusals(s);
+	if (!err && elf_symtab__set_debug_file(s->vdso, dbg) == 0) {
 		s->stats[SYM_STAT_DEBUG_FILES]++;
 		pr_debug("[vdso]: symbols from %s", elf_symtab__debug_path(s->vdso));
 	}
@@ -597,11 +625,23 @@ static void read_ns_pid(struct symbolizer *s, struct space *sp);
 static void read_perf_map(struct symbolizer *s, struct space *sp)
 {
 	struct space_state *st = sp->priv;
+	struct perf_map_source *src = &st->perf_map_src;
+	enum proc_file_refusal was = src->refused;
+	bool was_capped = src->capped;
 	struct perf_map *pm = NULL;
+	int got;
 
 	read_ns_pid(s, sp);
-	if (!sp->pid || perf_map__read(sp->pid, st->ns_pid, &pm))
+	if (!sp->pid)
 		return;
+	got = perf_map__reread(sp->pid, st->ns_pid, src, &pm);
+	/* A refusal is counted once per process, not at every miss that meets it again. */
+	if (src->refused && src->refused != was)
+		s->stats[SYM_STAT_PERF_MAP_REFUSED_LINK + src->refused - PROC_FILE_LINK]++;
+	if (got <= 0)
+		return;
+	if (src->capped && !was_capped)
+		s->stats[SYM_STAT_PERF_MAPS_CAPPED]++;
 	s->stats[SYM_STAT_PERF_MAP_BAD_LINES] += perf_map__bad_lines(pm) - st->perf_map_bad;
 	st->perf_map_bad = perf_map__bad_lines(pm);
 	perf_map__free(st->perf_map);
@@ -1370,6 +1410,8 @@ static void reread_process(struct symbolizer *s, struct space *sp)
 		st->perf_map = NULL;
 		st->perf_map_bad = 0;
 		st->perf_map_gen++;
+		/* The new program's map is read afresh; a refusal already counted stays so. */
+		st->perf_map_src = (struct perf_map_source){.refused = st->perf_map_src.refused};
 	}
 	if (read_maps(s, sp) == 0 && st->unread)
 		uncount_gone(s, st);
@@ -2005,6 +2047,11 @@ const struct symbolizer_module *symbolizer__module(const struct symbolizer *s, u
 uint32_t symbolizer__generation(const struct symbolizer *s)
 {
 	return s->generation;
+}
+
+void symbolizer__set_stop(struct symbolizer *s, uint64_t deadline_ns, int (*requested)(void))
+{
+	s->stop = (struct proc_file_stop){.deadline_ns = deadline_ns, .requested = requested};
 }
 
 const uint64_t *symbolizer__stats(const struct symbolizer *s)
