@@ -458,15 +458,18 @@ static void refusals_sentence(char *buf, size_t size, const struct summary_info 
 
 	*buf = '\0';
 	if (!always && !maps && !dbg && !in->sym[SYM_STAT_PERF_MAPS_CAPPED] &&
-	    !in->sym[SYM_STAT_DEBUG_CRC_STOPPED])
+	    !in->sym[SYM_STAT_PERF_MAP_READS_POSTPONED] &&
+	    !in->sym[SYM_STAT_PERF_MAPS_OVER_BUDGET] && !in->sym[SYM_STAT_DEBUG_CRC_STOPPED])
 		return;
 	snprintf(buf, size, "perf maps refused %" PRIu64, maps);
 	reasons(buf, size, in, SYM_STAT_PERF_MAP_REFUSED_LINK, 3);
 	len = strlen(buf);
 	snprintf(buf + len, size - len,
-		 ", capped (only their first 32 MiB or 512Ki lines read) %" PRIu64
-		 "; debug files refused %" PRIu64,
-		 in->sym[SYM_STAT_PERF_MAPS_CAPPED], dbg);
+		 ", capped (only their first 16 MiB or 256Ki lines read) %" PRIu64
+		 ", reads put off to the next drain (0.1 s of reading per drain) %" PRIu64
+		 ", not read (all maps held 128 MiB) %" PRIu64 "; debug files refused %" PRIu64,
+		 in->sym[SYM_STAT_PERF_MAPS_CAPPED], in->sym[SYM_STAT_PERF_MAP_READS_POSTPONED],
+		 in->sym[SYM_STAT_PERF_MAPS_OVER_BUDGET], dbg);
 	reasons(buf, size, in, SYM_STAT_DEBUG_REFUSED_LINK, 4);
 	len = strlen(buf);
 	snprintf(buf + len, size - len, ", not checked (the run ended during their CRC) %" PRIu64,

@@ -31,15 +31,15 @@
 
 /*
  * Caps on one map, checked from its size before it is read. A Node service
- * with --perf-basic-prof writes some 80 bytes a function, so 32 MiB is
- * hundreds of thousands of functions, more than a profile shows. Reading,
- * sorting and holding that is the most one hostile file may cost: about
- * half a second on the sampling loop (so -d holds within a second) and
- * some 110 MB at peak. Beyond the caps the head of the file is used and the
- * map is counted as capped.
+ * with --perf-basic-prof writes some 80 bytes a function, so 16 MiB is some
+ * 200,000 functions, more than a profile shows. Reading, sorting and
+ * holding that is the most one hostile file may cost: some 50 ms of CPU on
+ * the sampling loop and 60 MB at peak (and on a loaded host every ms of
+ * CPU is stretched, while -d must hold). Beyond the caps the head of the
+ * file is used and the map is counted as capped.
  */
-#define MAX_BYTES (32u << 20)
-#define MAX_LINES (512u << 10)
+#define MAX_BYTES (16u << 20)
+#define MAX_LINES (256u << 10)
 /*
  * A map whose read cost more than REREAD_FREE_NS is read again no sooner
  * than REREAD_COST_FACTOR times that cost later: at most a tenth of a core.
@@ -66,7 +66,8 @@ struct perf_map {
 	size_t nranges;
 	size_t count;
 	size_t bad_lines;
-	bool capped; /* the file was longer than the caps: only its head was read */
+	bool capped;  /* the file was longer than the caps: only its head was read */
+	size_t bytes; /* held: names and ranges */
 	char *names;
 };
 
@@ -266,6 +267,7 @@ static int parse_capped(const char *text, size_t len, size_t max_lines, struct p
 		goto cleanup;
 	for (i = 0; i < m->nranges; i++)
 		m->ranges[i].name = m->names + (uintptr_t)m->ranges[i].name;
+	m->bytes = names_len + m->nranges * sizeof(*m->ranges);
 	*out = m;
 	m = NULL;
 cleanup:
@@ -418,6 +420,11 @@ size_t perf_map__count(const struct perf_map *m)
 size_t perf_map__bad_lines(const struct perf_map *m)
 {
 	return m ? m->bad_lines : 0;
+}
+
+size_t perf_map__bytes(const struct perf_map *m)
+{
+	return m ? m->bytes : 0;
 }
 
 bool perf_map__capped(const struct perf_map *m)

@@ -55,6 +55,8 @@ const char *perf_map__lookup(const struct perf_map *m, uint64_t addr);
 size_t perf_map__count(const struct perf_map *m);
 /* Number of lines that could not be parsed. */
 size_t perf_map__bad_lines(const struct perf_map *m);
+/* The memory its names and ranges hold (roughly what it costs to keep). */
+size_t perf_map__bytes(const struct perf_map *m);
 /* Whether the file was longer than the caps, so that only its head was read. */
 bool perf_map__capped(const struct perf_map *m);
 

@@ -63,6 +63,8 @@ enum symbolizer_stat {
 	SYM_STAT_PERF_MAP_REFUSED_NOT_REGULAR,
 	SYM_STAT_PERF_MAP_REFUSED_NOT_OWNER,
 	SYM_STAT_PERF_MAPS_CAPPED, /* longer than perf_map.c's caps: only their head was read */
+	SYM_STAT_PERF_MAP_READS_POSTPONED, /* to the next drain: this one's budget was spent */
+	SYM_STAT_PERF_MAPS_OVER_BUDGET,	   /* not read: all maps held PERF_MAPS_RUN_BYTES */
 	/* Debug file candidates refused by the rule or their size, in its order of reasons. */
 	SYM_STAT_DEBUG_REFUSED_LINK,
 	SYM_STAT_DEBUG_REFUSED_NOT_REGULAR,

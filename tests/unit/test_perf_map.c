@@ -257,7 +257,7 @@ static uint32_t write_big_map(const char *head, size_t lines, size_t pad)
 	return fake;
 }
 
-/* Past 32 MiB only the head is read, whole lines; past 512Ki lines, the first ones. */
+/* Past 16 MiB only the head is read, whole lines; past 256Ki lines, the first ones. */
 TEST(perf_map_caps_bytes_and_lines)
 {
 	struct perf_map_source src = {0};
@@ -265,26 +265,26 @@ TEST(perf_map_caps_bytes_and_lines)
 	uint32_t fake;
 	char path[64];
 
-	fake = write_big_map("1000 10 head\n", 0, 40u << 20);
+	fake = write_big_map("1000 10 head\n", 0, 20u << 20);
 	snprintf(path, sizeof(path), "/tmp/perf-%u.map", fake);
 	CHECK_INT(perf_map__reread(getpid(), fake, &src, &m), ==, 1);
 	CHECK_STR(perf_map__lookup(m, 0x1008), "head");
 	CHECK(perf_map__capped(m));
 	CHECK(src.capped);
 	/* Capped lines are not counted as malformed, nor a line cut in two. */
-	CHECK_INT(perf_map__bad_lines(m), ==, ((32u << 20) - 13) / 64);
+	CHECK_INT(perf_map__bad_lines(m), ==, ((16u << 20) - 13) / 64);
 	perf_map__free(m);
 	/* The same file (longer or not): its head has not changed, it is not read again. */
 	CHECK_INT(perf_map__reread(getpid(), fake, &src, &m), ==, 0);
 	CHECK(m == NULL);
 	unlink(path);
 
-	fake = write_big_map("", (512u << 10) + 1, 0);
+	fake = write_big_map("", (256u << 10) + 1, 0);
 	CHECK_INT(perf_map__read(getpid(), fake, &m), ==, 0);
 	CHECK(perf_map__capped(m));
-	CHECK_U64(perf_map__count(m), ==, 512u << 10);
+	CHECK_U64(perf_map__count(m), ==, 256u << 10);
 	CHECK_STR(perf_map__lookup(m, 0x100000), "f0");
-	CHECK(perf_map__lookup(m, 0x100000 + (512u << 10) * 2) == NULL);
+	CHECK(perf_map__lookup(m, 0x100000 + (256u << 10) * 2) == NULL);
 	perf_map__free(m);
 	unlink(path);
 }
