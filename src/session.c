@@ -82,7 +82,9 @@
 /* Per CPU, for the kernel's process records: some 90 exec'ing processes' worth. */
 #define RECORD_PAGES	  16
 #define DRAIN_INTERVAL_MS 1000
-#define MAX_FRAMES	  (2 * CPROF_MAX_STACK_DEPTH + 2)
+/* How long past -d a debug file's CRC may still run: the last drain names its frames too. */
+#define STOP_GRACE_MS 500
+#define MAX_FRAMES    (2 * CPROF_MAX_STACK_DEPTH + 2)
 /* The unwind tables kept between runs: some 1,000 programs' and libraries' (libc's is 93 KB). */
 #define TABLE_STORE_BYTES (64ull << 20)
 /* Unwind table rows a profile of some processes starts with: 1 MB of map. */
@@ -1190,6 +1192,7 @@ static int prepare(struct run *r)
 		pr_err("out of memory");
 		return -ENOMEM;
 	}
+	symbolizer__set_stop(r->sym, UINT64_MAX, signals__stop_requested);
 	if (o->debuginfod)
 		start_fetches(r);
 	so.unwinder = open_unwinder(r);
@@ -1261,6 +1264,10 @@ static int start(struct run *r)
 	if (r->unwinder)
 		find_user_registers(r);
 	r->deadline = o->duration_ms ? r->start + o->duration_ms * 1000000ull : UINT64_MAX;
+	/* A debug file's CRC gives way to -d, with room for the last drain, and to a signal. */
+	symbolizer__set_stop(r->sym,
+			     o->duration_ms ? r->deadline + STOP_GRACE_MS * 1000000ull : UINT64_MAX,
+			     signals__stop_requested);
 	r->next_drain = r->start + DRAIN_INTERVAL_MS * 1000000ull;
 	r->next_boundary = UINT64_MAX;
 	if (o->interval_ms) {

@@ -7,6 +7,7 @@
 
 #include "build/profile.h"
 #include "lib/kernel_caps.h"
+#include "lib/proc_file.h"
 #include "lib/term_text.h"
 #include "lib/u64map.h"
 #include "lib/words.h"
@@ -489,6 +490,64 @@ static void user_stacks_comment(char *buf, size_t size, const struct summary_inf
  * "debuginfod: 3 debug files asked for: 1 downloaded, 2 from the cache; 1
  * failed: 1 not found", or "" when none was asked for.
  */
+/* " (REASON N, ...)": the reasons counted from stat first, in lib/proc_file.h's order. */
+static void reasons(char *buf, size_t size, const struct summary_info *in, int first, int nreasons)
+{
+	size_t len = strlen(buf);
+	const char *sep = " (";
+	int i;
+
+	for (i = 0; i < nreasons; i++) {
+		if (!in->sym[first + i])
+			continue;
+		snprintf(buf + len, size - len, "%s%s %" PRIu64, sep,
+			 proc_file__refusal_name(PROC_FILE_LINK + i), in->sym[first + i]);
+		len = strlen(buf);
+		sep = ", ";
+	}
+	if (*sep == ',')
+		snprintf(buf + len, size - len, ")");
+}
+
+static uint64_t sum(const uint64_t *v, int n)
+{
+	uint64_t t = 0;
+
+	while (n--)
+		t += v[n];
+	return t;
+}
+
+/*
+ * Files opened on a process's behalf that its rule refused or capped
+ * (lib/proc_file.h): "" when none, unless always.
+ */
+static void refusals_sentence(char *buf, size_t size, const struct summary_info *in, bool always)
+{
+	uint64_t maps = sum(&in->sym[SYM_STAT_PERF_MAP_REFUSED_LINK], 3);
+	uint64_t dbg = sum(&in->sym[SYM_STAT_DEBUG_REFUSED_LINK], 4);
+	size_t len;
+
+	*buf = '\0';
+	if (!always && !maps && !dbg && !in->sym[SYM_STAT_PERF_MAPS_CAPPED] &&
+	    !in->sym[SYM_STAT_PERF_MAP_READS_POSTPONED] &&
+	    !in->sym[SYM_STAT_PERF_MAPS_OVER_BUDGET] && !in->sym[SYM_STAT_DEBUG_CRC_STOPPED])
+		return;
+	snprintf(buf, size, "perf maps refused %" PRIu64, maps);
+	reasons(buf, size, in, SYM_STAT_PERF_MAP_REFUSED_LINK, 3);
+	len = strlen(buf);
+	snprintf(buf + len, size - len,
+		 ", capped (only their first 16 MiB or 256Ki lines read) %" PRIu64
+		 ", reads put off to the next drain (0.1 s of reading per drain) %" PRIu64
+		 ", not read (all maps held 128 MiB) %" PRIu64 "; debug files refused %" PRIu64,
+		 in->sym[SYM_STAT_PERF_MAPS_CAPPED], in->sym[SYM_STAT_PERF_MAP_READS_POSTPONED],
+		 in->sym[SYM_STAT_PERF_MAPS_OVER_BUDGET], dbg);
+	reasons(buf, size, in, SYM_STAT_DEBUG_REFUSED_LINK, 4);
+	len = strlen(buf);
+	snprintf(buf + len, size - len, ", not checked (the run ended during their CRC) %" PRIu64,
+		 in->sym[SYM_STAT_DEBUG_CRC_STOPPED]);
+}
+
 static void debuginfod_sentence(char *buf, size_t size, const struct summary_info *in)
 {
 	const struct debuginfod_counts *c = &in->fetched;
@@ -627,6 +686,11 @@ int summary__add_comments(struct profile *p, const struct summary_info *in)
 		 in->sym[SYM_STAT_DEBUG_FILES], in->sym[SYM_STAT_PERF_MAP_BAD_LINES],
 		 in->sym[SYM_STAT_ELF_FILES], in->sym[SYM_STAT_ELF_FILES_CLOSED],
 		 in->sym[SYM_STAT_FUNCTION_STARTS]);
+	err = profile__add_comment(p, buf);
+	if (err)
+		return err;
+	memcpy(buf, "cprof: ", 7);
+	refusals_sentence(buf + 7, sizeof(buf) - 7, in, true);
 	err = profile__add_comment(p, buf);
 	if (err)
 		return err;
@@ -795,6 +859,9 @@ static void print_unnamed(FILE *f, uint64_t total, const struct summary_info *in
 	if (n)
 		fprintf(f, "cprof: %" PRIu64 " malformed perf map %s skipped\n", n,
 			plural(n, "line", "lines"));
+	refusals_sentence(line, sizeof(line), in, false);
+	if (*line)
+		fprintf(f, "cprof: %s\n", line);
 	debuginfod_sentence(line, sizeof(line), in);
 	if (*line)
 		fprintf(f, "cprof: %s\n", line);

@@ -9,9 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <linux/openat2.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "lib/file.h"
@@ -31,52 +29,6 @@ int procfs__read_small(const char *path, char *buf, size_t size)
 int procfs__read_all(const char *path, char **out, size_t *len)
 {
 	return gone_errno(file__read_all(path, out, len));
-}
-
-/*
- * Symlinks are resolved inside the process's root (RESOLVE_IN_ROOT), so a
- * file that a container controls cannot make cprof read a host file by
- * linking to it. Kernels before 5.6 lack openat2; there only the last
- * component is protected (O_NOFOLLOW). O_NONBLOCK keeps a FIFO from blocking
- * the open; it is then refused with everything else that is not a regular file.
- */
-int procfs__open_in_root(uint32_t pid, const char *path)
-{
-	struct open_how how = {
-		.flags = O_RDONLY | O_CLOEXEC | O_NONBLOCK,
-		.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS,
-	};
-	char root[64];
-	struct stat st;
-	int dfd, fd, err;
-
-	if (pid)
-		snprintf(root, sizeof(root), "/proc/%u/root", pid);
-	else
-		snprintf(root, sizeof(root), "/");
-	dfd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (dfd < 0)
-		return gone_errno(-errno);
-	while (*path == '/')
-		path++;
-#ifdef SYS_openat2
-	fd = (int)syscall(SYS_openat2, dfd, path, &how, sizeof(how));
-#else
-	(void)how;
-	fd = -1;
-	errno = ENOSYS;
-#endif
-	if (fd < 0 && errno == ENOSYS)
-		fd = openat(dfd, path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOFOLLOW);
-	err = fd < 0 ? -errno : 0;
-	close(dfd);
-	if (err)
-		return err;
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
-		close(fd);
-		return -EINVAL;
-	}
-	return fd;
 }
 
 int procfs__comm(uint32_t pid, char *buf, size_t size)
@@ -196,22 +148,34 @@ bool procfs__is_kernel_thread(uint32_t pid)
 	return stat_field(pid, 9, &flags) == 0 && (flags & 0x00200000ull);
 }
 
-int procfs__tgid(uint32_t tid, uint32_t *tgid)
+/* The first number of a /proc/PID/status line ("Tgid:", "Uid:"). */
+static int status_u32(uint32_t pid, const char *field, uint32_t *out)
 {
 	const char *p, *end;
 	char buf[4096];
 	uint64_t v;
 	int err;
 
-	err = status_field(tid, "Tgid:", buf, sizeof(buf), &p, &end);
+	err = status_field(pid, field, buf, sizeof(buf), &p, &end);
 	if (err)
 		return err == -ENOENT ? -EINVAL : err;
 	while (p < end && (*p == ' ' || *p == '\t'))
 		p++;
 	if (!textscan__dec(&p, end, &v) || v > UINT32_MAX)
 		return -EINVAL;
-	*tgid = (uint32_t)v;
+	*out = (uint32_t)v;
 	return 0;
+}
+
+/* The real uid, as our user namespace (the host's) sees it: as fstat shows owners. */
+int procfs__uid(uint32_t pid, uint32_t *uid)
+{
+	return status_u32(pid, "Uid:", uid);
+}
+
+int procfs__tgid(uint32_t tid, uint32_t *tgid)
+{
+	return status_u32(tid, "Tgid:", tgid);
 }
 
 int procfs__perf_max_sample_rate(uint64_t *rate)

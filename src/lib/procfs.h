@@ -10,15 +10,12 @@
 /* lib/file.h's readers for /proc files: a file that is not there means -ESRCH, "gone". */
 int procfs__read_small(const char *path, char *buf, size_t size);
 int procfs__read_all(const char *path, char **out, size_t *len);
-/*
- * Opens the regular file at path (absolute) as process pid sees it, through
- * its root directory; pid 0 means our own root. Returns an fd or -errno.
- */
-int procfs__open_in_root(uint32_t pid, const char *path);
 /* Process name from /proc/PID/comm without the newline; -ESRCH when gone. */
 int procfs__comm(uint32_t pid, char *buf, size_t size);
 /* True while /proc/PID exists (a zombie still counts). */
 bool procfs__pid_exists(uint32_t pid);
+/* The process's real user ID from /proc/PID/status, as the host sees it. */
+int procfs__uid(uint32_t pid, uint32_t *uid);
 /* The thread group (process) a thread ID belongs to, from /proc/TID/status. */
 int procfs__tgid(uint32_t tid, uint32_t *tgid);
 /* The PID in the process's own PID namespace (last NSpid field); = pid if not namespaced. */

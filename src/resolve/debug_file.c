@@ -2,10 +2,12 @@
 /*
  * Separate debug file lookup; see debug_file.h for the search order.
  *
- * Every candidate is opened with procfs__open_in_root, so a container's
- * symlinks resolve inside the container and FIFOs are refused, and is
- * verified before it is used: the name alone says nothing about which build
- * a file came from.
+ * Every candidate is opened by lib/proc_file.h's rule, so a container's
+ * symlinks resolve inside the container, FIFOs are refused, and a file the
+ * process's user could not read is not read for it; and is verified before
+ * it is used: the name alone says nothing about which build a file came
+ * from. Its size is checked before its CRC is taken, and the CRC stops when
+ * the search's stop says so: a debuglink may name a sparse terabyte.
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -18,21 +20,29 @@
 
 #define LOG_MODULE "debugfile"
 #include "lib/log.h"
-#include "lib/procfs.h"
+#include "lib/proc_file.h"
 #include "resolve/debug_file.h"
 #include "resolve/elf_symtab.h"
 
 #define PATH_SIZE 4096
+/*
+ * The largest debug file taken. The biggest real ones (a browser's or a
+ * compiler's, with full DWARF) are a few GiB; past that a file is not a
+ * plausible debug file, and its CRC alone would cost seconds.
+ */
+#define MAX_BYTES (4ull << 30)
+/* CRC this much between looks at the stop: some milliseconds. */
+#define CRC_CHUNK (1u << 20)
 
 enum check {
 	CHECK_BUILD_ID,
 	CHECK_CRC,
 };
 
-/* CRC32 (as in .gnu_debuglink) of a whole file, read from offset 0 to its end. */
-static int file_crc32(int fd, uint32_t *crc)
+/* CRC32 (as in .gnu_debuglink) of a whole file; -ECANCELED if stop says so first. */
+static int file_crc32(int fd, const struct proc_file_stop *stop, uint32_t *crc)
 {
-	size_t size = 1 << 18;
+	size_t size = CRC_CHUNK;
 	unsigned char *buf = malloc(size);
 	uLong c = crc32(0L, Z_NULL, 0);
 	off_t off = 0;
@@ -42,6 +52,10 @@ static int file_crc32(int fd, uint32_t *crc)
 	if (!buf)
 		return -ENOMEM;
 	for (;;) {
+		if (proc_file__should_stop(stop)) {
+			err = -ECANCELED;
+			break;
+		}
 		n = pread(fd, buf, size, off);
 		if (n < 0) {
 			if (errno == EINTR)
@@ -60,31 +74,69 @@ static int file_crc32(int fd, uint32_t *crc)
 	return err;
 }
 
+/* Opens path in root_pid's root by the rule, within the size cap; counts a refusal. */
+static int open_candidate(struct debug_file_search *ds, uint32_t root_pid, const char *path,
+			  const char *display)
+{
+	enum proc_file_refusal why;
+	struct stat st;
+	int fd;
+
+	fd = proc_file__open(root_pid, path, PROC_FILE_OWNED, &why);
+	if (fd >= 0 && (fstat(fd, &st) || (uint64_t)st.st_size > MAX_BYTES)) {
+		close(fd);
+		fd = -EFBIG;
+		why = PROC_FILE_TOO_BIG;
+	}
+	if (why) {
+		ds->refused[why]++;
+		pr_debug("%s: refused: %s", display, proc_file__refusal_name(why));
+	}
+	return fd;
+}
+
+static int check_crc(struct debug_file_search *ds, int fd, const char *display,
+		     const struct elf_symtab *e)
+{
+	uint32_t want_crc = 0, crc;
+	int err;
+
+	elf_symtab__debuglink(e, &want_crc);
+	err = file_crc32(fd, ds->stop, &crc);
+	if (err == -ECANCELED) {
+		ds->crc_stopped++;
+		pr_debug("%s: CRC not finished: the run is ending", display);
+		return err;
+	}
+	if (err || crc != want_crc) {
+		pr_debug("%s: CRC %08x, the debuglink wants %08x: another build", display,
+			 err ? 0 : crc, want_crc);
+		return err ? err : -ESTALE;
+	}
+	return 0;
+}
+
 /* Opens path in root_pid's root and keeps it if it is e's debug file. */
-static int try_candidate(uint32_t root_pid, const char *path, const struct elf_symtab *e,
-			 enum check check, struct elf_symtab **out)
+static int try_candidate(struct debug_file_search *ds, uint32_t root_pid, const char *path,
+			 const struct elf_symtab *e, enum check check, struct elf_symtab **out)
 {
 	char display[PATH_SIZE + 32];
 	struct elf_symtab *dbg = NULL;
 	const char *want_id = elf_symtab__build_id(e), *got_id;
-	uint32_t want_crc = 0, crc;
 	int fd, err;
 
-	fd = procfs__open_in_root(root_pid, path);
-	if (fd < 0)
-		return fd;
 	if (root_pid)
 		snprintf(display, sizeof(display), "/proc/%u/root%s", root_pid, path);
 	else
 		snprintf(display, sizeof(display), "%s", path);
+	fd = open_candidate(ds, root_pid, path, display);
+	if (fd < 0)
+		return fd;
 	if (check == CHECK_CRC) {
-		elf_symtab__debuglink(e, &want_crc);
-		err = file_crc32(fd, &crc);
-		if (err || crc != want_crc) {
-			pr_debug("%s: CRC %08x, the debuglink wants %08x: another build", display,
-				 err ? 0 : crc, want_crc);
+		err = check_crc(ds, fd, display, e);
+		if (err) {
 			close(fd);
-			return err ? err : -ESTALE;
+			return err;
 		}
 	}
 	err = elf_symtab__open_fd(fd, display, &dbg);
@@ -121,9 +173,10 @@ static bool same_root(uint32_t pid)
 	return ours.st_dev == theirs.st_dev && ours.st_ino == theirs.st_ino;
 }
 
-int debug_file__find(const char *debug_dir, uint32_t pid, const char *path,
+int debug_file__find(struct debug_file_search *ds, uint32_t pid, const char *path,
 		     const struct elf_symtab *e, struct elf_symtab **out)
 {
+	const char *debug_dir = ds->dir;
 	const char *id = elf_symtab__build_id(e), *link = elf_symtab__debuglink(e, NULL);
 	uint32_t roots[2] = {0, pid};
 	char cand[PATH_SIZE], dir[PATH_SIZE];
@@ -139,7 +192,7 @@ int debug_file__find(const char *debug_dir, uint32_t pid, const char *path,
 			n = snprintf(cand, sizeof(cand), "%s/.build-id/%.2s/%s.debug", debug_dir,
 				     id, id + 2);
 			if (n < (int)sizeof(cand) &&
-			    !try_candidate(roots[i], cand, e, CHECK_BUILD_ID, out))
+			    !try_candidate(ds, roots[i], cand, e, CHECK_BUILD_ID, out))
 				return 0;
 		}
 	if (!link || !path || path[0] != '/')
@@ -148,24 +201,24 @@ int debug_file__find(const char *debug_dir, uint32_t pid, const char *path,
 	/* The directory without its trailing slash: "" for a file in "/". */
 	snprintf(dir, sizeof(dir), "%.*s", (int)(slash - path), path);
 	n = snprintf(cand, sizeof(cand), "%s/%s", dir, link);
-	if (n < (int)sizeof(cand) && !try_candidate(pid, cand, e, CHECK_CRC, out))
+	if (n < (int)sizeof(cand) && !try_candidate(ds, pid, cand, e, CHECK_CRC, out))
 		return 0;
 	n = snprintf(cand, sizeof(cand), "%s/.debug/%s", dir, link);
-	if (n < (int)sizeof(cand) && !try_candidate(pid, cand, e, CHECK_CRC, out))
+	if (n < (int)sizeof(cand) && !try_candidate(ds, pid, cand, e, CHECK_CRC, out))
 		return 0;
 	if (debug_dir)
 		for (i = 0; i < nroots; i++) {
 			n = snprintf(cand, sizeof(cand), "%s%s/%s", debug_dir, dir, link);
 			if (n < (int)sizeof(cand) &&
-			    !try_candidate(roots[i], cand, e, CHECK_CRC, out))
+			    !try_candidate(ds, roots[i], cand, e, CHECK_CRC, out))
 				return 0;
 		}
 	return -ENOENT;
 }
 
 /* MODULES/vdso/: its build-ID link, then the images by name. */
-static int find_in_modules(const char *modules, const char *id, const struct elf_symtab *e,
-			   struct elf_symtab **out)
+static int find_in_modules(struct debug_file_search *ds, const char *modules, const char *id,
+			   const struct elf_symtab *e, struct elf_symtab **out)
 {
 	static const char *const names[] = {"vdso64.so", "vdso.so", "vdso32.so", "vdsox32.so"};
 	char cand[PATH_SIZE];
@@ -173,19 +226,20 @@ static int find_in_modules(const char *modules, const char *id, const struct elf
 	int n;
 
 	n = snprintf(cand, sizeof(cand), "%s/vdso/.build-id/%.2s/%s.debug", modules, id, id + 2);
-	if (n < (int)sizeof(cand) && !try_candidate(0, cand, e, CHECK_BUILD_ID, out))
+	if (n < (int)sizeof(cand) && !try_candidate(ds, 0, cand, e, CHECK_BUILD_ID, out))
 		return 0;
 	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
 		n = snprintf(cand, sizeof(cand), "%s/vdso/%s", modules, names[i]);
-		if (n < (int)sizeof(cand) && !try_candidate(0, cand, e, CHECK_BUILD_ID, out))
+		if (n < (int)sizeof(cand) && !try_candidate(ds, 0, cand, e, CHECK_BUILD_ID, out))
 			return 0;
 	}
 	return -ENOENT;
 }
 
-int debug_file__find_vdso(const char *debug_dir, const char *release, const struct elf_symtab *e,
-			  struct elf_symtab **out)
+int debug_file__find_vdso(struct debug_file_search *ds, const char *release,
+			  const struct elf_symtab *e, struct elf_symtab **out)
 {
+	const char *debug_dir = ds->dir;
 	const char *id = elf_symtab__build_id(e);
 	char modules[PATH_SIZE];
 	int n;
@@ -195,15 +249,15 @@ int debug_file__find_vdso(const char *debug_dir, const char *release, const stru
 		return -ENOENT;
 	if (debug_dir && !*debug_dir)
 		debug_dir = NULL;
-	if (debug_dir && !debug_file__find(debug_dir, 0, NULL, e, out))
+	if (debug_dir && !debug_file__find(ds, 0, NULL, e, out))
 		return 0;
 	if (!release || !*release || strchr(release, '/'))
 		return -ENOENT;
 	if (debug_dir) {
 		n = snprintf(modules, sizeof(modules), "%s/lib/modules/%s", debug_dir, release);
-		if (n < (int)sizeof(modules) && !find_in_modules(modules, id, e, out))
+		if (n < (int)sizeof(modules) && !find_in_modules(ds, modules, id, e, out))
 			return 0;
 	}
 	snprintf(modules, sizeof(modules), "/lib/modules/%s", release);
-	return find_in_modules(modules, id, e, out);
+	return find_in_modules(ds, modules, id, e, out);
 }

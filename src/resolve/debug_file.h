@@ -17,7 +17,17 @@
 
 #include <stdint.h>
 
+#include "lib/proc_file.h"
+
 struct elf_symtab;
+
+/* Where to look, when to stop, and what was refused (added to, never reset). */
+struct debug_file_search {
+	const char *dir;		      /* DEBUG_DIR; NULL or "" for none */
+	const struct proc_file_stop *stop;    /* when a CRC in progress ends; NULL: never */
+	uint64_t refused[PROC_FILE_REFUSALS]; /* candidates refused, by reason */
+	uint64_t crc_stopped;		      /* CRCs the stop cut short */
+};
 
 /* Debian's (and GDB's) default DEBUG_DIR. */
 #define DEBUG_FILE_DEFAULT_DIR "/usr/lib/debug"
@@ -29,7 +39,7 @@ struct elf_symtab;
  * process's root when that differs (debug packages installed in a
  * container). Returns 0 with *out set, or -ENOENT when there is none.
  */
-int debug_file__find(const char *debug_dir, uint32_t pid, const char *path,
+int debug_file__find(struct debug_file_search *ds, uint32_t pid, const char *path,
 		     const struct elf_symtab *e, struct elf_symtab **out);
 
 /*
@@ -42,7 +52,7 @@ int debug_file__find(const char *debug_dir, uint32_t pid, const char *path,
  * images are tried by name too (arm64 makes no links). All in our own
  * root: the vDSO is the kernel's, not the process's. 0, or -ENOENT.
  */
-int debug_file__find_vdso(const char *debug_dir, const char *release, const struct elf_symtab *e,
-			  struct elf_symtab **out);
+int debug_file__find_vdso(struct debug_file_search *ds, const char *release,
+			  const struct elf_symtab *e, struct elf_symtab **out);
 
 #endif

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: MIT
 /*
  * Perf map parser. The file is written by the profiled process, so it is
- * as untrusted as its memory map: a line that is not "START SIZE NAME" is
- * counted and skipped, sizes that run past the address space are refused,
- * and the file is read no further than its real size.
+ * as untrusted as its memory map: it is opened by lib/proc_file.h's rule
+ * (no link, a regular file of the process's own user), a line that is not
+ * "START SIZE NAME" is counted and skipped, sizes that run past the address
+ * space are refused, and no more than the caps below is read of it.
  *
  * Runtimes append a line whenever they place code, and reuse the memory of
  * code they freed, so two lines may cover the same address: the later line
@@ -13,6 +14,7 @@
  * ordered by line number. A lookup is then one binary search.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,12 +22,31 @@
 #include <unistd.h>
 
 #define LOG_MODULE "perfmap"
-#include "lib/file.h"
+#include "lib/clock.h"
 #include "lib/log.h"
-#include "lib/procfs.h"
+#include "lib/proc_file.h"
 #include "lib/range.h"
 #include "lib/textscan.h"
 #include "resolve/perf_map.h"
+
+/*
+ * Caps on one map, checked from its size before it is read. A Node service
+ * with --perf-basic-prof writes some 80 bytes a function, so 16 MiB is some
+ * 200,000 functions, more than a profile shows. Reading, sorting and
+ * holding that is the most one hostile file may cost: some 50 ms of CPU on
+ * the sampling loop and 60 MB at peak (and on a loaded host every ms of
+ * CPU is stretched, while -d must hold). Beyond the caps the head of the
+ * file is used and the map is counted as capped.
+ */
+#define MAX_BYTES (16u << 20)
+#define MAX_LINES (256u << 10)
+/*
+ * A map whose read cost more than REREAD_FREE_NS is read again no sooner
+ * than REREAD_COST_FACTOR times that cost later: at most a tenth of a core.
+ * Cheaper ones are read at every miss that asks (once an interval).
+ */
+#define REREAD_COST_FACTOR 10
+#define REREAD_FREE_NS	   1000000
 
 struct pm_line {
 	uint64_t start;
@@ -45,6 +66,8 @@ struct perf_map {
 	size_t nranges;
 	size_t count;
 	size_t bad_lines;
+	bool capped;  /* the file was longer than the caps: only its head was read */
+	size_t bytes; /* held: names and ranges */
 	char *names;
 };
 
@@ -177,7 +200,7 @@ cleanup:
 	return err;
 }
 
-int perf_map__parse(const char *text, size_t len, struct perf_map **out)
+static int parse_capped(const char *text, size_t len, size_t max_lines, struct perf_map **out)
 {
 	struct pm_line *lines = NULL;
 	struct perf_map *m;
@@ -204,6 +227,10 @@ int perf_map__parse(const char *text, size_t len, struct perf_map **out)
 		size_t name_len;
 		struct pm_line l;
 
+		if (n == max_lines) {
+			m->capped = true;
+			break;
+		}
 		if (eol > p && parse_line(p, eol, &l, &name, &name_len)) {
 			if (n == cap) {
 				size_t ncap = cap ? cap * 2 : 256;
@@ -228,11 +255,19 @@ int perf_map__parse(const char *text, size_t len, struct perf_map **out)
 		p = nl ? nl + 1 : end;
 	}
 	m->count = n;
+	/* The arena was sized for the whole text; only the names are kept. */
+	if (names_len) {
+		char *shrunk = realloc(m->names, names_len);
+
+		if (shrunk)
+			m->names = shrunk;
+	}
 	err = build_ranges(m, lines, n);
 	if (err)
 		goto cleanup;
 	for (i = 0; i < m->nranges; i++)
 		m->ranges[i].name = m->names + (uintptr_t)m->ranges[i].name;
+	m->bytes = names_len + m->nranges * sizeof(*m->ranges);
 	*out = m;
 	m = NULL;
 cleanup:
@@ -241,31 +276,121 @@ cleanup:
 	return err;
 }
 
-int perf_map__read(uint32_t pid, uint32_t ns_pid, struct perf_map **out)
+int perf_map__parse(const char *text, size_t len, struct perf_map **out)
 {
-	char path[64], *buf = NULL;
-	size_t len = 0;
+	return parse_capped(text, len, SIZE_MAX, out);
+}
+
+/* Whether the file st describes is the one src read last, or only longer than its capped head. */
+static bool unchanged(const struct perf_map_source *src, const struct stat *st)
+{
+	if (src->ino != (uint64_t)st->st_ino || src->dev != (uint64_t)st->st_dev)
+		return false;
+	if (src->capped)
+		return (uint64_t)st->st_size >= src->size;
+	return src->size == (uint64_t)st->st_size &&
+	       src->mtime_ns == (int64_t)st->st_mtim.tv_sec * 1000000000 + st->st_mtim.tv_nsec;
+}
+
+/* The first len bytes of fd, cut after the last whole line when the file goes on. */
+static int read_head(int fd, size_t len, bool cut, char **out, size_t *got)
+{
+	char *buf = malloc(len + 1), *nl;
+	size_t n = 0;
+	ssize_t r;
+
+	if (!buf)
+		return -ENOMEM;
+	while (n < len) {
+		r = pread(fd, buf + n, len - n, (off_t)n);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0) {
+			free(buf);
+			return -errno;
+		}
+		if (!r)
+			break;
+		n += (size_t)r;
+	}
+	if (cut) {
+		nl = memrchr(buf, '\n', n);
+		n = nl ? (size_t)(nl - buf) + 1 : 0;
+	}
+	*out = buf;
+	*got = n;
+	return 0;
+}
+
+static int read_capped(int fd, const struct stat *st, struct perf_map **out)
+{
+	bool over = (uint64_t)st->st_size > MAX_BYTES;
+	size_t len = over ? MAX_BYTES : (size_t)st->st_size, got = 0;
+	char *buf = NULL;
+	int err;
+
+	err = read_head(fd, len, over, &buf, &got);
+	if (err)
+		return err;
+	err = parse_capped(buf, got, MAX_LINES, out);
+	free(buf);
+	if (!err && over)
+		(*out)->capped = true;
+	return err;
+}
+
+int perf_map__reread(uint32_t pid, uint32_t ns_pid, struct perf_map_source *src,
+		     struct perf_map **out)
+{
+	uint64_t t0 = clock__mono_ns(), t1;
+	enum proc_file_refusal why;
+	char path[64];
+	struct stat st;
 	int fd, err;
 
 	*out = NULL;
+	if (t0 < src->next_read_ns)
+		return 0;
 	snprintf(path, sizeof(path), "/tmp/perf-%u.map", ns_pid ? ns_pid : pid);
-	fd = procfs__open_in_root(pid, path);
+	fd = proc_file__open(pid, path, PROC_FILE_NO_LINKS | PROC_FILE_OWNED, &why);
+	src->refused = why;
 	if (fd < 0) {
-		pr_debug("PID %u: %s: %s", pid, path, strerror(-fd));
+		pr_debug("PID %u: %s: %s%s%s", pid, path, strerror(-fd), why ? ": " : "",
+			 why ? proc_file__refusal_name(why) : "");
 		return fd;
 	}
-	err = file__read_fd(fd, &buf, &len);
+	err = fstat(fd, &st) ? -errno : 0;
+	if (!err && unchanged(src, &st)) {
+		close(fd);
+		return 0;
+	}
+	if (!err)
+		err = read_capped(fd, &st, out);
 	close(fd);
 	if (err) {
 		pr_debug("PID %u: %s: %s", pid, path, strerror(-err));
 		return err;
 	}
-	err = perf_map__parse(buf, len, out);
-	free(buf);
-	if (!err)
-		pr_debug("PID %u: %s: %zu entries, %zu malformed lines", pid, path, (*out)->count,
-			 (*out)->bad_lines);
-	return err;
+	t1 = clock__mono_ns();
+	*src = (struct perf_map_source){
+		.dev = (uint64_t)st.st_dev,
+		.ino = (uint64_t)st.st_ino,
+		.size = (uint64_t)st.st_size,
+		.mtime_ns = (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec,
+		.next_read_ns = t1 - t0 > REREAD_FREE_NS ? t1 + (t1 - t0) * REREAD_COST_FACTOR : 0,
+		.capped = (*out)->capped,
+	};
+	pr_debug("PID %u: %s: %zu entries, %zu malformed lines%s", pid, path, (*out)->count,
+		 (*out)->bad_lines, (*out)->capped ? ", capped" : "");
+	return 1;
+}
+
+int perf_map__read(uint32_t pid, uint32_t ns_pid, struct perf_map **out)
+{
+	struct perf_map_source src = {0};
+	int err = perf_map__reread(pid, ns_pid, &src, out);
+
+	return err < 0 ? err : 0;
 }
 
 void perf_map__free(struct perf_map *m)
@@ -295,4 +420,14 @@ size_t perf_map__count(const struct perf_map *m)
 size_t perf_map__bad_lines(const struct perf_map *m)
 {
 	return m ? m->bad_lines : 0;
+}
+
+size_t perf_map__bytes(const struct perf_map *m)
+{
+	return m ? m->bytes : 0;
+}
+
+bool perf_map__capped(const struct perf_map *m)
+{
+	return m && m->capped;
 }

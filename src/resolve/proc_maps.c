@@ -22,6 +22,7 @@
 
 #define LOG_MODULE "maps"
 #include "lib/log.h"
+#include "lib/proc_file.h"
 #include "lib/procfs.h"
 #include "lib/textscan.h"
 #include "resolve/proc_maps.h"
@@ -310,15 +311,13 @@ size_t proc_maps__bad_lines(const struct proc_maps *m)
 	return m ? m->bad_lines : 0;
 }
 
-/* Opens path if it is the file mapped by m (device and inode), else a negative errno. */
-static int open_if_mapped(const char *path, const struct proc_map *m)
+/* fd, or -ESTALE when it is not the file mapped by m (device and inode). */
+static int if_mapped(int fd, const struct proc_map *m)
 {
 	struct stat st;
-	int fd;
 
-	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
-		return -errno;
+		return fd;
 	if (fstat(fd, &st) || st.st_ino != m->inode || major(st.st_dev) != m->dev_major ||
 	    minor(st.st_dev) != m->dev_minor) {
 		close(fd);
@@ -351,20 +350,26 @@ static bool root_reachable(uint32_t pid)
  */
 int proc_map__open(uint32_t pid, const struct proc_map *m)
 {
-	char path[4096 + 64];
+	char path[128];
+	struct stat st;
 	int fd;
 
 	snprintf(path, sizeof(path), "/proc/%u/map_files/%" PRIx64 "-%" PRIx64, pid, m->start,
 		 m->end);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* A mapped device or FIFO is not waited on, nor read. */
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	if (fd >= 0 && (fstat(fd, &st) || !S_ISREG(st.st_mode))) {
+		close(fd);
+		return -EINVAL;
+	}
 	if (fd >= 0)
 		return fd;
 	if (m->deleted)
 		return -ENOENT;
-	snprintf(path, sizeof(path), "/proc/%u/root%s", pid, m->path);
-	fd = open_if_mapped(path, m);
-	if (fd == -ENOENT && !root_reachable(pid))
-		fd = open_if_mapped(m->path, m);
+	/* The path is the process's: opened by the rule for such files, in its root. */
+	fd = if_mapped(proc_file__open(pid, m->path, 0, NULL), m);
+	if ((fd == -ENOENT || fd == -ESRCH) && !root_reachable(pid))
+		fd = if_mapped(proc_file__open(0, m->path, 0, NULL), m);
 	if (fd == -ESTALE)
 		pr_debug("%s: not the file mapped by PID %u (identity differs)", m->path, pid);
 	return fd;

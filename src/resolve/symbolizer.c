@@ -76,16 +76,19 @@ struct space_state {
 	bool ns_read;	       /* ns_pid was looked up */
 	struct u64map *frames; /* (address << 1 | leaf) -> frame id, see resolve_user */
 	uint32_t generation;   /* of the ids in frames */
-	struct perf_map *perf_map; /* NULL until read (and while there is none) */
-	uint32_t perf_map_gen;	   /* times perf_map was replaced */
-	size_t perf_map_bad;	   /* malformed lines of the current perf_map */
-	bool perf_map_read;	   /* perf map read during this interval */
-	bool from_proc;		   /* read from /proc/PID/maps, not followed from its beginning */
-	bool refreshed;		   /* read again during this interval */
-	bool unread;		   /* from /proc, whose read failed: counted as gone */
-	bool verified;		   /* checked for a recycled PID during this interval */
-	uint64_t start_time;	   /* from /proc: a recycled PID is another process */
-	uint64_t exe_inode;	   /* from /proc: a changed program is another name and map */
+	struct perf_map *perf_map;	     /* NULL until read (and while there is none) */
+	uint32_t perf_map_gen;		     /* times perf_map was replaced */
+	size_t perf_map_bad;		     /* malformed lines of the current perf_map */
+	bool perf_map_read;		     /* perf map read during this interval */
+	struct perf_map_source perf_map_src; /* the file read last, when to read again */
+	uint64_t *perf_map_total;	     /* the symbolizer's perf_map_bytes */
+	bool perf_map_over;		     /* counted as over the run's perf map memory */
+	bool from_proc;	     /* read from /proc/PID/maps, not followed from its beginning */
+	bool refreshed;	     /* read again during this interval */
+	bool unread;	     /* from /proc, whose read failed: counted as gone */
+	bool verified;	     /* checked for a recycled PID during this interval */
+	uint64_t start_time; /* from /proc: a recycled PID is another process */
+	uint64_t exe_inode;  /* from /proc: a changed program is another name and map */
 };
 
 /* A process read from /proc at seen_ns, to be read once more (symbolizer__recheck_new). */
@@ -201,9 +204,13 @@ struct symbolizer {
 	uint64_t elf_idle_ns;
 	uint64_t elf_swept_ns; /* when close_idle_elfs last looked */
 	char *debug_dir;
-	struct fresh_list fresh;   /* read from /proc lately, to be read once more */
-	struct table_store *store; /* borrowed: where files' symbols are kept; NULL: none */
-	struct elf_symtab *vdso;   /* our own vDSO, NULL if unavailable */
+	struct proc_file_stop stop;   /* when a debug file's CRC gives up */
+	uint64_t perf_map_ns;	      /* spent reading perf maps since the last drain */
+	uint64_t perf_map_bytes;      /* held by every process's perf map */
+	struct debug_file_search dfs; /* its refusals, moved to stats after each search */
+	struct fresh_list fresh;      /* read from /proc lately, to be read once more */
+	struct table_store *store;    /* borrowed: where files' symbols are kept; NULL: none */
+	struct elf_symtab *vdso;      /* our own vDSO, NULL if unavailable */
 	uint8_t *vdso_image;
 	size_t vdso_size;
 	bool vdso_tried;
@@ -262,6 +269,15 @@ static struct frame_table *table__new(void)
 	return t;
 }
 
+/* Replaces the space's perf map (NULL: none), keeping the symbolizer's total. */
+static void set_perf_map(struct space_state *st, struct perf_map *pm)
+{
+	if (st->perf_map_total)
+		*st->perf_map_total += perf_map__bytes(pm) - perf_map__bytes(st->perf_map);
+	perf_map__free(st->perf_map);
+	st->perf_map = pm;
+}
+
 static void space_state__free(void *priv)
 {
 	struct space_state *st = priv;
@@ -269,7 +285,7 @@ static void space_state__free(void *priv)
 	if (!st)
 		return;
 	u64map__free(st->frames);
-	perf_map__free(st->perf_map);
+	set_perf_map(st, NULL);
 	free(st);
 }
 
@@ -349,13 +365,34 @@ void symbolizer__set_debuginfod(struct symbolizer *s, struct debuginfod_queue *q
  * by its build ID, on a debuginfod server, asked for now (it comes while
  * sampling goes on).
  */
+/* The search for a debug file, with what it refuses counted in stats afterwards. */
+static struct debug_file_search *debug_search(struct symbolizer *s)
+{
+	s->dfs.dir = s->debug_dir;
+	s->dfs.stop = &s->stop;
+	return &s->dfs;
+}
+
+static void count_debug_refusals(struct symbolizer *s)
+{
+	int i;
+
+	for (i = PROC_FILE_LINK; i < PROC_FILE_REFUSALS; i++)
+		s->stats[SYM_STAT_DEBUG_REFUSED_LINK + i - PROC_FILE_LINK] += s->dfs.refused[i];
+	s->stats[SYM_STAT_DEBUG_CRC_STOPPED] += s->dfs.crc_stopped;
+	s->dfs = (struct debug_file_search){0};
+}
+
 static void attach_debug_file(struct symbolizer *s, uint32_t pid, const struct proc_map *m,
 			      struct elf_entry *e)
 {
 	struct elf_symtab *dbg = NULL;
 	const char *bid;
+	int err;
 
-	if (debug_file__find(s->debug_dir, pid, m->path, e->elf, &dbg) == 0) {
+	err = debug_file__find(debug_search(s), pid, m->path, e->elf, &dbg);
+	count_debug_refusals(s);
+	if (!err) {
 		if (elf_symtab__set_debug_file(e->elf, dbg) == 0) {
 			s->stats[SYM_STAT_DEBUG_FILES]++;
 			pr_debug("%s: symbols from %s", m->path, elf_symtab__debug_path(e->elf));
@@ -418,9 +455,13 @@ static void load_vdso_extras(struct symbolizer *s)
 {
 	struct elf_symtab *dbg = NULL;
 	struct utsname u;
+	int err;
 
-	if (uname(&u) == 0 && debug_file__find_vdso(s->debug_dir, u.release, s->vdso, &dbg) == 0 &&
-	    elf_symtab__set_debug_file(s->vdso, dbg) == 0) {
+	if (uname(&u))
+		return;
+	err = debug_file__find_vdso(debug_search(s), u.release, s->vdso, &dbg);
+	count_debug_refusals(s);
+	if (!err && elf_symtab__set_debug_file(s->vdso, dbg) == 0) {
 		s->stats[SYM_STAT_DEBUG_FILES]++;
 		pr_debug("[vdso]: symbols from %s", elf_symtab__debug_path(s->vdso));
 	}
@@ -594,18 +635,56 @@ static void read_ns_pid(struct symbolizer *s, struct space *sp);
  * which is read first if it is not known yet: a map looked for under the
  * host's PID is not found, and the frames of that interval stayed unnamed.
  */
+/*
+ * What reading perf maps may cost a drain: each read is capped (perf_map.c),
+ * but many processes may each have a capped map, and -d must hold. Reads
+ * past it wait for the next drain.
+ */
+#define PERF_MAP_DRAIN_BUDGET_NS (100 * 1000000ull)
+/*
+ * What all perf maps together may hold. A host's JIT processes rarely
+ * hold more than a few MiB of map each; a hostile process holds at most
+ * one capped map (some 25 MB), and many of them must not exhaust memory.
+ */
+#define PERF_MAPS_RUN_BYTES (128ull << 20)
+
 static void read_perf_map(struct symbolizer *s, struct space *sp)
 {
 	struct space_state *st = sp->priv;
+	struct perf_map_source *src = &st->perf_map_src;
+	enum proc_file_refusal was = src->refused;
+	bool was_capped = src->capped;
 	struct perf_map *pm = NULL;
+	uint64_t t0;
+	int got;
 
 	read_ns_pid(s, sp);
-	if (!sp->pid || perf_map__read(sp->pid, st->ns_pid, &pm))
+	if (!sp->pid)
 		return;
+	if (s->perf_map_ns >= PERF_MAP_DRAIN_BUDGET_NS) {
+		s->stats[SYM_STAT_PERF_MAP_READS_POSTPONED]++;
+		return;
+	}
+	/* A map already held may be replaced; a new one must fit. */
+	if (!st->perf_map && s->perf_map_bytes >= PERF_MAPS_RUN_BYTES) {
+		if (!st->perf_map_over)
+			s->stats[SYM_STAT_PERF_MAPS_OVER_BUDGET]++;
+		st->perf_map_over = true;
+		return;
+	}
+	t0 = clock__mono_ns();
+	got = perf_map__reread(sp->pid, st->ns_pid, src, &pm);
+	s->perf_map_ns += clock__mono_ns() - t0;
+	/* A refusal is counted once per process, not at every miss that meets it again. */
+	if (src->refused && src->refused != was)
+		s->stats[SYM_STAT_PERF_MAP_REFUSED_LINK + src->refused - PROC_FILE_LINK]++;
+	if (got <= 0)
+		return;
+	if (src->capped && !was_capped)
+		s->stats[SYM_STAT_PERF_MAPS_CAPPED]++;
 	s->stats[SYM_STAT_PERF_MAP_BAD_LINES] += perf_map__bad_lines(pm) - st->perf_map_bad;
 	st->perf_map_bad = perf_map__bad_lines(pm);
-	perf_map__free(st->perf_map);
-	st->perf_map = pm;
+	set_perf_map(st, pm);
 	st->perf_map_gen++;
 }
 
@@ -712,6 +791,7 @@ static struct space *begin_space(struct symbolizer *s, uint32_t pid, uint64_t st
 		return NULL;
 	}
 	st->generation = s->generation;
+	st->perf_map_total = &s->perf_map_bytes;
 	sp->priv = st;
 	return sp;
 }
@@ -1139,6 +1219,7 @@ void symbolizer__new_interval(struct symbolizer *s, uint64_t resolved_before)
 	size_t pos = 0, idx = 0;
 	struct space *sp;
 
+	s->perf_map_ns = 0;
 	/* A space that ended before then has no sample left to resolve. */
 	s->stats[SYM_STAT_SPACES_FORGOTTEN] += address_spaces__forget(s->spaces, resolved_before);
 	if (!s->tracking || ++s->intervals % GONE_CHECK_EVERY == 0)
@@ -1366,10 +1447,11 @@ static void reread_process(struct symbolizer *s, struct space *sp)
 		st->exe_inode = exe;
 		if (procfs__comm(sp->pid, comm, sizeof(comm)) == 0)
 			snprintf(sp->comm, sizeof(sp->comm), "%.15s", comm);
-		perf_map__free(st->perf_map);
-		st->perf_map = NULL;
+		set_perf_map(st, NULL);
 		st->perf_map_bad = 0;
 		st->perf_map_gen++;
+		/* The new program's map is read afresh; a refusal already counted stays so. */
+		st->perf_map_src = (struct perf_map_source){.refused = st->perf_map_src.refused};
 	}
 	if (read_maps(s, sp) == 0 && st->unread)
 		uncount_gone(s, st);
@@ -2005,6 +2087,11 @@ const struct symbolizer_module *symbolizer__module(const struct symbolizer *s, u
 uint32_t symbolizer__generation(const struct symbolizer *s)
 {
 	return s->generation;
+}
+
+void symbolizer__set_stop(struct symbolizer *s, uint64_t deadline_ns, int (*requested)(void))
+{
+	s->stop = (struct proc_file_stop){.deadline_ns = deadline_ns, .requested = requested};
 }
 
 const uint64_t *symbolizer__stats(const struct symbolizer *s)

@@ -57,6 +57,20 @@ enum symbolizer_stat {
 	SYM_STAT_FUNCTION_STARTS,
 	SYM_STAT_KERNEL_THREADS,   /* of SYM_STAT_PROCESSES: kernel threads, no user memory */
 	SYM_STAT_DEBUGINFOD_FILES, /* of SYM_STAT_DEBUG_FILES: from debuginfod (or its cache) */
+	/* Perf maps refused by lib/proc_file.h's rule, once per process, in its order of reasons.
+	 */
+	SYM_STAT_PERF_MAP_REFUSED_LINK,
+	SYM_STAT_PERF_MAP_REFUSED_NOT_REGULAR,
+	SYM_STAT_PERF_MAP_REFUSED_NOT_OWNER,
+	SYM_STAT_PERF_MAPS_CAPPED, /* longer than perf_map.c's caps: only their head was read */
+	SYM_STAT_PERF_MAP_READS_POSTPONED, /* to the next drain: this one's budget was spent */
+	SYM_STAT_PERF_MAPS_OVER_BUDGET,	   /* not read: all maps held PERF_MAPS_RUN_BYTES */
+	/* Debug file candidates refused by the rule or their size, in its order of reasons. */
+	SYM_STAT_DEBUG_REFUSED_LINK,
+	SYM_STAT_DEBUG_REFUSED_NOT_REGULAR,
+	SYM_STAT_DEBUG_REFUSED_NOT_OWNER,
+	SYM_STAT_DEBUG_REFUSED_TOO_BIG,
+	SYM_STAT_DEBUG_CRC_STOPPED, /* debug files whose CRC the end of the run cut short */
 	SYM_STAT_MAX,
 };
 
@@ -85,6 +99,12 @@ struct symbolizer_frame {
 
 int symbolizer__new(struct symbolizer **out);
 void symbolizer__free(struct symbolizer *s);
+/*
+ * When a long read on a process's behalf (a debug file's CRC) gives up: at
+ * deadline_ns (CLOCK_MONOTONIC; UINT64_MAX: none) or once requested()
+ * returns nonzero (a signal; NULL: none).
+ */
+void symbolizer__set_stop(struct symbolizer *s, uint64_t deadline_ns, int (*requested)(void));
 /* Where separate debug files are looked for (see debug_file.h); "" for nowhere. */
 int symbolizer__set_debug_dir(struct symbolizer *s, const char *dir);
 /*

@@ -54,11 +54,12 @@ static const char *find(const char *debug_dir, const char *dir)
 {
 	static char found[1024];
 	struct elf_symtab *e = open_elf(dir, "bin"), *dbg = NULL;
+	struct debug_file_search ds = {.dir = debug_dir};
 	char path[1024];
 	int err;
 
 	snprintf(path, sizeof(path), "%s/bin", dir);
-	err = debug_file__find(debug_dir, 0, path, e, &dbg);
+	err = debug_file__find(&ds, 0, path, e, &dbg);
 	found[0] = '\0';
 	if (!err) {
 		CHECK(dbg);
@@ -210,10 +211,11 @@ static const char *find_vdso(const char *debug_dir, const char *release, uint64_
 	struct elf_symtab *e = NULL, *dbg = NULL;
 	size_t size;
 	const void *image = test_vdso(&size);
+	struct debug_file_search ds = {.dir = debug_dir};
 	int err;
 
 	CHECK_INT(elf_symtab__open_memory(image, size, "[vdso]", &e), ==, 0);
-	err = debug_file__find_vdso(debug_dir, release, e, &dbg);
+	err = debug_file__find_vdso(&ds, release, e, &dbg);
 	found[0] = '\0';
 	if (!err) {
 		CHECK_INT(elf_symtab__set_debug_file(e, dbg), ==, 0);
@@ -300,4 +302,35 @@ TEST(debug_file_of_the_vdso)
 	put_at(test_build_fixture("known_tree_stripped.debug"), dd, mods);
 	put_at(test_build_fixture("known_tree_stripped.debug"), dd, byid);
 	CHECK_STR(find_vdso(dd, rel, local), "");
+}
+
+/*
+ * A debuglink that names a file past the size cap is refused from its size,
+ * unread; one under it whose CRC the stop cuts short is not taken.
+ */
+TEST(debug_file_size_cap_and_stop)
+{
+	const char *dir = scratch("huge");
+	struct proc_file_stop now = {.deadline_ns = 1};
+	struct debug_file_search ds = {0};
+	struct elf_symtab *e, *dbg = NULL;
+	char path[1024];
+
+	copy(test_build_fixture("known_tree_stripped"), dir, "bin");
+	snprintf(path, sizeof(path), "%s/known_tree_stripped.debug", dir);
+	CHECK_INT(close(open(path, O_WRONLY | O_CREAT, 0644)), ==, 0);
+	CHECK_INT(truncate(path, 1ll << 40), ==, 0);
+	e = open_elf(dir, "bin");
+	snprintf(path, sizeof(path), "%s/bin", dir);
+	CHECK_INT(debug_file__find(&ds, 0, path, e, &dbg), ==, -ENOENT);
+	CHECK_U64(ds.refused[PROC_FILE_TOO_BIG], ==, 1);
+
+	copy(test_build_fixture("known_tree_stripped.debug"), dir, "known_tree_stripped.debug");
+	ds.stop = &now;
+	CHECK_INT(debug_file__find(&ds, 0, path, e, &dbg), ==, -ENOENT);
+	CHECK_U64(ds.crc_stopped, ==, 1);
+	ds.stop = NULL;
+	CHECK_INT(debug_file__find(&ds, 0, path, e, &dbg), ==, 0);
+	elf_symtab__free(dbg);
+	elf_symtab__free(e);
 }

@@ -3,7 +3,7 @@
  * Perf map parsing: the formats runtimes write (with and without 0x, names
  * with spaces, CRLF), garbage lines counted and skipped, overlapping lines
  * resolved in favour of the later one, and exact range ends. Then reading a
- * real file through procfs__open_in_root, and refusing what is not a file.
+ * real file through proc_file__open, and refusing what is not a file.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -15,7 +15,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "lib/procfs.h"
+#include "lib/proc_file.h"
 #include "resolve/perf_map.h"
 #include "test.h"
 
@@ -228,11 +228,86 @@ TEST(perf_map_symlink_stays_in_process_root)
 	}
 	/* (Inside the root, root/tmp links to itself: ELOOP rather than ENOENT.) */
 	err = perf_map__read((uint32_t)child, 77, &m);
-	fd = procfs__open_in_root((uint32_t)child, "/tmp2/perf-78.map");
+	fd = proc_file__open((uint32_t)child, "/tmp2/perf-78.map", 0, NULL);
 	/* The child goes before any check can end the test. */
 	kill(child, SIGKILL);
 	waitpid(child, NULL, 0);
 	CHECK(err < 0);
 	CHECK(m == NULL);
 	CHECK(fd < 0);
+}
+
+/* Writes text then pad bytes of padding lines to /tmp/perf-N.map; returns N. */
+static uint32_t write_big_map(const char *head, size_t lines, size_t pad)
+{
+	uint32_t fake = 4000000000u - (uint32_t)getpid();
+	char path[64];
+	size_t i;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/tmp/perf-%u.map", fake);
+	f = fopen(path, "w");
+	CHECK(f);
+	fputs(head, f);
+	for (i = 0; i < lines; i++)
+		fprintf(f, "%zx 1 f%zu\n", 0x100000 + i * 2, i);
+	for (i = 0; i < pad / 64; i++)
+		fprintf(f, "%063zu\n", i);
+	fclose(f);
+	return fake;
+}
+
+/* Past 16 MiB only the head is read, whole lines; past 256Ki lines, the first ones. */
+TEST(perf_map_caps_bytes_and_lines)
+{
+	struct perf_map_source src = {0};
+	struct perf_map *m = NULL;
+	uint32_t fake;
+	char path[64];
+
+	fake = write_big_map("1000 10 head\n", 0, 20u << 20);
+	snprintf(path, sizeof(path), "/tmp/perf-%u.map", fake);
+	CHECK_INT(perf_map__reread(getpid(), fake, &src, &m), ==, 1);
+	CHECK_STR(perf_map__lookup(m, 0x1008), "head");
+	CHECK(perf_map__capped(m));
+	CHECK(src.capped);
+	/* Capped lines are not counted as malformed, nor a line cut in two. */
+	CHECK_INT(perf_map__bad_lines(m), ==, ((16u << 20) - 13) / 64);
+	perf_map__free(m);
+	/* The same file (longer or not): its head has not changed, it is not read again. */
+	CHECK_INT(perf_map__reread(getpid(), fake, &src, &m), ==, 0);
+	CHECK(m == NULL);
+	unlink(path);
+
+	fake = write_big_map("", (256u << 10) + 1, 0);
+	CHECK_INT(perf_map__read(getpid(), fake, &m), ==, 0);
+	CHECK(perf_map__capped(m));
+	CHECK_U64(perf_map__count(m), ==, 256u << 10);
+	CHECK_STR(perf_map__lookup(m, 0x100000), "f0");
+	CHECK(perf_map__lookup(m, 0x100000 + (256u << 10) * 2) == NULL);
+	perf_map__free(m);
+	unlink(path);
+}
+
+/* A map must not be a link at all, even to a file the process owns. */
+TEST(perf_map_link_refused)
+{
+	struct perf_map_source src = {0};
+	uint32_t fake = 4000000000u - (uint32_t)getpid();
+	char path[64], target[600];
+	struct perf_map *m = NULL;
+	FILE *f;
+
+	snprintf(target, sizeof(target), "%s/map", test_tmp_dir());
+	f = fopen(target, "w");
+	CHECK(f);
+	fputs("1000 10 linked\n", f);
+	fclose(f);
+	snprintf(path, sizeof(path), "/tmp/perf-%u.map", fake);
+	unlink(path);
+	CHECK_INT(symlink(target, path), ==, 0);
+	CHECK_INT(perf_map__reread(getpid(), fake, &src, &m), ==, -ELOOP);
+	CHECK_INT(src.refused, ==, PROC_FILE_LINK);
+	CHECK(m == NULL);
+	unlink(path);
 }

@@ -1,0 +1,169 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Opening a file on a process's behalf; the rule is in proc_file.h.
+ * openat2 (5.6) resolves the whole path inside the root in one call. Before
+ * it, each component is opened in turn with O_NOFOLLOW, which refuses every
+ * symbolic link, also those a container's own root would have resolved:
+ * stricter, never looser.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <linux/openat2.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "lib/clock.h"
+#include "lib/proc_file.h"
+#include "lib/procfs.h"
+
+#define OPEN_FLAGS (O_RDONLY | O_CLOEXEC | O_NONBLOCK)
+
+int proc_file__walk(int dfd, const char *path)
+{
+	char comp[256];
+	int cur = dfd, next;
+	size_t n;
+
+	for (;;) {
+		while (*path == '/')
+			path++;
+		n = strcspn(path, "/");
+		if (!n || n >= sizeof(comp)) {
+			next = -(n ? ENAMETOOLONG : ENOENT);
+			break;
+		}
+		memcpy(comp, path, n);
+		comp[n] = '\0';
+		path += n;
+		while (*path == '/')
+			path++;
+		if (!strcmp(comp, "..")) {
+			next = -ELOOP;
+			break;
+		}
+		if (!*path) {
+			next = openat(cur, comp, OPEN_FLAGS | O_NOFOLLOW);
+			next = next < 0 ? -errno : next;
+			break;
+		}
+		next = openat(cur, comp, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (next < 0) {
+			/* A symbolic link opened as a directory with O_NOFOLLOW: ENOTDIR. */
+			next = errno == ENOTDIR ? -ELOOP : -errno;
+			break;
+		}
+		if (cur != dfd)
+			close(cur);
+		cur = next;
+	}
+	if (cur != dfd)
+		close(cur);
+	return next;
+}
+
+static int open_beneath(int dfd, const char *path, unsigned flags)
+{
+	struct open_how how = {
+		.flags = OPEN_FLAGS,
+		.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS,
+	};
+	int fd = -1;
+
+	if (flags & PROC_FILE_NO_LINKS)
+		how.resolve |= RESOLVE_NO_SYMLINKS;
+	while (*path == '/')
+		path++;
+#ifdef SYS_openat2
+	fd = (int)syscall(SYS_openat2, dfd, path, &how, sizeof(how));
+#else
+	(void)how;
+	errno = ENOSYS;
+#endif
+	if (fd < 0 && errno == ENOSYS)
+		return proc_file__walk(dfd, path);
+	return fd < 0 ? -errno : fd;
+}
+
+bool proc_file__readable_by(const struct stat *st, uint32_t uid)
+{
+	if (st->st_uid == uid)
+		return true;
+	/* Root's file that every user may read, and no user but root may have written. */
+	return st->st_uid == 0 && (st->st_mode & S_IROTH) && !(st->st_mode & (S_IWGRP | S_IWOTH));
+}
+
+/* The ownership check: needs the process's user, which it cannot choose. */
+static int check_owner(uint32_t pid, const struct stat *st, enum proc_file_refusal *why)
+{
+	uint32_t uid;
+	int err;
+
+	if (!pid)
+		return 0;
+	err = procfs__uid(pid, &uid);
+	if (err)
+		return err;
+	if (proc_file__readable_by(st, uid))
+		return 0;
+	*why = PROC_FILE_NOT_OWNER;
+	return -EACCES;
+}
+
+int proc_file__open(uint32_t pid, const char *path, unsigned flags, enum proc_file_refusal *why)
+{
+	enum proc_file_refusal dummy;
+	char root[64];
+	struct stat st;
+	int dfd, fd, err = 0;
+
+	why = why ? why : &dummy;
+	*why = PROC_FILE_OK;
+	snprintf(root, sizeof(root), pid ? "/proc/%u/root" : "/", pid);
+	dfd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0)
+		return errno == ENOENT ? -ESRCH : -errno;
+	fd = open_beneath(dfd, path, flags);
+	close(dfd);
+	/* ELOOP: a link where none may be; EXDEV: a way out of the root. */
+	if (fd == -ELOOP || fd == -EXDEV)
+		*why = PROC_FILE_LINK;
+	if (fd < 0)
+		return fd;
+	if (fstat(fd, &st))
+		err = -errno;
+	else if (!S_ISREG(st.st_mode)) {
+		*why = PROC_FILE_NOT_REGULAR;
+		err = -EINVAL;
+	} else if (flags & PROC_FILE_OWNED)
+		err = check_owner(pid, &st, why);
+	if (err) {
+		close(fd);
+		return err;
+	}
+	return fd;
+}
+
+bool proc_file__should_stop(const struct proc_file_stop *s)
+{
+	if (!s)
+		return false;
+	if (s->requested && s->requested())
+		return true;
+	return s->deadline_ns && s->deadline_ns != UINT64_MAX && clock__mono_ns() >= s->deadline_ns;
+}
+
+const char *proc_file__refusal_name(enum proc_file_refusal why)
+{
+	static const char *const names[PROC_FILE_REFUSALS] = {
+		[PROC_FILE_OK] = "none",
+		[PROC_FILE_LINK] = "a symbolic link",
+		[PROC_FILE_NOT_REGULAR] = "not a regular file",
+		[PROC_FILE_NOT_OWNER] = "not owned by the process's user",
+		[PROC_FILE_TOO_BIG] = "over the size cap",
+	};
+
+	return (unsigned)why < PROC_FILE_REFUSALS ? names[why] : "?";
+}
