@@ -193,7 +193,8 @@ alive() { [ -e "/proc/$1" ] && ! grep -q '^[0-9]* (.*) Z' "/proc/$1/stat" 2>/dev
 "$CPROF" -d 30 -o "$TMP/root/fifo" >/dev/null 2>"$TMP/err" &
 pid=$!
 sleep 1
-kill -TERM "$pid" 2>/dev/null
+# Unless it already ended (as it should: the FIFO is no wait).
+alive "$pid" && kill -TERM "$pid"
 for ((i = 0; i < 30; i++)); do alive "$pid" || break; sleep 0.1; done
 if alive "$pid"; then
 	not_ok own_fifo_no_reader_and_sigterm "still running 4 s after start, 3 s after SIGTERM: $(head -c 200 "$TMP/err")"
