@@ -213,7 +213,7 @@ TEST(output_fifo_without_reader_fails_at_once)
 	char path[512];
 	struct output *o = NULL;
 
-	snprintf(path, sizeof(path), "%s/fifo", test_tmp_dir());
+	snprintf(path, sizeof(path), "%s/output-fifo", test_tmp_dir());
 	CHECK_INT(mkfifo(path, 0600), ==, 0);
 	CHECK_INT(output__open(path, true, &o), ==, -ENXIO);
 	CHECK(o == NULL);
