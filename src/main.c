@@ -113,7 +113,7 @@ static const char usage_text[] =
 	"                           Ctrl-C aborts (exit 130, no file written)\n"
 	"  -o, --output FILE        where to write (default cprof.pb.gz, or cprof.folded\n"
 	"                           or cprof.svg by --format); - is stdout; a name\n"
-	"                           ending in .svg means --format svg\n"
+	"                           ending in .svg means --format svg; made 0600\n"
 	"      --format FORMAT      pprof (default), folded (Brendan Gregg's 'a;b;c\n"
 	"                           COUNT' lines for flamegraph.pl/speedscope) or svg\n"
 	"                           (an interactive flame graph, one self-contained file)\n"

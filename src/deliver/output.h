@@ -13,7 +13,11 @@
 
 struct output;
 
-/* path "-" is stdout; binary output to a terminal is refused. */
+/*
+ * path "-" is stdout; binary output to a terminal is refused. The path is
+ * never resolved whole: a link, FIFO, device or socket another user put at
+ * its name is refused (with a one-line error); a new file is made 0600.
+ */
 int output__open(const char *path, bool binary, struct output **out);
 /*
  * Writes the whole profile. On failure, logs the reason, saves the data to

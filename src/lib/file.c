@@ -6,9 +6,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "lib/clock.h"
 #include "lib/file.h"
 
 #define READ_ALL_LIMIT (256u << 20) /* no file we read whole is legitimately larger */
@@ -172,4 +174,35 @@ int file__check_private_dir(int fd, char *why, size_t size)
 	else
 		return 0;
 	return -EPERM;
+}
+
+int file__create_unique(int dir_fd, const char *prefix, char *name, size_t size)
+{
+	static const char chars[] =
+		"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+	uint8_t r[6];
+	char suffix[sizeof(r) + 1];
+	int i, tries, fd;
+
+	for (tries = 0; tries < 100; tries++) {
+		if (getrandom(r, sizeof(r), GRND_NONBLOCK) != (ssize_t)sizeof(r)) {
+			/* No entropy yet (early boot): O_EXCL still keeps it safe. */
+			uint64_t v =
+				clock__mono_ns() ^ ((uint64_t)getpid() << 32) ^ (uint64_t)tries;
+
+			memcpy(r, &v, sizeof(r));
+		}
+		for (i = 0; i < (int)sizeof(r); i++)
+			suffix[i] = chars[r[i] % (sizeof(chars) - 1)];
+		suffix[sizeof(r)] = '\0';
+		if ((size_t)snprintf(name, size, "%s%s", prefix, suffix) >= size)
+			return -ENAMETOOLONG;
+		fd = openat(dir_fd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+			    0600);
+		if (fd >= 0)
+			return fd;
+		if (errno != EEXIST)
+			return -errno;
+	}
+	return -EEXIST;
 }

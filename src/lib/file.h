@@ -25,5 +25,12 @@ int file__make_dirs(const char *dir);
 int file__check_private_dir(int fd, char *why, size_t size);
 /* Writes all len bytes of data to fd (through short writes and EINTR); 0 or -errno. */
 int file__write_all(int fd, const void *data, size_t len);
+/*
+ * Creates a new file, 0600, named prefix and six random characters, in
+ * dir_fd: O_CREAT|O_EXCL|O_NOFOLLOW, so nothing already there (a link
+ * someone planted) is opened. Its name goes to name; returns the open
+ * descriptor (O_WRONLY) or -errno.
+ */
+int file__create_unique(int dir_fd, const char *prefix, char *name, size_t size);
 
 #endif

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "deliver/output.h"
@@ -162,6 +163,87 @@ TEST(output_dev_full_saves_fallback)
 	/* The fallback file holds the profile. */
 	snprintf(pattern, sizeof(pattern), "%s/cprof-%d-*", test_tmp_dir(), (int)getpid());
 	snprintf(cmd, sizeof(cmd), "grep -l profile-bytes %s >/dev/null", pattern);
+	CHECK_INT(system(cmd), ==, 0);
+}
+
+/* The profile shows every user's processes: only root reads it, as perf's. */
+TEST(output_new_file_is_0600)
+{
+	char path[512];
+	struct output *o = NULL;
+	struct stat st;
+
+	snprintf(path, sizeof(path), "%s/mode.bin", test_tmp_dir());
+	CHECK_INT(output__open(path, true, &o), ==, 0);
+	CHECK_INT(output__write(o, "x", 1), ==, 0);
+	output__free(o);
+	CHECK_INT(stat(path, &st), ==, 0);
+	CHECK_INT(st.st_mode & 07777, ==, 0600);
+}
+
+/* Another user's link at the name is neither followed nor replaced. */
+TEST(output_refuses_link_of_another_user)
+{
+	char victim[512], link_path[520], got[16] = "";
+	struct output *o = NULL;
+	int fd;
+
+	if (geteuid())
+		SKIP("needs root to give a link away");
+	snprintf(victim, sizeof(victim), "%s/victim", test_tmp_dir());
+	snprintf(link_path, sizeof(link_path), "%s.lnk", victim);
+	fd = open(victim, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	CHECK(fd >= 0);
+	CHECK_INT(write(fd, "old", 3), ==, 3);
+	close(fd);
+	CHECK_INT(symlink(victim, link_path), ==, 0);
+	CHECK_INT(lchown(link_path, 65534, 65534), ==, 0);
+	CHECK_INT(output__open(link_path, true, &o), ==, -EPERM);
+	CHECK(o == NULL);
+	fd = open(victim, O_RDONLY);
+	CHECK_INT(read(fd, got, sizeof(got)), ==, 3);
+	close(fd);
+	CHECK_STR(got, "old");
+	CHECK_INT(readlink(link_path, got, sizeof(got) - 1) > 0, ==, 1);
+}
+
+/* A FIFO no one reads fails at once: cprof never waits in open (nor misses a signal there). */
+TEST(output_fifo_without_reader_fails_at_once)
+{
+	char path[512];
+	struct output *o = NULL;
+
+	snprintf(path, sizeof(path), "%s/output-fifo", test_tmp_dir());
+	CHECK_INT(mkfifo(path, 0600), ==, 0);
+	CHECK_INT(output__open(path, true, &o), ==, -ENXIO);
+	CHECK(o == NULL);
+}
+
+/* The fallback's name can be guessed and taken first (here by links): another is made. */
+TEST(output_fallback_not_through_a_planted_name)
+{
+	char dir[512], name[700], victim[700], cmd[1600];
+	struct output *o = NULL;
+	long t = (long)time(NULL);
+	int i;
+
+	if (access("/dev/full", W_OK))
+		SKIP("no /dev/full");
+	snprintf(dir, sizeof(dir), "%s/fallback", test_tmp_dir());
+	CHECK_INT(mkdir(dir, 0700), ==, 0);
+	snprintf(victim, sizeof(victim), "%s/victim", dir);
+	CHECK_INT(close(open(victim, O_WRONLY | O_CREAT, 0600)), ==, 0);
+	for (i = 0; i < 3; i++) {
+		snprintf(name, sizeof(name), "%s/cprof-%d-%ld-full", dir, (int)getpid(), t + i);
+		CHECK_INT(symlink(victim, name), ==, 0);
+	}
+	setenv("TMPDIR", dir, 1);
+	CHECK_INT(output__open("/dev/full", true, &o), ==, 0);
+	CHECK_INT(output__write(o, "profile-bytes", 13), ==, -ENOSPC);
+	output__free(o);
+	snprintf(cmd, sizeof(cmd),
+		 "test ! -s %s && grep -l profile-bytes %s/cprof-%d-*-full.* >/dev/null", victim,
+		 dir, (int)getpid());
 	CHECK_INT(system(cmd), ==, 0);
 }
 
