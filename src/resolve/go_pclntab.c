@@ -30,6 +30,7 @@
 #include <string.h>
 
 #include "lib/elf_image.h"
+#include "lib/load_budget.h"
 #include "lib/range.h"
 #include "lib/u64map.h"
 #include "resolve/go_pclntab.h"
@@ -274,6 +275,11 @@ static int read_functions(struct go_pclntab *g, const struct table *t, const str
 	fields = (t->size - l->functab) / l->field;
 	if (!fields || l->nfunc > (fields - 1) / 2) {
 		err = -EBADMSG;
+		goto cleanup;
+	}
+	/* Real, but more than a run loads for one file (load_budget.h). */
+	if (l->nfunc > LOAD_MAX_SYMBOLS) {
+		err = -EFBIG;
 		goto cleanup;
 	}
 	g->funcs = malloc((l->nfunc ? l->nfunc : 1) * sizeof(*g->funcs));

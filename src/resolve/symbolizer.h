@@ -27,6 +27,7 @@
 
 struct symbolizer;
 struct table_store;
+struct load_budget;
 
 /*
  * Cumulative counters, indexed by enum symbolizer_stat. They have the form of
@@ -55,8 +56,10 @@ enum symbolizer_stat {
 	SYM_STAT_PERF_MAP_BAD_LINES, /* malformed lines in the perf maps read */
 	/* Of SYM_STAT_UNKNOWN_USER: frames shown at their function's start (from .eh_frame_hdr). */
 	SYM_STAT_FUNCTION_STARTS,
-	SYM_STAT_KERNEL_THREADS,   /* of SYM_STAT_PROCESSES: kernel threads, no user memory */
-	SYM_STAT_DEBUGINFOD_FILES, /* of SYM_STAT_DEBUG_FILES: from debuginfod (or its cache) */
+	SYM_STAT_KERNEL_THREADS,     /* of SYM_STAT_PROCESSES: kernel threads, no user memory */
+	SYM_STAT_DEBUGINFOD_FILES,   /* of SYM_STAT_DEBUG_FILES: from debuginfod (or its cache) */
+	SYM_STAT_ELF_FILES_RELEASED, /* let go while open files were too many */
+	SYM_STAT_ELF_FILES_REOPENED, /* ... and opened again for their symbols */
 	SYM_STAT_MAX,
 };
 
@@ -92,6 +95,8 @@ int symbolizer__set_debug_dir(struct symbolizer *s, const char *dir);
  * (elf_symtab__keep_in), borrowed until the symbolizer is freed; NULL: none.
  */
 void symbolizer__keep_symbols_in(struct symbolizer *s, struct table_store *store);
+/* The run's caps and deadline for symbol tables (lib/load_budget.h), borrowed; NULL: none. */
+void symbolizer__set_budget(struct symbolizer *s, struct load_budget *budget);
 struct debuginfod_queue;
 /*
  * Stripped files with no local debug file ask q for theirs by build ID (q
