@@ -1398,6 +1398,9 @@ static void count_refusal(struct elf_symtab *e, int err)
 		e->budget->symtabs_refused++;
 	else if (err == -ETIME && e->budget)
 		e->budget->symtabs_abandoned++;
+	/* Let go, and not the same file when opened again: the process had replaced it. */
+	else if (e->released)
+		pr_debug("%s: symbols not loaded: the file could not be opened again", e->path);
 	else
 		pr_warn("%s: cannot load symbols: %s", e->path, strerror(-err));
 	if (err == -ETIME)

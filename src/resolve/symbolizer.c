@@ -1253,6 +1253,11 @@ void symbolizer__set_elf_idle(struct symbolizer *s, uint64_t ns)
 	s->elf_idle_ns = ns;
 }
 
+void symbolizer__set_max_open(struct symbolizer *s, size_t n)
+{
+	s->max_open = n;
+}
+
 /* Without the kernel's records a drain looks for exited processes; with them, a rare one. */
 #define GONE_CHECK_EVERY 60
 

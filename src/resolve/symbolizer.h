@@ -223,5 +223,7 @@ const uint64_t *symbolizer__stats(const struct symbolizer *s);
 void symbolizer__new_interval(struct symbolizer *s, uint64_t resolved_before);
 /* How long an ELF file nobody maps stays open (default: a minute); for tests. */
 void symbolizer__set_elf_idle(struct symbolizer *s, uint64_t ns);
+/* How many mapped files may be open at once (default: 256, or RLIMIT_NOFILE / 4); for tests. */
+void symbolizer__set_max_open(struct symbolizer *s, size_t n);
 
 #endif
