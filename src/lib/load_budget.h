@@ -67,4 +67,11 @@ static inline void load_budget__end_by(struct load_budget *b, uint64_t ns)
 		b->deadline_ns = ns;
 }
 
+/* Moves the deadline later by a wait the operator asked for (--debuginfod-timeout). */
+static inline void load_budget__postpone(struct load_budget *b, uint64_t ns)
+{
+	if (b && b->deadline_ns)
+		b->deadline_ns += ns;
+}
+
 #endif

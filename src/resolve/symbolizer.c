@@ -41,6 +41,7 @@
 
 #include "lib/clock.h"
 #include "lib/hash.h"
+#include "lib/load_budget.h"
 #include "lib/procfs.h"
 #include "lib/strpool.h"
 #include "lib/u64map.h"
@@ -2038,13 +2039,16 @@ static int name_user_frames(struct symbolizer *s, bool last)
 	struct symbolizer_frame *f;
 	const struct uframe_wait *w;
 	const char *name, *raw, *shown;
+	uint64_t t0 = clock__mono_ns();
 	size_t i;
 	int err = 0;
 
-	if (last && !debuginfod_queue__wait(s->fetcher, clock__mono_ns() + s->fetch_wait_ns))
+	if (last && !debuginfod_queue__wait(s->fetcher, t0 + s->fetch_wait_ns))
 		pr_debug("debug files still on their way after %.1f s: their frames are shown "
 			 "as file+offset",
 			 s->fetch_wait_ns / 1e9);
+	/* The files waited for are read after the wait, which the budget does not count. */
+	load_budget__postpone(s->budget, clock__mono_ns() - t0);
 	pick_up_fetches(s);
 	for (i = 0; i < s->nuwait; i++) {
 		w = &s->uwait[i];
