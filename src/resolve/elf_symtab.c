@@ -1056,7 +1056,8 @@ static int add_go_functions(struct elf_symtab *e, struct load_ctx *ctx, struct g
 		/* Not a Go program, or a table not to be trusted: no names from it. */
 		if (err != -ENOENT && err != -ENOEXEC)
 			pr_debug("%s: Go function table: %s", e->path, strerror(-err));
-		return err == -ENOMEM ? err : 0;
+		/* Over the cap (load_budget.h): the file is refused whole, and counted. */
+		return err == -ENOMEM || err == -EFBIG ? err : 0;
 	}
 	count = go_pclntab__count(*go);
 	names = go_pclntab__names(*go, &names_size);

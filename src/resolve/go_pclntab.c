@@ -447,7 +447,7 @@ static bool has_go_note(const struct elf_image *img)
 static int search_segments(const struct elf_image *img, uint64_t text, struct go_pclntab **out)
 {
 	struct elf_segment s;
-	int tries = 0;
+	int tries = 0, err;
 	size_t i;
 
 	for (i = 0; i < img->phnum; i++) {
@@ -467,7 +467,10 @@ static int search_segments(const struct elf_image *img, uint64_t text, struct go
 			if (!plausible_header(p + off, &be, &version) ||
 			    be != (__BYTE_ORDER == __BIG_ENDIAN))
 				continue;
-			if (go_pclntab__parse(p + off, s.filesz - off, text, &t) == 0) {
+			err = go_pclntab__parse(p + off, s.filesz - off, text, &t);
+			if (err == -EFBIG)
+				return err;
+			if (!err) {
 				if (t->n) {
 					*out = t;
 					return 0;
