@@ -40,6 +40,7 @@
 #include "lib/cancel.h"
 #include "lib/clock.h"
 #include "lib/kernel_caps.h"
+#include "lib/load_budget.h"
 #include "lib/procfs.h"
 #include "lib/sbuf.h"
 #include "lib/u64map.h"
@@ -65,6 +66,13 @@
 #include "lib/log.h"
 
 #define POLL_MS 100
+/*
+ * How long after -d (or a signal's stop) symbol tables and unwind tables
+ * may still be loaded, for the last samples; past it, a load under way is
+ * abandoned and counted, so that however big other users' files are, the
+ * run ends about this late.
+ */
+#define LOAD_GRACE_MS 500
 /*
  * A process record is in its ring this long after the time it carries, at
  * most: records are read up to now less this, so that those of every CPU
@@ -158,7 +166,8 @@ struct run {
 	int cmd_status;
 	/* Clocks, CLOCK_MONOTONIC ns: UINT64_MAX for a deadline that does not apply. */
 	uint64_t start, deadline, next_drain, next_boundary;
-	struct summary_info base; /* what the counters are read into: rate, CPUs, mode */
+	struct load_budget budget; /* what other users' files may cost: caps, and until when */
+	struct summary_info base;  /* what the counters are read into: rate, CPUs, mode */
 	/* Continuous mode */
 	uint64_t interval_start;
 	struct summary_info prev; /* counters at the last boundary (they are cumulative) */
@@ -707,6 +716,16 @@ static void read_info(struct run *r, struct summary_info *in)
 	in->forks_late = r->forks_late;
 	in->kernel_fallbacks = kernel_caps__fallbacks();
 	in->kernel_as = kernel_caps__emulated();
+	in->symtabs_refused = r->budget.symtabs_refused;
+	in->symtabs_abandoned = r->budget.symtabs_abandoned;
+	in->cfi_refused = r->budget.cfi_refused;
+	in->cfi_abandoned = r->budget.cfi_abandoned;
+	if (r->feed) {
+		struct region_feed_stats fs;
+
+		region_feed__stats(r->feed, &fs);
+		in->regions_over_cap = fs.regions.regions_over_cap;
+	}
 	memcpy(in->sym, symbolizer__stats(r->sym), sizeof(in->sym));
 	symbolizer__unopened_who(r->sym, in->unopened_who, sizeof(in->unopened_who));
 	if (r->fetches) {
@@ -752,6 +771,11 @@ static struct summary_info since(const struct summary_info *cur, const struct su
 	d.skipped_samples -= prev->skipped_samples;
 	d.skipped_hooks -= prev->skipped_hooks;
 	d.forks_late -= prev->forks_late;
+	d.symtabs_refused -= prev->symtabs_refused;
+	d.symtabs_abandoned -= prev->symtabs_abandoned;
+	d.cfi_refused -= prev->cfi_refused;
+	d.cfi_abandoned -= prev->cfi_abandoned;
+	d.regions_over_cap -= prev->regions_over_cap;
 	d.walked -= prev->walked;
 	for (i = 0; i < CPROF_STOP_MAX; i++)
 		d.walk_stops[i] -= prev->walk_stops[i];
@@ -1037,6 +1061,7 @@ static int start_copy_walks(struct run *r)
 		pr_err("out of memory");
 		return -ENOMEM;
 	}
+	region_feed__set_budget(r->feed, &r->budget);
 	if (!r->o->npids && !r->o->command)
 		region_feed__follow_all(r->feed);
 	if (r->base.unwind_status == -ENOENT)
@@ -1058,6 +1083,7 @@ static int start_unwinding(struct run *r)
 
 	r->tables = open_tables(r->o);
 	symbolizer__keep_symbols_in(r->sym, r->tables);
+	symbolizer__set_budget(r->sym, &r->budget);
 	if (r->unwinder)
 		r->base.unwind_status = sampler__unwind_status(r->sampler);
 	if (sampler__copies(r->sampler))
@@ -1078,6 +1104,7 @@ static int start_unwinding(struct run *r)
 		pr_err("out of memory");
 		return err;
 	}
+	region_feed__set_budget(r->feed, &r->budget);
 	if (!r->o->npids && !r->o->command)
 		region_feed__follow_all(r->feed);
 	pr_info("user stacks: walked in the kernel with the CFI tables (.eh_frame)");
@@ -1268,6 +1295,8 @@ static int start(struct run *r)
 	symbolizer__set_stop(r->sym,
 			     o->duration_ms ? r->deadline + STOP_GRACE_MS * 1000000ull : UINT64_MAX,
 			     signals__stop_requested);
+	if (o->duration_ms)
+		load_budget__end_by(&r->budget, r->deadline + LOAD_GRACE_MS * 1000000ull);
 	r->next_drain = r->start + DRAIN_INTERVAL_MS * 1000000ull;
 	r->next_boundary = UINT64_MAX;
 	if (o->interval_ms) {
@@ -1368,6 +1397,7 @@ static uint64_t stop(struct run *r)
 		kill(target__pid(r->cmd), signals__to_forward());
 	sampler__stop(r->sampler);
 	now = clock__mono_ns();
+	load_budget__end_by(&r->budget, now + LOAD_GRACE_MS * 1000000ull);
 	profile__set_duration(r->prof, now - r->start);
 	if (signals__stop_requested())
 		fprintf(stderr, "cprof: %s after %.2f s: keeping what was sampled\n",

@@ -9,9 +9,11 @@
 #include "lib/kernel_caps.h"
 #include "lib/proc_file.h"
 #include "lib/term_text.h"
+#include "lib/load_budget.h"
 #include "lib/u64map.h"
 #include "lib/words.h"
 #include "summary.h"
+#include "unwind/process_regions.h"
 #include "unwind/stack_walk.h"
 
 struct func_total {
@@ -591,6 +593,33 @@ static void debuginfod_sentence(char *buf, size_t size, const struct summary_inf
 			 c->spent.pruned_bytes);
 }
 
+/* What the run's caps and deadline kept out (lib/load_budget.h), or "". */
+static void budget_sentence(char *buf, size_t size, const struct summary_info *in)
+{
+	size_t off = 0;
+
+	*buf = '\0';
+	if (in->symtabs_refused || in->symtabs_abandoned)
+		appendf(buf, size, &off,
+			"symbol tables refused: %" PRIu64
+			" over the cap of %u symbols or %u MiB of "
+			"names, %" PRIu64 " not loaded as the run was over",
+			in->symtabs_refused, LOAD_MAX_SYMBOLS, LOAD_MAX_NAME_BYTES >> 20,
+			in->symtabs_abandoned);
+	if (in->cfi_refused || in->cfi_abandoned)
+		appendf(buf, size, &off,
+			"%sunwind tables refused: %" PRIu64
+			" with CFI over the cap of %llu MiB, %u "
+			"FDEs or %u rows, %" PRIu64 " not built as the run was over",
+			off ? "; " : "", in->cfi_refused, LOAD_MAX_CFI_BYTES >> 20,
+			LOAD_MAX_CFI_FDES, LOAD_MAX_CFI_ROWS, in->cfi_abandoned);
+	if (in->regions_over_cap)
+		appendf(buf, size, &off,
+			"%scode mappings without an unwind table: %" PRIu64
+			" past the first %u of their process",
+			off ? "; " : "", in->regions_over_cap, PROCESS_REGIONS_MAX_FILES);
+}
+
 int summary__add_comments(struct profile *p, const struct summary_info *in)
 {
 	char buf[1024];
@@ -682,10 +711,12 @@ int summary__add_comments(struct profile *p, const struct summary_info *in)
 		 "cprof: symbols: separate debug files used %" PRIu64
 		 "; malformed perf map lines skipped %" PRIu64 "; ELF files read %" PRIu64
 		 ", closed when no process had mapped them for a minute %" PRIu64
-		 "; frames named by function start (no symbol) %" PRIu64,
+		 "; frames named by function start (no symbol) %" PRIu64
+		 "; let go while too many were open %" PRIu64 ", opened again %" PRIu64,
 		 in->sym[SYM_STAT_DEBUG_FILES], in->sym[SYM_STAT_PERF_MAP_BAD_LINES],
 		 in->sym[SYM_STAT_ELF_FILES], in->sym[SYM_STAT_ELF_FILES_CLOSED],
-		 in->sym[SYM_STAT_FUNCTION_STARTS]);
+		 in->sym[SYM_STAT_FUNCTION_STARTS], in->sym[SYM_STAT_ELF_FILES_RELEASED],
+		 in->sym[SYM_STAT_ELF_FILES_REOPENED]);
 	err = profile__add_comment(p, buf);
 	if (err)
 		return err;
@@ -694,6 +725,12 @@ int summary__add_comments(struct profile *p, const struct summary_info *in)
 	err = profile__add_comment(p, buf);
 	if (err)
 		return err;
+	budget_sentence(buf + 7, sizeof(buf) - 7, in);
+	if (buf[7]) {
+		err = profile__add_comment(p, buf);
+		if (err)
+			return err;
+	}
 	if (in->debuginfod) {
 		memcpy(buf, "cprof: ", 7);
 		debuginfod_sentence(buf + 7, sizeof(buf) - 7, in);
@@ -871,6 +908,12 @@ static void print_unnamed(FILE *f, uint64_t total, const struct summary_info *in
 			"cprof: %" PRIu64 " unwind %s or symbol %s not kept for later runs: past "
 			"the cache directory's size cap (later runs build them again)\n",
 			n, plural(n, "table", "tables"), plural(n, "set", "sets"));
+	budget_sentence(line, sizeof(line), in);
+	if (*line)
+		fprintf(f,
+			"cprof: %s: frames in refused symbol tables show as file+offset, stacks "
+			"without an unwind table are walked by frame pointers\n",
+			line);
 }
 
 static void print_processes(FILE *f, const struct summary_info *in)

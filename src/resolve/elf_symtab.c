@@ -42,6 +42,7 @@
 #define LOG_MODULE "elf"
 #include "lib/clock.h"
 #include "lib/elf_build_id.h"
+#include "lib/load_budget.h"
 #include "lib/log.h"
 #include "lib/range.h"
 #include "lib/u64map.h"
@@ -103,6 +104,8 @@ struct elf_symtab {
 	int fns_fd;
 	struct table_store *store; /* borrowed: where the ranges are kept between runs */
 	bool from_store;
+	struct load_budget *budget; /* borrowed: caps, deadline and counts; NULL: none */
+	bool released;		    /* the file was let go before its symbols were loaded */
 };
 
 struct fn_extent {
@@ -485,6 +488,54 @@ void elf_symtab__keep_in(struct elf_symtab *e, struct table_store *store)
 		e->store = store;
 }
 
+void elf_symtab__set_budget(struct elf_symtab *e, struct load_budget *budget)
+{
+	if (e)
+		e->budget = budget;
+}
+
+bool elf_symtab__holds_file(const struct elf_symtab *e)
+{
+	return e && (e->fd >= 0 || e->fns_fd >= 0 || e->debug);
+}
+
+void elf_symtab__release_file(struct elf_symtab *e)
+{
+	if (!elf_symtab__holds_file(e))
+		return;
+	close_file(e);
+	if (e->fns_fd >= 0)
+		close(e->fns_fd);
+	e->fns_fd = -1;
+	e->released = true;
+}
+
+bool elf_symtab__released(const struct elf_symtab *e)
+{
+	return e && e->released;
+}
+
+int elf_symtab__reopen_fd(struct elf_symtab *e, int fd)
+{
+	struct stat st;
+
+	/* Another file at the same place (it was replaced since) is not this one. */
+	if (!e || !e->released || fstat(fd, &st) || !S_ISREG(st.st_mode) ||
+	    (uint64_t)st.st_size != e->file_size) {
+		close(fd);
+		return -ESTALE;
+	}
+	e->released = false;
+	/* Loaded: only the function extents still need the file. */
+	if (e->loaded) {
+		e->fns_fd = fd;
+		return 0;
+	}
+	e->fd = fd;
+	e->elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	return e->elf ? 1 : -ENOEXEC;
+}
+
 bool elf_symtab__has_symtab(const struct elf_symtab *e)
 {
 	return e && e->has_symtab;
@@ -720,6 +771,8 @@ static int collect(struct elf_symtab *e, bool from_debug, struct load_ctx *ctx, 
 		unsigned int type;
 		GElf_Sym sym;
 
+		if (i % LOAD_CHECK_EVERY == LOAD_CHECK_EVERY - 1 && load_budget__over(e->budget))
+			return -ETIME;
 		if (!gelf_getsym(d, i, &sym))
 			break;
 		type = GELF_ST_TYPE(sym.st_info);
@@ -911,7 +964,7 @@ static int collect_all(struct elf_symtab *e, bool from_debug, uint32_t type, str
 		if (!gelf_getshdr(scn, &sh) || sh.sh_type != type)
 			continue;
 		err = collect(e, from_debug, ctx, scn, &sh, cands, n, cap);
-		if (err == -ENOMEM)
+		if (err == -ENOMEM || err == -ETIME)
 			return err;
 	}
 	return 0;
@@ -1003,7 +1056,8 @@ static int add_go_functions(struct elf_symtab *e, struct load_ctx *ctx, struct g
 		/* Not a Go program, or a table not to be trusted: no names from it. */
 		if (err != -ENOENT && err != -ENOEXEC)
 			pr_debug("%s: Go function table: %s", e->path, strerror(-err));
-		return err == -ENOMEM ? err : 0;
+		/* Over the cap (load_budget.h): the file is refused whole, and counted. */
+		return err == -ENOMEM || err == -EFBIG ? err : 0;
 	}
 	count = go_pclntab__count(*go);
 	names = go_pclntab__names(*go, &names_size);
@@ -1045,6 +1099,53 @@ static int add_go_functions(struct elf_symtab *e, struct load_ctx *ctx, struct g
 	return 0;
 }
 
+/* Entries and name bytes of e's tables of one type, from their headers alone. */
+static void table_sizes(const struct elf_symtab *e, uint32_t type, uint64_t *count, uint64_t *bytes)
+{
+	size_t entsize =
+		gelf_getclass(e->elf) == ELFCLASS32 ? sizeof(Elf32_Sym) : sizeof(Elf64_Sym);
+	Elf_Scn *scn = NULL, *str;
+	GElf_Shdr sh, ssh;
+
+	while ((scn = elf_nextscn(e->elf, scn))) {
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != type)
+			continue;
+		*count += sh.sh_size / entsize;
+		if ((str = elf_getscn(e->elf, sh.sh_link)) && gelf_getshdr(str, &ssh))
+			*bytes += ssh.sh_size;
+	}
+}
+
+/*
+ * Whether the tables load_symbols reads hold more than a run loads for one
+ * file (load_budget.h). Such a file is refused whole rather than cut: a
+ * table read in part would name the code of the missing symbols after the
+ * last one read before it.
+ */
+static bool over_caps(const struct elf_symtab *e)
+{
+	uint64_t count = 0, bytes = 0;
+
+	if (e->debug)
+		table_sizes(e->debug, SHT_SYMTAB, &count, &bytes);
+	else if (e->elf)
+		table_sizes(e, SHT_SYMTAB, &count, &bytes);
+	if (e->elf)
+		table_sizes(e, SHT_DYNSYM, &count, &bytes);
+	if (count <= LOAD_MAX_SYMBOLS && bytes <= LOAD_MAX_NAME_BYTES)
+		return false;
+	pr_debug("%s: %llu symbols with %llu bytes of names: over the cap of %u or %u MiB", e->path,
+		 (unsigned long long)count, (unsigned long long)bytes, LOAD_MAX_SYMBOLS,
+		 LOAD_MAX_NAME_BYTES >> 20);
+	return true;
+}
+
+/* -ETIME once the run's time for loading is over (load_budget.h). */
+static int over_time(const struct elf_symtab *e)
+{
+	return load_budget__over(e->budget) ? -ETIME : 0;
+}
+
 static int load_symbols(struct elf_symtab *e)
 {
 	struct load_ctx ctx = {
@@ -1058,10 +1159,14 @@ static int load_symbols(struct elf_symtab *e)
 	size_t n = 0, cap = 0, nu, nr, nsymtab, i, kept, sorted;
 	int err = 0;
 
-	if (!e->elf && !e->debug)
-		return -EBADF;
 	if (!ctx.index)
 		return -ENOMEM;
+	if (!e->elf && !e->debug)
+		err = -EBADF;
+	else if (over_caps(e))
+		err = -EFBIG;
+	if (err)
+		goto cleanup;
 	/* A debug file's .symtab describes the same addresses as the stripped file's would. */
 	if (e->debug)
 		err = collect_all(e->debug, true, SHT_SYMTAB, &ctx, &cands, &n, &cap);
@@ -1070,6 +1175,8 @@ static int load_symbols(struct elf_symtab *e)
 	if (err)
 		goto cleanup;
 	err = sort_by_start(cands, n);
+	if (!err)
+		err = over_time(e);
 	if (err)
 		goto cleanup;
 	nsymtab = n;
@@ -1097,6 +1204,9 @@ static int load_symbols(struct elf_symtab *e)
 		err = add_plt_stubs(e, &ctx, &plt, &cands, &n, &cap);
 	if (!err && n > sorted)
 		err = sort_by_start(cands, n);
+	/* Each step below takes a few tenths of a second for the largest tables. */
+	if (!err)
+		err = over_time(e);
 	if (err)
 		goto cleanup;
 	u = malloc((n ? n : 1) * sizeof(*u));
@@ -1109,7 +1219,11 @@ static int load_symbols(struct elf_symtab *e)
 	free(cands);
 	cands = NULL;
 	/* The names still point into the mapped file: copy them before it goes. */
-	err = copy_names(e, &ctx, u, nu);
+	err = over_time(e);
+	if (!err)
+		err = copy_names(e, &ctx, u, nu);
+	if (!err)
+		err = over_time(e);
 	if (err)
 		goto cleanup;
 	e->ranges = malloc((2 * nu + 1) * sizeof(*e->ranges));
@@ -1270,10 +1384,28 @@ static int load_or_recall(struct elf_symtab *e)
 
 	if (kept && !load_kept(e, &id, key))
 		return 0;
+	if (load_budget__over(e->budget))
+		return -ETIME;
 	err = load_symbols(e);
 	if (!err && kept)
 		keep(e, e->ranges, e->nranges, e->nsyms, &id, key);
 	return err;
+}
+
+/* A file over a cap, or cut off by the deadline, is counted; other failures are told. */
+static void count_refusal(struct elf_symtab *e, int err)
+{
+	if (err == -EFBIG && e->budget)
+		e->budget->symtabs_refused++;
+	else if (err == -ETIME && e->budget)
+		e->budget->symtabs_abandoned++;
+	/* Let go, and not the same file when opened again: the process had replaced it. */
+	else if (e->released)
+		pr_debug("%s: symbols not loaded: the file could not be opened again", e->path);
+	else
+		pr_warn("%s: cannot load symbols: %s", e->path, strerror(-err));
+	if (err == -ETIME)
+		pr_debug("%s: symbols not loaded: the run is over", e->path);
 }
 
 static void ensure_loaded(struct elf_symtab *e)
@@ -1297,7 +1429,7 @@ static void ensure_loaded(struct elf_symtab *e)
 	else if (!err && !e->has_symtab && !e->debug && e->fd >= 0)
 		e->fns_fd = fcntl(e->fd, F_DUPFD_CLOEXEC, 0);
 	if (err) {
-		pr_warn("%s: cannot load symbols: %s", e->path, strerror(-err));
+		count_refusal(e, err);
 		drop_symbols(e);
 		e->loaded = true; /* and it behaves as empty from now on */
 		e->go_syms = 0;

@@ -17,6 +17,7 @@
 
 struct elf_symtab;
 struct table_store;
+struct load_budget;
 
 int elf_symtab__open(const char *path, struct elf_symtab **out);
 /* Takes ownership of fd (closed by elf_symtab__free or on error). */
@@ -35,6 +36,25 @@ const char *elf_symtab__build_id(const struct elf_symtab *e);
  * size and those of its debug file; NULL: loaded from the file each time.
  */
 void elf_symtab__keep_in(struct elf_symtab *e, struct table_store *store);
+/*
+ * The run's caps and deadline (lib/load_budget.h), borrowed: a table over a
+ * cap, or whose load the deadline cuts off, is counted there and stays
+ * empty; NULL: no caps.
+ */
+void elf_symtab__set_budget(struct elf_symtab *e, struct load_budget *budget);
+
+/*
+ * Descriptors: whether the file (or its debug file) is still open, and
+ * letting it go until the symbols are needed, when the caller hands the
+ * same file back: 1 if the symbols are still to be read from it (and from
+ * its debug file, which the caller attaches again), 0 if only the function
+ * extents are, -ESTALE if it is not the same size any more (fd is taken in
+ * every case). The caller keeps the number of open files bounded.
+ */
+bool elf_symtab__holds_file(const struct elf_symtab *e);
+void elf_symtab__release_file(struct elf_symtab *e);
+bool elf_symtab__released(const struct elf_symtab *e);
+int elf_symtab__reopen_fd(struct elf_symtab *e, int fd);
 
 /* Whether the file has a .symtab; a stripped file has only .dynsym, if that. */
 bool elf_symtab__has_symtab(const struct elf_symtab *e);

@@ -30,6 +30,7 @@
 #include <string.h>
 
 #include "lib/elf_image.h"
+#include "lib/load_budget.h"
 #include "lib/range.h"
 #include "lib/u64map.h"
 #include "resolve/go_pclntab.h"
@@ -276,6 +277,11 @@ static int read_functions(struct go_pclntab *g, const struct table *t, const str
 		err = -EBADMSG;
 		goto cleanup;
 	}
+	/* Real, but more than a run loads for one file (load_budget.h). */
+	if (l->nfunc > LOAD_MAX_SYMBOLS) {
+		err = -EFBIG;
+		goto cleanup;
+	}
 	g->funcs = malloc((l->nfunc ? l->nfunc : 1) * sizeof(*g->funcs));
 	if (!g->funcs) {
 		err = -ENOMEM;
@@ -441,7 +447,7 @@ static bool has_go_note(const struct elf_image *img)
 static int search_segments(const struct elf_image *img, uint64_t text, struct go_pclntab **out)
 {
 	struct elf_segment s;
-	int tries = 0;
+	int tries = 0, err;
 	size_t i;
 
 	for (i = 0; i < img->phnum; i++) {
@@ -461,7 +467,10 @@ static int search_segments(const struct elf_image *img, uint64_t text, struct go
 			if (!plausible_header(p + off, &be, &version) ||
 			    be != (__BYTE_ORDER == __BIG_ENDIAN))
 				continue;
-			if (go_pclntab__parse(p + off, s.filesz - off, text, &t) == 0) {
+			err = go_pclntab__parse(p + off, s.filesz - off, text, &t);
+			if (err == -EFBIG)
+				return err;
+			if (!err) {
 				if (t->n) {
 					*out = t;
 					return 0;

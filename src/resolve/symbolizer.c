@@ -33,6 +33,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <sys/utsname.h>
@@ -40,6 +41,7 @@
 
 #include "lib/clock.h"
 #include "lib/hash.h"
+#include "lib/load_budget.h"
 #include "lib/procfs.h"
 #include "lib/strpool.h"
 #include "lib/u64map.h"
@@ -68,6 +70,9 @@ struct elf_entry {
 	uint32_t waiters;	      /* frames waiting for that file's names (see uframe_wait) */
 	struct elf_entry *same_inode; /* chain of the index bucket */
 	struct elf_entry *next;	      /* all entries, for freeing */
+	/* While its file is open: the open ones, most recently used first. */
+	struct elf_entry *newer, *older;
+	bool open;
 };
 
 /* What the symbolizer keeps of one address space: struct space's priv. */
@@ -150,6 +155,15 @@ struct uframe_wait {
 /* Processes named by the count of mapped files that could not be opened. */
 #define UNOPENED_WHO 8
 
+/*
+ * Code mappings of one process whose files are opened as they are seen:
+ * real processes have tens, rarely hundreds. A process of a user's that
+ * maps thousands of files would have them all opened on the sampling loop
+ * (20,000 took seconds); the files of the others are opened when a sample
+ * needs them (open_mapping in resolve_user).
+ */
+#define MAX_EAGER_FILES 1024
+
 /* Long enough for a dynamic loader to map the libraries, or a fork to exec. */
 #define RECHECK_AFTER_NS (50 * 1000000ull)
 
@@ -201,6 +215,9 @@ struct symbolizer {
 	struct fresh_list notes;  /* first seen, not known yet (symbolizer__note_process) */
 	struct u64map *elf_index; /* inode -> struct elf_entry * chain */
 	struct elf_entry *elf_list;
+	struct elf_entry *newest, *oldest; /* of the entries whose file is open */
+	size_t nopen, max_open;
+	struct load_budget *budget; /* borrowed; NULL: no caps */
 	uint64_t elf_idle_ns;
 	uint64_t elf_swept_ns; /* when close_idle_elfs last looked */
 	char *debug_dir;
@@ -289,6 +306,25 @@ static void space_state__free(void *priv)
 	free(st);
 }
 
+/*
+ * How many mapped files stay open at once: a quarter of the descriptors the
+ * process may have, at most MAX_OPEN_ELFS, so that a process that maps
+ * thousands of files (20,000 kept 8.7k open) cannot exhaust them; the least
+ * recently used is let go and opened again when its symbols are needed.
+ */
+#define MAX_OPEN_ELFS 256
+#define MIN_OPEN_ELFS 16
+
+static size_t max_open_files(void)
+{
+	struct rlimit rl;
+	size_t n = MAX_OPEN_ELFS;
+
+	if (!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur / 4 < n)
+		n = rl.rlim_cur / 4;
+	return n < MIN_OPEN_ELFS ? MIN_OPEN_ELFS : n;
+}
+
 int symbolizer__new(struct symbolizer **out)
 {
 	struct symbolizer *s;
@@ -298,6 +334,7 @@ int symbolizer__new(struct symbolizer **out)
 	if (!s)
 		return -ENOMEM;
 	s->elf_idle_ns = ELF_IDLE_NS;
+	s->max_open = max_open_files();
 	s->t = table__new();
 	s->elf_index = u64map__new();
 	s->debug_dir = strdup(DEBUG_FILE_DEFAULT_DIR);
@@ -352,6 +389,46 @@ int symbolizer__set_debug_dir(struct symbolizer *s, const char *dir)
 void symbolizer__keep_symbols_in(struct symbolizer *s, struct table_store *store)
 {
 	s->store = store;
+}
+
+void symbolizer__set_budget(struct symbolizer *s, struct load_budget *budget)
+{
+	s->budget = budget;
+}
+
+static void lru_unlink(struct symbolizer *s, struct elf_entry *e)
+{
+	if (!e->open)
+		return;
+	*(e->newer ? &e->newer->older : &s->newest) = e->older;
+	*(e->older ? &e->older->newer : &s->oldest) = e->newer;
+	e->newer = e->older = NULL;
+	e->open = false;
+	s->nopen--;
+}
+
+/*
+ * After e's file was opened or used: it goes first among the open ones, or
+ * out if it closed itself (its symbols loaded); the least recently used go
+ * while there are too many.
+ */
+static void note_use(struct symbolizer *s, struct elf_entry *e)
+{
+	lru_unlink(s, e);
+	if (elf_symtab__holds_file(e->elf)) {
+		e->older = s->newest;
+		*(s->newest ? &s->newest->newer : &s->oldest) = e;
+		s->newest = e;
+		e->open = true;
+		s->nopen++;
+	}
+	while (s->nopen > s->max_open) {
+		struct elf_entry *old = s->oldest;
+
+		lru_unlink(s, old);
+		elf_symtab__release_file(old->elf);
+		s->stats[SYM_STAT_ELF_FILES_RELEASED]++;
+	}
 }
 
 void symbolizer__set_debuginfod(struct symbolizer *s, struct debuginfod_queue *q, uint64_t wait_ns)
@@ -440,6 +517,7 @@ static void pick_up_fetches(struct symbolizer *s)
 				strerror(-err));
 			continue;
 		}
+		note_use(s, e);
 		s->stats[SYM_STAT_DEBUG_FILES]++;
 		s->stats[SYM_STAT_DEBUGINFOD_FILES]++;
 		pr_debug("%s: symbols from %s (debuginfod)", elf_symtab__path(e->elf), path);
@@ -578,6 +656,7 @@ static void open_entry(struct symbolizer *s, struct elf_entry *e, uint32_t pid,
 		if (err)
 			pr_debug("%s: not usable as ELF: %s", m->path, strerror(-err));
 		elf_symtab__keep_in(e->elf, s->store);
+		elf_symtab__set_budget(e->elf, s->budget);
 		if (!err && !elf_symtab__has_symtab(e->elf))
 			attach_debug_file(s, pid, m, e);
 	} else {
@@ -592,25 +671,36 @@ static void open_entry(struct symbolizer *s, struct elf_entry *e, uint32_t pid,
 		s->stats[SYM_STAT_ELF_ERRORS]++;
 }
 
-static struct elf_symtab *elf_for_map(struct symbolizer *s, uint32_t pid, const struct proc_map *m)
+/* The entry of m's file, if there is one, and the head of its inode's chain. */
+static struct elf_entry *find_entry(struct symbolizer *s, const struct proc_map *m,
+				    struct elf_entry **head)
 {
-	struct elf_entry *e, *head = NULL;
+	struct elf_entry *e;
 	uint64_t v;
 
+	*head = NULL;
 	if (u64map__get(s->elf_index, m->inode, &v))
-		head = (struct elf_entry *)(uintptr_t)v;
-	for (e = head; e; e = e->same_inode)
+		*head = (struct elf_entry *)(uintptr_t)v;
+	for (e = *head; e; e = e->same_inode)
 		if (e->dev_major == m->dev_major && e->dev_minor == m->dev_minor &&
 		    e->inode == m->inode)
 			break;
+	return e;
+}
+
+static struct elf_symtab *elf_for_map(struct symbolizer *s, uint32_t pid, const struct proc_map *m)
+{
+	struct elf_entry *head, *e = find_entry(s, m, &head);
 	/*
 	 * Failures are cached too: one bad file is not retried for every frame.
 	 * A file one process could not be opened through (it was exiting, or
 	 * its namespace hid it) is tried again for each other process.
 	 */
 	if (e) {
-		if (e->unopened_by && e->unopened_by != pid)
+		if (e->unopened_by && e->unopened_by != pid) {
 			open_entry(s, e, pid, m);
+			note_use(s, e);
+		}
 		return e->elf;
 	}
 	e = calloc(1, sizeof(*e));
@@ -624,6 +714,7 @@ static struct elf_symtab *elf_for_map(struct symbolizer *s, uint32_t pid, const 
 	s->elf_list = e;
 	e->same_inode = head;
 	u64map__set(s->elf_index, m->inode, (uintptr_t)e);
+	note_use(s, e);
 	return e->elf;
 }
 
@@ -714,6 +805,35 @@ static void open_mapping(struct symbolizer *s, uint32_t pid, struct mapping *m)
 }
 
 /*
+ * The entry of m's ELF file, about to be read: opened again (through the
+ * process, as at first) if it was let go (note_use), and marked as used.
+ */
+static struct elf_entry *use_entry(struct symbolizer *s, uint32_t pid, struct mapping *m)
+{
+	struct elf_entry *head, *e;
+	int fd, got;
+
+	if (!m->elf || m->map.kind != PROC_MAP_FILE)
+		return NULL;
+	e = find_entry(s, &m->map, &head);
+	if (!e || e->elf != m->elf)
+		return NULL;
+	if (elf_symtab__released(e->elf)) {
+		fd = proc_map__open(pid, &m->map);
+		got = fd < 0 ? fd : elf_symtab__reopen_fd(e->elf, fd);
+		if (got < 0)
+			pr_debug("%s (PID %u): cannot open again: %s", m->map.path, pid,
+				 strerror(-got));
+		else
+			s->stats[SYM_STAT_ELF_FILES_REOPENED]++;
+		if (got == 1 && !elf_symtab__has_symtab(e->elf))
+			attach_debug_file(s, pid, &m->map, e);
+	}
+	note_use(s, e);
+	return e;
+}
+
+/*
  * Reads the memory map and opens the ELF files of its executable mappings.
  * With JIT memory, the perf map is read now too, while the process surely
  * lives; misses read it again later (jit_name).
@@ -724,7 +844,7 @@ static int read_maps(struct symbolizer *s, struct space *sp)
 	struct proc_maps *maps = NULL;
 	struct mapping *m;
 	bool jit = false;
-	size_t i, n;
+	size_t i, n, ncode = 0;
 	int err;
 
 	err = proc_maps__read((int)sp->pid, &maps);
@@ -741,6 +861,8 @@ static int read_maps(struct symbolizer *s, struct space *sp)
 			err = -ENOMEM;
 			break;
 		}
+		if (++ncode > MAX_EAGER_FILES)
+			continue;
 		open_mapping(s, sp->pid, m);
 		jit |= jit_memory(&m->map, m->elf);
 	}
@@ -1109,7 +1231,8 @@ void symbolizer__mmap(struct symbolizer *s, uint32_t pid, uint64_t time, const s
 	if (u64map__count(st->frames))
 		forget_frames(st);
 	/* Now, while the file can be opened through the process: it may exit, or the file go. */
-	open_mapping(s, pid, added);
+	if (mapping_table__count(sp->maps) <= MAX_EAGER_FILES)
+		open_mapping(s, pid, added);
 }
 
 void symbolizer__exit(struct symbolizer *s, uint32_t pid, uint64_t time)
@@ -1197,6 +1320,7 @@ static int close_idle_elfs(struct symbolizer *s)
 		}
 		*pp = e->next;
 		unindex_elf(s, e);
+		lru_unlink(s, e);
 		elf_symtab__free(e->elf);
 		free(e);
 		s->stats[SYM_STAT_ELF_FILES_CLOSED]++;
@@ -1208,6 +1332,11 @@ static int close_idle_elfs(struct symbolizer *s)
 void symbolizer__set_elf_idle(struct symbolizer *s, uint64_t ns)
 {
 	s->elf_idle_ns = ns;
+}
+
+void symbolizer__set_max_open(struct symbolizer *s, size_t n)
+{
+	s->max_open = n;
 }
 
 /* Without the kernel's records a drain looks for exited processes; with them, a rare one. */
@@ -1622,7 +1751,7 @@ static uint32_t resolve_user(struct symbolizer *s, struct space *sp, uint64_t ad
 	uint64_t key = addr << 1 | leaf, lookup = leaf ? addr : addr - 1, vaddr, jit = 0;
 	const char *name = NULL;
 	uint32_t frame, module;
-	struct elf_entry *wait = NULL;
+	struct elf_entry *wait = NULL, *used;
 	struct mapping *m;
 	bool retry, fstart;
 
@@ -1641,6 +1770,7 @@ static uint32_t resolve_user(struct symbolizer *s, struct space *sp, uint64_t ad
 	module = user_module(s, sp, m);
 	if (!module)
 		return 0;
+	used = use_entry(s, sp->pid, m);
 	if (m->elf && elf_symtab__offset_to_vaddr(m->elf, lookup - m->map.start + m->map.offset,
 						  &vaddr) == 0) {
 		name = elf_symtab__lookup(m->elf, vaddr, NULL);
@@ -1665,6 +1795,9 @@ static uint32_t resolve_user(struct symbolizer *s, struct space *sp, uint64_t ad
 		if (!retry)
 			s->stats[SYM_STAT_UNKNOWN_USER]++;
 	}
+	/* Its symbols loaded, the file closed itself: it leaves the open ones. */
+	if (used)
+		note_use(s, used);
 out:
 	if (!retry)
 		s->stats[SYM_STAT_USER_FRAMES]++;
@@ -1988,13 +2121,16 @@ static int name_user_frames(struct symbolizer *s, bool last)
 	struct symbolizer_frame *f;
 	const struct uframe_wait *w;
 	const char *name, *raw, *shown;
+	uint64_t t0 = clock__mono_ns();
 	size_t i;
 	int err = 0;
 
-	if (last && !debuginfod_queue__wait(s->fetcher, clock__mono_ns() + s->fetch_wait_ns))
+	if (last && !debuginfod_queue__wait(s->fetcher, t0 + s->fetch_wait_ns))
 		pr_debug("debug files still on their way after %.1f s: their frames are shown "
 			 "as file+offset",
 			 s->fetch_wait_ns / 1e9);
+	/* The files waited for are read after the wait, which the budget does not count. */
+	load_budget__postpone(s->budget, clock__mono_ns() - t0);
 	pick_up_fetches(s);
 	for (i = 0; i < s->nuwait; i++) {
 		w = &s->uwait[i];

@@ -27,6 +27,7 @@
 
 struct symbolizer;
 struct table_store;
+struct load_budget;
 
 /*
  * Cumulative counters, indexed by enum symbolizer_stat. They have the form of
@@ -71,6 +72,8 @@ enum symbolizer_stat {
 	SYM_STAT_DEBUG_REFUSED_NOT_OWNER,
 	SYM_STAT_DEBUG_REFUSED_TOO_BIG,
 	SYM_STAT_DEBUG_CRC_STOPPED, /* debug files whose CRC the end of the run cut short */
+	SYM_STAT_ELF_FILES_RELEASED, /* let go while open files were too many */
+	SYM_STAT_ELF_FILES_REOPENED, /* ... and opened again for their symbols */
 	SYM_STAT_MAX,
 };
 
@@ -112,6 +115,8 @@ int symbolizer__set_debug_dir(struct symbolizer *s, const char *dir);
  * (elf_symtab__keep_in), borrowed until the symbolizer is freed; NULL: none.
  */
 void symbolizer__keep_symbols_in(struct symbolizer *s, struct table_store *store);
+/* The run's caps and deadline for symbol tables (lib/load_budget.h), borrowed; NULL: none. */
+void symbolizer__set_budget(struct symbolizer *s, struct load_budget *budget);
 struct debuginfod_queue;
 /*
  * Stripped files with no local debug file ask q for theirs by build ID (q
@@ -238,5 +243,7 @@ const uint64_t *symbolizer__stats(const struct symbolizer *s);
 void symbolizer__new_interval(struct symbolizer *s, uint64_t resolved_before);
 /* How long an ELF file nobody maps stays open (default: a minute); for tests. */
 void symbolizer__set_elf_idle(struct symbolizer *s, uint64_t ns);
+/* How many mapped files may be open at once (default: 256, or RLIMIT_NOFILE / 4); for tests. */
+void symbolizer__set_max_open(struct symbolizer *s, size_t n);
 
 #endif

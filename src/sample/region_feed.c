@@ -234,6 +234,11 @@ int region_feed__new(struct unwinder *u, struct sampler *s, struct table_store *
 	return 0;
 }
 
+void region_feed__set_budget(struct region_feed *f, struct load_budget *budget)
+{
+	table_cache__set_budget(f->cache, budget);
+}
+
 void region_feed__free(struct region_feed *f)
 {
 	uint64_t key, v;

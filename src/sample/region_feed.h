@@ -18,6 +18,7 @@
 #include "unwind/process_regions.h"
 #include "unwind/table_cache.h"
 
+struct load_budget;
 struct region_feed;
 struct sampler;
 struct unwinder;
@@ -36,6 +37,8 @@ struct region_feed_stats {
 int region_feed__new(struct unwinder *u, struct sampler *s, struct table_store *store,
 		     struct region_feed **out);
 void region_feed__free(struct region_feed *f);
+/* The run's caps and deadline for CFI (lib/load_budget.h), borrowed by its tables. */
+void region_feed__set_budget(struct region_feed *f, struct load_budget *budget);
 
 /*
  * Whole-system profiles: every process that execs gets its regions from its

@@ -5,13 +5,27 @@
 #include <string.h>
 
 #define LOG_MODULE "cfi"
+#include "lib/load_budget.h"
 #include "lib/log.h"
 #include "unwind/elf_cfi.h"
 #include "unwind/eh_frame_hdr.h"
 
+/* Over the cap, from the headers alone: a compressed one is not inflated to see. */
+static bool over_cap(Elf_Scn *scn, const GElf_Shdr *sh)
+{
+	GElf_Chdr ch;
+
+	if (sh->sh_flags & SHF_COMPRESSED)
+		return !gelf_getchdr(scn, &ch) || ch.ch_size > LOAD_MAX_CFI_BYTES;
+	return sh->sh_size > LOAD_MAX_CFI_BYTES;
+}
+
 static int section_data(Elf_Scn *scn, const GElf_Shdr *sh, struct cfi_section *out)
 {
 	Elf_Data *d;
+
+	if (over_cap(scn, sh))
+		return -EFBIG;
 
 	/* Debug files often compress .debug_frame; .eh_frame never is (the loader maps it). */
 	if ((sh->sh_flags & SHF_COMPRESSED) && elf_compress(scn, 0, 0) < 0)
@@ -93,6 +107,7 @@ static void find_sections(Elf *elf, struct elf_cfi *c)
 	size_t shstrndx;
 	GElf_Shdr sh;
 	const char *name;
+	int err;
 
 	if (elf_getshdrstrndx(elf, &shstrndx))
 		return;
@@ -104,14 +119,17 @@ static void find_sections(Elf *elf, struct elf_cfi *c)
 		name = elf_strptr(elf, shstrndx, sh.sh_name);
 		if (!name)
 			continue;
-		if (!c->has_eh_frame && !strcmp(name, ".eh_frame") &&
-		    !section_data(scn, &sh, &c->eh_frame)) {
+		if (!c->has_eh_frame && !strcmp(name, ".eh_frame")) {
+			err = section_data(scn, &sh, &c->eh_frame);
+			c->has_eh_frame = !err;
 			c->eh_frame.vaddr = sh.sh_addr;
-			c->has_eh_frame = true;
-		} else if (!c->has_debug_frame && !strcmp(name, ".debug_frame") &&
-			   !section_data(scn, &sh, &c->debug_frame)) {
-			c->has_debug_frame = true;
+		} else if (!c->has_debug_frame && !strcmp(name, ".debug_frame")) {
+			err = section_data(scn, &sh, &c->debug_frame);
+			c->has_debug_frame = !err;
+		} else {
+			continue;
 		}
+		c->over_cap |= err == -EFBIG;
 	}
 }
 
@@ -126,6 +144,10 @@ static void find_by_segment(Elf *elf, struct elf_cfi *c)
 		return;
 	if (eh_frame_hdr__eh_frame(h, &c->eh_frame.data, &c->eh_frame.size, &c->eh_frame.vaddr))
 		c->has_eh_frame = true;
+	if (c->has_eh_frame && c->eh_frame.size > LOAD_MAX_CFI_BYTES) {
+		c->has_eh_frame = false;
+		c->over_cap = true;
+	}
 	eh_frame_hdr__free(h);
 }
 

@@ -31,6 +31,7 @@ struct elf_cfi {
 	struct cfi_section debug_frame;
 	bool has_eh_frame;
 	bool has_debug_frame;
+	bool over_cap; /* a section is larger than LOAD_MAX_CFI_BYTES: left out */
 };
 
 /*

@@ -267,12 +267,16 @@ cleanup:
 	return err;
 }
 
-/* The region of a code mapping; 0 or -ENOMEM. */
-static int region_make(struct process_regions *p, uint32_t pid, const struct proc_map *m,
-		       struct region *r)
+/* The region of a code mapping, into set s; 0 or -ENOMEM. */
+static int region_make(struct process_regions *p, const struct region_set *s, uint32_t pid,
+		       const struct proc_map *m, struct region *r)
 {
 	*r = (struct region){.start = m->start, .end = m->end};
 	p->stats.regions_made++;
+	if (s->n >= PROCESS_REGIONS_MAX_FILES) {
+		p->stats.regions_over_cap++;
+		return 0;
+	}
 	/* The vDSO has CFI too: the sink opens an image of it (file identity 0:0, inode 0). */
 	if (m->kind == PROC_MAP_FILE ||
 	    (m->kind == PROC_MAP_SPECIAL && m->path && !strcmp(m->path, "[vdso]")))
@@ -535,7 +539,7 @@ int process_regions__snapshot(struct process_regions *p, uint32_t pid, uint64_t 
 			continue;
 		err = set_reserve(s, 2);
 		if (!err)
-			err = region_make(p, pid, m, &r);
+			err = region_make(p, s, pid, m, &r);
 		/* Through the cutting insert: the maps do not overlap, but nothing here needs it.
 		 */
 		if (!err)
@@ -621,7 +625,7 @@ int process_regions__mmap(struct process_regions *p, uint32_t pid, const struct 
 	else
 		err = set_reserve(s, 2);
 	if (!err && fresh)
-		err = region_make(p, pid, m, fresh);
+		err = region_make(p, s, pid, m, fresh);
 	if (err) {
 		if (s != pr->set)
 			set_free(p, s);

@@ -50,6 +50,15 @@ struct region_sink {
 	void (*unbind)(void *ctx, uint32_t pid);
 };
 
+/*
+ * Regions of one process whose files are read for a table: real processes
+ * have tens, a Python with every scientific package a few hundred. One
+ * that maps thousands of files (a user can: 20,000 cost 5 s of the sampling
+ * loop) would have each opened and its CFI read; past this many, its code
+ * gets frame-pointer steps, as JIT code does.
+ */
+#define PROCESS_REGIONS_MAX_FILES 1024
+
 struct process_regions_stats {
 	/* Now: */
 	uint64_t processes; /* tracked */
@@ -62,6 +71,7 @@ struct process_regions_stats {
 	uint64_t regions_not_opened; /* open_file failed: no table */
 	uint64_t regions_no_table;   /* the file has no usable CFI */
 	uint64_t regions_table_full; /* the sink refused the table (load_table failed) */
+	uint64_t regions_over_cap;   /* the process had too many already: no table */
 	/* Refusals of the sink, since the start: */
 	uint64_t regions_refused; /* add_region failed: the code is in no region */
 	uint64_t binds_refused;	  /* bind failed: the process was unbound */

@@ -8,6 +8,7 @@
 
 #include "lib/clock.h"
 #include "lib/hash.h"
+#include "lib/load_budget.h"
 #include "lib/u64map.h"
 #include "unwind/elf_cfi.h"
 #include "unwind/table_cache.h"
@@ -21,7 +22,8 @@ struct entry {
 };
 
 struct table_cache {
-	struct table_store *store; /* borrowed; NULL: none */
+	struct table_store *store;  /* borrowed; NULL: none */
+	struct load_budget *budget; /* borrowed; NULL: none */
 	struct unwind_rules *rules;
 	struct u64map *index; /* hash of file_id -> chain of struct entry */
 	struct table_cache_stats stats;
@@ -89,6 +91,11 @@ struct unwind_rules *table_cache__rules(struct table_cache *c)
 	return c->rules;
 }
 
+void table_cache__set_budget(struct table_cache *c, struct load_budget *budget)
+{
+	c->budget = budget;
+}
+
 /* The file's table from the store, if it has it: 0, or -ENOENT. */
 static int load(struct table_cache *c, Elf *elf, int fd, struct table_file_id *id,
 		struct unwind_table **t, struct unwind_table_stats *stats)
@@ -101,6 +108,15 @@ static int load(struct table_cache *c, Elf *elf, int fd, struct table_file_id *i
 	kept_source__of(&id->file, &st);
 	id->build_id_len = (uint32_t)elf_build_id(elf, id->file.size, id->build_id);
 	return table_store__load(c->store, id, c->rules, t, stats);
+}
+
+/* A file over a cap, or whose build the deadline cut off, is counted for the summary. */
+static void count_refusal(struct table_cache *c, int err)
+{
+	if (!c->budget)
+		return;
+	c->budget->cfi_refused += err == -EFBIG;
+	c->budget->cfi_abandoned += err == -ETIME;
 }
 
 /* Reads the file's CFI into e; a file without any is an answer, not an error. */
@@ -121,9 +137,13 @@ static int build(struct table_cache *c, struct entry *e, int fd)
 	err = elf ? 0 : -ENOEXEC;
 	loaded = !err && !load(c, elf, fd, &id, &t, &e->t.stats);
 	if (!err && !loaded)
-		err = elf_cfi__read(elf, &cfi);
+		err = load_budget__over(c->budget) ? -ETIME : elf_cfi__read(elf, &cfi);
+	/* Refused whole: a table without the big section would unwind its code as having none. */
+	if (!err && !loaded && cfi.over_cap)
+		err = -EFBIG;
 	if (!err && !loaded) {
 		elf_cfi__sources(&cfi, NULL, &src);
+		src.budget = c->budget;
 		err = unwind_table__build(&src, c->rules, &t, &e->t.stats);
 		if (!err && c->store)
 			table_store__save(c->store, &id, t, c->rules, &e->t.stats);
@@ -131,6 +151,7 @@ static int build(struct table_cache *c, struct entry *e, int fd)
 	elf_end(elf);
 	if (err == -ENOMEM)
 		return err;
+	count_refusal(c, err);
 	e->t.table = t;
 	e->t.err = err;
 	e->t.build_ns = clock__mono_ns() - t0;

@@ -20,6 +20,7 @@
 
 struct table_cache;
 struct table_store;
+struct load_budget;
 
 struct file_id {
 	uint32_t dev_major;
@@ -50,6 +51,8 @@ struct table_cache_stats {
 int table_cache__new(struct table_store *store, struct table_cache **out);
 void table_cache__free(struct table_cache *c);
 struct unwind_rules *table_cache__rules(struct table_cache *c);
+/* The run's caps and deadline for CFI (lib/load_budget.h), borrowed; NULL: none. */
+void table_cache__set_budget(struct table_cache *c, struct load_budget *budget);
 
 /*
  * The table of the file open at fd (read only when the cache has none for

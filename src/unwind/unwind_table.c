@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lib/load_budget.h"
 #include "unwind/unwind_rule.h"
 #include "unwind/unwind_table.h"
 
@@ -71,6 +72,9 @@ static int collect(const struct unwind_sources *src, struct fde_list *l,
 			err = cfi_section__next(s, &off, &fde);
 			if (err == -ENOENT)
 				break;
+			if (stats->fdes % LOAD_CHECK_EVERY == LOAD_CHECK_EVERY - 1 &&
+			    load_budget__over(src->budget))
+				return -ETIME;
 			if (err) {
 				stats->bad_entries++;
 				continue;
@@ -78,6 +82,8 @@ static int collect(const struct unwind_sources *src, struct fde_list *l,
 			stats->fdes++;
 			if (!fde.pc_range)
 				continue;
+			if (l->n >= LOAD_MAX_CFI_FDES)
+				return -EFBIG;
 			if (grow((void **)&l->v, &l->cap, l->n, sizeof(*l->v)))
 				return -ENOMEM;
 			l->v[l->n++] = (struct fde_ref){fde.pc_begin, fde.pc_begin + fde.pc_range,
@@ -151,6 +157,9 @@ static int push_row(struct builder *b, uint64_t addr, uint32_t rule)
 	}
 	if (!t->nrows)
 		t->base = addr & ~(uint64_t)CPROF_UNWIND_PAGE_MASK;
+	/* More than any real file's (load_budget.h): refused whole, not cut. */
+	if (t->nrows >= LOAD_MAX_CFI_ROWS)
+		return -EFBIG;
 	err = fill_pages(b, addr);
 	if (!err)
 		err = grow((void **)&t->rows, &b->rows_cap, t->nrows, sizeof(*t->rows));
@@ -227,8 +236,12 @@ static int build(struct builder *b, const struct unwind_sources *src, struct fde
 	size_t i;
 	int err = cfi_program__new(src->arch, &prog);
 
-	for (i = 0; !err && i < l->n; i++)
-		err = add_fde(b, src, prog, &l->v[i]);
+	for (i = 0; !err && i < l->n; i++) {
+		if (i % LOAD_CHECK_EVERY == LOAD_CHECK_EVERY - 1 && load_budget__over(src->budget))
+			err = -ETIME;
+		else
+			err = add_fde(b, src, prog, &l->v[i]);
+	}
 	/* The end of the last function: no CFI from there on. */
 	if (!err)
 		err = push_row(b, b->end, CPROF_RULE_NO_CFI);

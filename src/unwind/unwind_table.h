@@ -20,6 +20,8 @@
 #include "unwind/cfi_program.h"
 #include "unwind/unwind_rules.h"
 
+struct load_budget;
+
 struct unwind_table {
 	uint64_t base; /* address of page 0: 64 KiB aligned */
 	uint32_t npages;
@@ -49,6 +51,8 @@ struct unwind_sources {
 	 */
 	bool (*is_padding)(const void *arg, uint64_t begin, uint64_t end);
 	const void *padding_arg;
+	/* Optional: the run's deadline, past which the build gives up (-ETIME). */
+	const struct load_budget *budget;
 };
 
 /*

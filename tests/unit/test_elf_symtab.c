@@ -19,6 +19,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "lib/load_budget.h"
 #include "resolve/elf_symtab.h"
 #include "test.h"
 
@@ -1102,4 +1103,79 @@ TEST(elf_symtab_big_table)
 	CHECK_STR(elf_symtab__lookup(e, nm_addr(&l, "big_symtab_spin"), NULL), "big_symtab_spin");
 	elf_symtab__free(e);
 	free(l.v);
+}
+
+/*
+ * A file written by hostile_elf with n symbols, its .symtab then claiming
+ * entries (n real ones, zeros after them, in a sparse file).
+ */
+static const char *claimed_symtab(const char *name, size_t n, uint64_t entries)
+{
+	const char *path = tmp_path(name);
+	char cmd[1024];
+	Elf64_Shdr *sh;
+	struct stat st;
+	uint8_t *img;
+	int fd;
+
+	snprintf(cmd, sizeof(cmd), "%s symtab %zu %s", test_build_fixture("hostile_elf"), n, path);
+	run(cmd);
+	fd = open(path, O_RDWR);
+	CHECK(fd >= 0);
+	CHECK_INT(fstat(fd, &st), ==, 0);
+	img = malloc(st.st_size);
+	CHECK(img && pread(fd, img, st.st_size, 0) == st.st_size);
+	sh = find_section(img, SHT_SYMTAB);
+	/* The table moves to the end, where the file grows to hold it. */
+	CHECK_INT(pwrite(fd, img + sh->sh_offset, sh->sh_size, st.st_size), ==,
+		  (ssize_t)sh->sh_size);
+	sh->sh_offset = st.st_size;
+	sh->sh_size = entries * sizeof(Elf64_Sym);
+	CHECK_INT(ftruncate(fd, st.st_size + sh->sh_size), ==, 0);
+	CHECK_INT(pwrite(fd, img + ((Elf64_Ehdr *)img)->e_shoff, 6 * sizeof(Elf64_Shdr),
+			 ((Elf64_Ehdr *)img)->e_shoff),
+		  ==, 6 * (ssize_t)sizeof(Elf64_Shdr));
+	close(fd);
+	free(img);
+	return path;
+}
+
+/* Symbols of count entries claimed, loaded under budget b: how many. */
+static size_t count_with_budget(const char *path, struct load_budget *b)
+{
+	struct elf_symtab *e = NULL;
+	size_t n;
+
+	CHECK_INT(elf_symtab__open(path, &e), ==, 0);
+	elf_symtab__set_budget(e, b);
+	n = elf_symtab__symbol_count(e);
+	/* Remembered: asked again, the file is not read again, nor counted twice. */
+	CHECK_INT(elf_symtab__symbol_count(e), ==, n);
+	elf_symtab__free(e);
+	return n;
+}
+
+TEST(elf_symtab_over_the_cap_refused_whole)
+{
+	struct load_budget b = {0};
+	const char *under = claimed_symtab("under.so", 1000, LOAD_MAX_SYMBOLS);
+	const char *over = claimed_symtab("over.so", 1000, LOAD_MAX_SYMBOLS + 1);
+
+	CHECK_INT(count_with_budget(under, &b), ==, 1000);
+	CHECK_U64(b.symtabs_refused, ==, 0);
+	CHECK_INT(count_with_budget(over, &b), ==, 0);
+	CHECK_U64(b.symtabs_refused, ==, 1);
+	CHECK_U64(b.symtabs_abandoned, ==, 0);
+}
+
+TEST(elf_symtab_past_the_deadline_not_loaded)
+{
+	struct load_budget b = {.deadline_ns = 1};
+	const char *path = claimed_symtab("late.so", 1000, 1001);
+
+	CHECK_INT(count_with_budget(path, &b), ==, 0);
+	CHECK_U64(b.symtabs_abandoned, ==, 1);
+	CHECK_U64(b.symtabs_refused, ==, 0);
+	b.deadline_ns = 0;
+	CHECK_INT(count_with_budget(path, &b), ==, 1000);
 }

@@ -44,6 +44,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "lib/load_budget.h"
 #include "resolve/elf_symtab.h"
 #include "resolve/go_pclntab.h"
 #include "test.h"
@@ -1182,4 +1183,28 @@ TEST(go_pclntab_corrupt_elf_images)
 	}
 	free(copy);
 	free(image);
+}
+
+/* go_pclntab__parse of a Go 1.2 table (ptrSize 8) of nfunc functions, zeros after the header. */
+static int parse_go12(uint64_t nfunc)
+{
+	size_t size = 16 + (2 * nfunc + 1) * 8;
+	uint8_t *p = calloc(1, size);
+	struct go_pclntab *t = NULL;
+	int err;
+
+	CHECK(p);
+	memcpy(p, "\xfb\xff\xff\xff\x00\x00\x01\x08", 8);
+	memcpy(p + 8, &nfunc, 8);
+	err = go_pclntab__parse(p, size, 0, &t);
+	go_pclntab__free(t);
+	free(p);
+	return err;
+}
+
+TEST(go_pclntab_over_the_cap_refused)
+{
+	/* The same table, one function within the cap and one past it. */
+	CHECK_INT(parse_go12(LOAD_MAX_SYMBOLS), !=, -EFBIG);
+	CHECK_INT(parse_go12(LOAD_MAX_SYMBOLS + 1), ==, -EFBIG);
 }

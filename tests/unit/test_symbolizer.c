@@ -536,6 +536,18 @@ static void stop_fixture(pid_t child)
  * its symbols are needed, and its symbol table. The files of processes still
  * known stay and are not read again; a program run anew is read anew.
  */
+/* Where the known_tree fixture's hot_a is, from nm (the test is skipped without it). */
+static uint64_t hot_a_of(const char *fixture)
+{
+	uint64_t v;
+
+	if (system("command -v nm >/dev/null 2>&1"))
+		SKIP("nm not installed");
+	v = symbol_value(fixture, "hot_a");
+	CHECK(v);
+	return v;
+}
+
 TEST(symbolizer_closes_elf_files_nobody_maps)
 {
 	const char *fixture = test_build_fixture("known_tree");
@@ -545,10 +557,7 @@ TEST(symbolizer_closes_elf_files_nobody_maps)
 	struct fixture f;
 	pid_t child;
 
-	if (system("command -v nm >/dev/null 2>&1"))
-		SKIP("nm not installed");
-	hot_a = symbol_value(fixture, "hot_a");
-	CHECK(hot_a);
+	hot_a = hot_a_of(fixture);
 	setup(&f);
 	symbolizer__set_elf_idle(f.sym, 0);
 	st = symbolizer__stats(f.sym);
@@ -583,5 +592,32 @@ TEST(symbolizer_closes_elf_files_nobody_maps)
 	stop_fixture(child);
 	CHECK_STR(name, "hot_a");
 	CHECK_U64(st[SYM_STAT_ELF_FILES], >, opened);
+	teardown(&f);
+}
+
+TEST(symbolizer_lets_files_go_and_opens_them_again)
+{
+	const char *fixture = test_build_fixture("known_tree");
+	uint64_t hot_a = hot_a_of(fixture), base;
+	const uint64_t *st;
+	struct fixture f;
+	pid_t child;
+
+	setup(&f);
+	symbolizer__set_max_open(f.sym, 1);
+	st = symbolizer__stats(f.sym);
+	child = start_fixture(fixture, &base);
+	CHECK(base);
+	/* Its program, its libc and its loader: one stays open, the program (mapped first) goes. */
+	symbolizer__note_process(f.sym, (uint32_t)child);
+	CHECK_U64(st[SYM_STAT_ELF_FILES], >=, 2);
+	CHECK_U64(st[SYM_STAT_ELF_FILES_RELEASED], >=, 1);
+	CHECK_INT(fds_on(fixture), ==, 0);
+	/* A sample there: opened again through the process, and named. */
+	CHECK_STR(frame_of(&f, (uint32_t)child, base + hot_a + 4)->name, "hot_a");
+	CHECK_U64(st[SYM_STAT_ELF_FILES_REOPENED], ==, 1);
+	/* Loaded, it needs its file no more. */
+	CHECK_INT(fds_on(fixture), ==, 0);
+	stop_fixture(child);
 	teardown(&f);
 }

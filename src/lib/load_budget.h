@@ -1,0 +1,77 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * What one run lets the files of other users cost it. A symbol table or
+ * CFI section is read from whatever a process maps, so its size is the
+ * mapper's choice: each file is held to the caps below (checked from its
+ * section sizes before anything is parsed), and all of them to one point
+ * in time, past which a load under way is abandoned and none begins, so
+ * that -d holds. The session owns one; the symbolizer and the unwind table
+ * cache borrow it and count what they refused in it for the summary.
+ */
+#ifndef CPROF_LOAD_BUDGET_H
+#define CPROF_LOAD_BUDGET_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "lib/clock.h"
+
+/*
+ * Symbols of one file (.symtab and .dynsym entries, or its debug file's).
+ * The most on this Debian host (every ELF file in /usr and /opt): node's
+ * 185k, libjvm's 71k, libLLVM-15's 46k; chromium with its debug file has
+ * over a million. 2^21 holds them all; a file of 2M took 1.8-2.4 s and
+ * 320 MB to load; four of 4M took 18 s and 1.26 GB in all on a 3 s run.
+ */
+#define LOAD_MAX_SYMBOLS (1u << 21)
+/* Their names: node's are 12.8 MB; C++ names average under 100 bytes. */
+#define LOAD_MAX_NAME_BYTES (256u << 20)
+/*
+ * CFI (.eh_frame and .debug_frame, uncompressed) of one file: the largest
+ * here is libnvrtc's 6.8 MB (libLLVM-15: 5.2 MB); 64 MiB is ten times it.
+ */
+#define LOAD_MAX_CFI_BYTES (64ull << 20)
+/*
+ * Rows of one file's unwind table: libLLVM's ~840k rows across its files;
+ * a byte of CFI can make a row, so the bytes alone do not bound them.
+ */
+#define LOAD_MAX_CFI_ROWS (4u << 20)
+/*
+ * FDEs of one file (32 bytes each while the table is built), one a
+ * function: libnvrtc has 146k, libLLVM-15 98k, node 76k; 2M bound a file
+ * to 64 MB of them.
+ */
+#define LOAD_MAX_CFI_FDES (2u << 20)
+
+/* How often a loop over a file's entries looks at the clock. */
+#define LOAD_CHECK_EVERY 65536
+
+struct load_budget {
+	uint64_t deadline_ns;	    /* CLOCK_MONOTONIC; 0: none */
+	uint64_t symtabs_refused;   /* files whose symbols were over a cap */
+	uint64_t symtabs_abandoned; /* symbol loads cut off by the deadline */
+	uint64_t cfi_refused;	    /* files whose CFI was over a cap */
+	uint64_t cfi_abandoned;	    /* table builds cut off by the deadline */
+};
+
+/* Whether the run's time for loading is over (a NULL budget never is). */
+static inline bool load_budget__over(const struct load_budget *b)
+{
+	return b && b->deadline_ns && clock__mono_ns() >= b->deadline_ns;
+}
+
+/* Moves the deadline earlier only (a signal's stop, then -d's). */
+static inline void load_budget__end_by(struct load_budget *b, uint64_t ns)
+{
+	if (b && (!b->deadline_ns || ns < b->deadline_ns))
+		b->deadline_ns = ns;
+}
+
+/* Moves the deadline later by a wait the operator asked for (--debuginfod-timeout). */
+static inline void load_budget__postpone(struct load_budget *b, uint64_t ns)
+{
+	if (b && b->deadline_ns)
+		b->deadline_ns += ns;
+}
+
+#endif
