@@ -71,7 +71,7 @@ enum symbolizer_stat {
 	SYM_STAT_DEBUG_REFUSED_NOT_REGULAR,
 	SYM_STAT_DEBUG_REFUSED_NOT_OWNER,
 	SYM_STAT_DEBUG_REFUSED_TOO_BIG,
-	SYM_STAT_DEBUG_CRC_STOPPED, /* debug files whose CRC the end of the run cut short */
+	SYM_STAT_DEBUG_CRC_STOPPED,  /* debug files whose CRC the end of the run cut short */
 	SYM_STAT_ELF_FILES_RELEASED, /* let go while open files were too many */
 	SYM_STAT_ELF_FILES_REOPENED, /* ... and opened again for their symbols */
 	SYM_STAT_MAX,
