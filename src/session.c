@@ -67,13 +67,6 @@
 
 #define POLL_MS 100
 /*
- * How long after -d (or a signal's stop) symbol tables and unwind tables
- * may still be loaded, for the last samples; past it, a load under way is
- * abandoned and counted, so that however big other users' files are, the
- * run ends about this late.
- */
-#define LOAD_GRACE_MS 500
-/*
  * A process record is in its ring this long after the time it carries, at
  * most: records are read up to now less this, so that those of every CPU
  * come in time order. (Taken with its time, a record is written without
@@ -90,9 +83,7 @@
 /* Per CPU, for the kernel's process records: some 90 exec'ing processes' worth. */
 #define RECORD_PAGES	  16
 #define DRAIN_INTERVAL_MS 1000
-/* How long past -d a debug file's CRC may still run: the last drain names its frames too. */
-#define STOP_GRACE_MS 500
-#define MAX_FRAMES    (2 * CPROF_MAX_STACK_DEPTH + 2)
+#define MAX_FRAMES	  (2 * CPROF_MAX_STACK_DEPTH + 2)
 /* The unwind tables kept between runs: some 1,000 programs' and libraries' (libc's is 93 KB). */
 #define TABLE_STORE_BYTES (64ull << 20)
 /* Unwind table rows a profile of some processes starts with: 1 MB of map. */
@@ -1219,7 +1210,8 @@ static int prepare(struct run *r)
 		pr_err("out of memory");
 		return -ENOMEM;
 	}
-	symbolizer__set_stop(r->sym, UINT64_MAX, signals__stop_requested);
+	/* A load notices a signal itself: the main loop, which ends the run, may be inside it. */
+	r->budget.stop_requested = signals__stop_requested;
 	if (o->debuginfod)
 		start_fetches(r);
 	so.unwinder = open_unwinder(r);
@@ -1291,10 +1283,7 @@ static int start(struct run *r)
 	if (r->unwinder)
 		find_user_registers(r);
 	r->deadline = o->duration_ms ? r->start + o->duration_ms * 1000000ull : UINT64_MAX;
-	/* A debug file's CRC gives way to -d, with room for the last drain, and to a signal. */
-	symbolizer__set_stop(r->sym,
-			     o->duration_ms ? r->deadline + STOP_GRACE_MS * 1000000ull : UINT64_MAX,
-			     signals__stop_requested);
+	/* Loads, and debug files' CRCs, give way to -d, with room for the last drain. */
 	if (o->duration_ms)
 		load_budget__end_by(&r->budget, r->deadline + LOAD_GRACE_MS * 1000000ull);
 	r->next_drain = r->start + DRAIN_INTERVAL_MS * 1000000ull;

@@ -45,26 +45,48 @@
 
 /* How often a loop over a file's entries looks at the clock. */
 #define LOAD_CHECK_EVERY 65536
+/*
+ * How long after -d, or after a signal asked to stop, loads may still run,
+ * for the last samples; past it, a load under way is abandoned and counted,
+ * so that however big other users' files are, the run ends about this late.
+ */
+#define LOAD_GRACE_MS 500
 
 struct load_budget {
-	uint64_t deadline_ns;	    /* CLOCK_MONOTONIC; 0: none */
+	uint64_t deadline_ns; /* CLOCK_MONOTONIC; 0: none */
+	/*
+	 * Nonzero once a signal asked to stop (NULL: none): looked at by the
+	 * load under way, since the main loop that ends the run is inside it.
+	 */
+	int (*stop_requested)(void);
 	uint64_t symtabs_refused;   /* files whose symbols were over a cap */
 	uint64_t symtabs_abandoned; /* symbol loads cut off by the deadline */
 	uint64_t cfi_refused;	    /* files whose CFI was over a cap */
 	uint64_t cfi_abandoned;	    /* table builds cut off by the deadline */
 };
 
-/* Whether the run's time for loading is over (a NULL budget never is). */
-static inline bool load_budget__over(const struct load_budget *b)
-{
-	return b && b->deadline_ns && clock__mono_ns() >= b->deadline_ns;
-}
-
 /* Moves the deadline earlier only (a signal's stop, then -d's). */
 static inline void load_budget__end_by(struct load_budget *b, uint64_t ns)
 {
 	if (b && (!b->deadline_ns || ns < b->deadline_ns))
 		b->deadline_ns = ns;
+}
+
+/*
+ * Whether the run's time for loading is over (a NULL budget never is). A
+ * signal first seen here leaves loads the grace from now: the load under
+ * way ends within it, even one the main loop is stuck in.
+ */
+static inline bool load_budget__over(struct load_budget *b)
+{
+	uint64_t now;
+
+	if (!b)
+		return false;
+	now = clock__mono_ns();
+	if (b->stop_requested && b->stop_requested())
+		load_budget__end_by(b, now + LOAD_GRACE_MS * 1000000ull);
+	return b->deadline_ns && now >= b->deadline_ns;
 }
 
 /* Moves the deadline later by a wait the operator asked for (--debuginfod-timeout). */

@@ -15,7 +15,6 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "lib/clock.h"
 #include "lib/proc_file.h"
 #include "lib/procfs.h"
 
@@ -144,15 +143,6 @@ int proc_file__open(uint32_t pid, const char *path, unsigned flags, enum proc_fi
 		return err;
 	}
 	return fd;
-}
-
-bool proc_file__should_stop(const struct proc_file_stop *s)
-{
-	if (!s)
-		return false;
-	if (s->requested && s->requested())
-		return true;
-	return s->deadline_ns && s->deadline_ns != UINT64_MAX && clock__mono_ns() >= s->deadline_ns;
 }
 
 const char *proc_file__refusal_name(enum proc_file_refusal why)

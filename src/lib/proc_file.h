@@ -36,12 +36,6 @@ enum proc_file_refusal {
 /* Owned by the process's user, or by root and world-readable, not writable by others. */
 #define PROC_FILE_OWNED 2u
 
-/* Where long reads of such a file stop: a signal asked to stop, or a deadline passed. */
-struct proc_file_stop {
-	uint64_t deadline_ns;	/* CLOCK_MONOTONIC; 0 or UINT64_MAX: none */
-	int (*requested)(void); /* nonzero once a signal asked to stop; NULL: none */
-};
-
 /*
  * Opens path (absolute) as process pid sees it, through its root; pid 0 is
  * our own root (no ownership to check). Returns an fd (O_RDONLY, O_NONBLOCK)
@@ -57,8 +51,6 @@ int proc_file__open(uint32_t pid, const char *path, unsigned flags, enum proc_fi
 int proc_file__walk(int dfd, const char *path);
 /* Whether a user uid could read the file st describes, by the rule above. */
 bool proc_file__readable_by(const struct stat *st, uint32_t uid);
-/* True once s says to stop; NULL never stops. */
-bool proc_file__should_stop(const struct proc_file_stop *s);
 /* A short phrase for the summary: "a symbolic link", ... */
 const char *proc_file__refusal_name(enum proc_file_refusal why);
 

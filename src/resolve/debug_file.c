@@ -7,7 +7,7 @@
  * process's user could not read is not read for it; and is verified before
  * it is used: the name alone says nothing about which build a file came
  * from. Its size is checked before its CRC is taken, and the CRC stops when
- * the search's stop says so: a debuglink may name a sparse terabyte.
+ * the run's time for loading is over: a debuglink may name a sparse terabyte.
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -19,6 +19,7 @@
 #include <zlib.h>
 
 #define LOG_MODULE "debugfile"
+#include "lib/load_budget.h"
 #include "lib/log.h"
 #include "lib/proc_file.h"
 #include "resolve/debug_file.h"
@@ -31,7 +32,7 @@
  * plausible debug file, and its CRC alone would cost seconds.
  */
 #define MAX_BYTES (4ull << 30)
-/* CRC this much between looks at the stop: some milliseconds. */
+/* CRC this much between looks at the budget: some milliseconds. */
 #define CRC_CHUNK (1u << 20)
 
 enum check {
@@ -39,8 +40,8 @@ enum check {
 	CHECK_CRC,
 };
 
-/* CRC32 (as in .gnu_debuglink) of a whole file; -ECANCELED if stop says so first. */
-static int file_crc32(int fd, const struct proc_file_stop *stop, uint32_t *crc)
+/* CRC32 (as in .gnu_debuglink) of a whole file; -ECANCELED if the budget ends first. */
+static int file_crc32(int fd, struct load_budget *budget, uint32_t *crc)
 {
 	size_t size = CRC_CHUNK;
 	unsigned char *buf = malloc(size);
@@ -52,7 +53,7 @@ static int file_crc32(int fd, const struct proc_file_stop *stop, uint32_t *crc)
 	if (!buf)
 		return -ENOMEM;
 	for (;;) {
-		if (proc_file__should_stop(stop)) {
+		if (load_budget__over(budget)) {
 			err = -ECANCELED;
 			break;
 		}
@@ -102,7 +103,7 @@ static int check_crc(struct debug_file_search *ds, int fd, const char *display,
 	int err;
 
 	elf_symtab__debuglink(e, &want_crc);
-	err = file_crc32(fd, ds->stop, &crc);
+	err = file_crc32(fd, ds->budget, &crc);
 	if (err == -ECANCELED) {
 		ds->crc_stopped++;
 		pr_debug("%s: CRC not finished: the run is ending", display);

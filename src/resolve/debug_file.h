@@ -20,13 +20,14 @@
 #include "lib/proc_file.h"
 
 struct elf_symtab;
+struct load_budget;
 
 /* Where to look, when to stop, and what was refused (added to, never reset). */
 struct debug_file_search {
 	const char *dir;		      /* DEBUG_DIR; NULL or "" for none */
-	const struct proc_file_stop *stop;    /* when a CRC in progress ends; NULL: never */
+	struct load_budget *budget;	      /* when a CRC in progress ends; NULL: never */
 	uint64_t refused[PROC_FILE_REFUSALS]; /* candidates refused, by reason */
-	uint64_t crc_stopped;		      /* CRCs the stop cut short */
+	uint64_t crc_stopped;		      /* CRCs the budget's end cut short */
 };
 
 /* Debian's (and GDB's) default DEBUG_DIR. */

@@ -221,7 +221,6 @@ struct symbolizer {
 	uint64_t elf_idle_ns;
 	uint64_t elf_swept_ns; /* when close_idle_elfs last looked */
 	char *debug_dir;
-	struct proc_file_stop stop;   /* when a debug file's CRC gives up */
 	uint64_t perf_map_ns;	      /* spent reading perf maps since the last drain */
 	uint64_t perf_map_bytes;      /* held by every process's perf map */
 	struct debug_file_search dfs; /* its refusals, moved to stats after each search */
@@ -446,7 +445,7 @@ void symbolizer__set_debuginfod(struct symbolizer *s, struct debuginfod_queue *q
 static struct debug_file_search *debug_search(struct symbolizer *s)
 {
 	s->dfs.dir = s->debug_dir;
-	s->dfs.stop = &s->stop;
+	s->dfs.budget = s->budget;
 	return &s->dfs;
 }
 
@@ -2223,11 +2222,6 @@ const struct symbolizer_module *symbolizer__module(const struct symbolizer *s, u
 uint32_t symbolizer__generation(const struct symbolizer *s)
 {
 	return s->generation;
-}
-
-void symbolizer__set_stop(struct symbolizer *s, uint64_t deadline_ns, int (*requested)(void))
-{
-	s->stop = (struct proc_file_stop){.deadline_ns = deadline_ns, .requested = requested};
 }
 
 const uint64_t *symbolizer__stats(const struct symbolizer *s)

@@ -102,12 +102,6 @@ struct symbolizer_frame {
 
 int symbolizer__new(struct symbolizer **out);
 void symbolizer__free(struct symbolizer *s);
-/*
- * When a long read on a process's behalf (a debug file's CRC) gives up: at
- * deadline_ns (CLOCK_MONOTONIC; UINT64_MAX: none) or once requested()
- * returns nonzero (a signal; NULL: none).
- */
-void symbolizer__set_stop(struct symbolizer *s, uint64_t deadline_ns, int (*requested)(void));
 /* Where separate debug files are looked for (see debug_file.h); "" for nowhere. */
 int symbolizer__set_debug_dir(struct symbolizer *s, const char *dir);
 /*
@@ -115,7 +109,10 @@ int symbolizer__set_debug_dir(struct symbolizer *s, const char *dir);
  * (elf_symtab__keep_in), borrowed until the symbolizer is freed; NULL: none.
  */
 void symbolizer__keep_symbols_in(struct symbolizer *s, struct table_store *store);
-/* The run's caps and deadline for symbol tables (lib/load_budget.h), borrowed; NULL: none. */
+/*
+ * The run's caps and deadline for symbol tables and debug files' CRCs
+ * (lib/load_budget.h), borrowed; NULL: none.
+ */
 void symbolizer__set_budget(struct symbolizer *s, struct load_budget *budget);
 struct debuginfod_queue;
 /*

@@ -52,7 +52,7 @@ struct unwind_sources {
 	bool (*is_padding)(const void *arg, uint64_t begin, uint64_t end);
 	const void *padding_arg;
 	/* Optional: the run's deadline, past which the build gives up (-ETIME). */
-	const struct load_budget *budget;
+	struct load_budget *budget;
 };
 
 /*

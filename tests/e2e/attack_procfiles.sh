@@ -201,7 +201,8 @@ within_bounds debuglink_tb
 check debuglink_tb_refusal_counted grep -q 'debug files refused 1 (over the size cap 1)' \
 	"$TMP/debuglink_tb.err"
 
-# Under the cap, the CRC (of 4 GB of zeros) runs: SIGINT ends it, and the run, at once.
+# Under the cap, the CRC (of 4 GB of zeros) runs: SIGINT ends it, and the run, within the
+# half second loads are left after a signal (LOAD_GRACE_MS).
 debuglink_start $(((4 << 30) - 4096))
 "$CPROF" -F 499 --format folded -o "$TMP/sigint.folded" -p "$pid" >/dev/null 2>"$TMP/sigint.err" &
 cprof_pid=$!

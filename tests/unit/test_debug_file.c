@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "lib/load_budget.h"
 #include "resolve/debug_file.h"
 #include "resolve/elf_symtab.h"
 #include "test.h"
@@ -306,12 +307,12 @@ TEST(debug_file_of_the_vdso)
 
 /*
  * A debuglink that names a file past the size cap is refused from its size,
- * unread; one under it whose CRC the stop cuts short is not taken.
+ * unread; one under it whose CRC the budget's end cuts short is not taken.
  */
 TEST(debug_file_size_cap_and_stop)
 {
 	const char *dir = scratch("huge");
-	struct proc_file_stop now = {.deadline_ns = 1};
+	struct load_budget now = {.deadline_ns = 1};
 	struct debug_file_search ds = {0};
 	struct elf_symtab *e, *dbg = NULL;
 	char path[1024];
@@ -326,10 +327,10 @@ TEST(debug_file_size_cap_and_stop)
 	CHECK_U64(ds.refused[PROC_FILE_TOO_BIG], ==, 1);
 
 	copy(test_build_fixture("known_tree_stripped.debug"), dir, "known_tree_stripped.debug");
-	ds.stop = &now;
+	ds.budget = &now;
 	CHECK_INT(debug_file__find(&ds, 0, path, e, &dbg), ==, -ENOENT);
 	CHECK_U64(ds.crc_stopped, ==, 1);
-	ds.stop = NULL;
+	ds.budget = NULL;
 	CHECK_INT(debug_file__find(&ds, 0, path, e, &dbg), ==, 0);
 	elf_symtab__free(dbg);
 	elf_symtab__free(e);

@@ -117,13 +117,3 @@ TEST(proc_file_walk_refuses_every_link)
 	close(fd);
 	close(root);
 }
-
-TEST(proc_file_stop_by_deadline_or_request)
-{
-	struct proc_file_stop s = {.deadline_ns = UINT64_MAX};
-
-	CHECK(!proc_file__should_stop(NULL));
-	CHECK(!proc_file__should_stop(&s));
-	s.deadline_ns = 1;
-	CHECK(proc_file__should_stop(&s));
-}
