@@ -197,8 +197,7 @@ int file__create_unique(int dir_fd, const char *prefix, char *name, size_t size)
 		suffix[sizeof(r)] = '\0';
 		if ((size_t)snprintf(name, size, "%s%s", prefix, suffix) >= size)
 			return -ENAMETOOLONG;
-		fd = openat(dir_fd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
-			    0600);
+		fd = openat(dir_fd, name, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 		if (fd >= 0)
 			return fd;
 		if (errno != EEXIST)

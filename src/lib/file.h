@@ -29,7 +29,7 @@ int file__write_all(int fd, const void *data, size_t len);
  * Creates a new file, 0600, named prefix and six random characters, in
  * dir_fd: O_CREAT|O_EXCL|O_NOFOLLOW, so nothing already there (a link
  * someone planted) is opened. Its name goes to name; returns the open
- * descriptor (O_WRONLY) or -errno.
+ * descriptor (O_RDWR: what was written may be read back) or -errno.
  */
 int file__create_unique(int dir_fd, const char *prefix, char *name, size_t size);
 

@@ -20,7 +20,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <sys/random.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -503,33 +502,15 @@ static int open_dirs(struct fetch *f, bool create)
 /* A new temporary file beside FILE_NAME, named as elfutils names its own (mkstemp). */
 static int create_temp(struct fetch *f)
 {
-	static const char chars[] =
-		"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
-	uint8_t r[6];
-	int i, tries;
+	int fd = file__create_unique(f->dir_fd, FILE_NAME ".", f->tmp_name, sizeof(f->tmp_name));
 
-	for (tries = 0; tries < 100; tries++) {
-		if (getrandom(r, sizeof(r), GRND_NONBLOCK) != (ssize_t)sizeof(r)) {
-			uint64_t v =
-				clock__mono_ns() ^ ((uint64_t)getpid() << 32) ^ (uint64_t)tries;
-
-			memcpy(r, &v, sizeof(r));
-		}
-		memcpy(f->tmp_name, FILE_NAME ".", sizeof(FILE_NAME));
-		for (i = 0; i < 6; i++)
-			f->tmp_name[sizeof(FILE_NAME) + i] = chars[r[i] % (sizeof(chars) - 1)];
-		f->tmp_name[sizeof(FILE_NAME) + 6] = '\0';
-		f->tmp_fd = openat(f->dir_fd, f->tmp_name,
-				   O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-		if (f->tmp_fd >= 0)
-			return 0;
-		if (errno != EEXIST)
-			break;
+	if (fd >= 0) {
+		f->tmp_fd = fd;
+		return 0;
 	}
 	f->tmp_name[0] = '\0';
-	return outcome(f->res, DEBUGINFOD_CACHE_NOT_WRITABLE, -errno,
-		       "cannot create a file in %s/%s: %s", f->d->cache_dir, f->hex,
-		       strerror(errno));
+	return outcome(f->res, DEBUGINFOD_CACHE_NOT_WRITABLE, fd,
+		       "cannot create a file in %s/%s: %s", f->d->cache_dir, f->hex, strerror(-fd));
 }
 
 /*
