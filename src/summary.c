@@ -617,7 +617,7 @@ static void budget_sentence(char *buf, size_t size, const struct summary_info *i
 		appendf(buf, size, &off,
 			"%scode mappings without an unwind table: %" PRIu64
 			" past the first %u of their process",
-			off ? "; " : "", in->regions_over_cap, PROCESS_REGIONS_MAX_FILES);
+			off ? "; " : "", in->regions_over_cap, LOAD_MAX_EAGER_MAPPINGS);
 }
 
 int summary__add_comments(struct profile *p, const struct summary_info *in)

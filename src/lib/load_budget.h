@@ -43,6 +43,16 @@
  */
 #define LOAD_MAX_CFI_FDES (2u << 20)
 
+/*
+ * Code mappings of one process that get eager work: their files opened as
+ * they are seen (the symbolizer) and their CFI read for a table (the
+ * unwinder). Real processes have tens, a Python with every scientific
+ * package a few hundred; one of a user's that maps 20,000 files cost
+ * seconds of the sampling loop. Past this many, a file is opened only when
+ * a sample needs its symbols, and its code gets frame-pointer steps.
+ */
+#define LOAD_MAX_EAGER_MAPPINGS 1024
+
 /* How often a loop over a file's entries looks at the clock. */
 #define LOAD_CHECK_EVERY 65536
 /*

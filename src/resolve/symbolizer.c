@@ -155,15 +155,6 @@ struct uframe_wait {
 /* Processes named by the count of mapped files that could not be opened. */
 #define UNOPENED_WHO 8
 
-/*
- * Code mappings of one process whose files are opened as they are seen:
- * real processes have tens, rarely hundreds. A process of a user's that
- * maps thousands of files would have them all opened on the sampling loop
- * (20,000 took seconds); the files of the others are opened when a sample
- * needs them (open_mapping in resolve_user).
- */
-#define MAX_EAGER_FILES 1024
-
 /* Long enough for a dynamic loader to map the libraries, or a fork to exec. */
 #define RECHECK_AFTER_NS (50 * 1000000ull)
 
@@ -860,7 +851,8 @@ static int read_maps(struct symbolizer *s, struct space *sp)
 			err = -ENOMEM;
 			break;
 		}
-		if (++ncode > MAX_EAGER_FILES)
+		/* Past the cap, a file is opened when a sample needs it (resolve_user). */
+		if (++ncode > LOAD_MAX_EAGER_MAPPINGS)
 			continue;
 		open_mapping(s, sp->pid, m);
 		jit |= jit_memory(&m->map, m->elf);
@@ -1230,7 +1222,7 @@ void symbolizer__mmap(struct symbolizer *s, uint32_t pid, uint64_t time, const s
 	if (u64map__count(st->frames))
 		forget_frames(st);
 	/* Now, while the file can be opened through the process: it may exit, or the file go. */
-	if (mapping_table__count(sp->maps) <= MAX_EAGER_FILES)
+	if (mapping_table__count(sp->maps) <= LOAD_MAX_EAGER_MAPPINGS)
 		open_mapping(s, pid, added);
 }
 

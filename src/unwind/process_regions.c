@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "lib/load_budget.h"
 #include "lib/range.h"
 #include "lib/u64map.h"
 #include "unwind/exec_bias.h"
@@ -273,7 +274,7 @@ static int region_make(struct process_regions *p, const struct region_set *s, ui
 {
 	*r = (struct region){.start = m->start, .end = m->end};
 	p->stats.regions_made++;
-	if (s->n >= PROCESS_REGIONS_MAX_FILES) {
+	if (s->n >= LOAD_MAX_EAGER_MAPPINGS) {
 		p->stats.regions_over_cap++;
 		return 0;
 	}

@@ -50,15 +50,6 @@ struct region_sink {
 	void (*unbind)(void *ctx, uint32_t pid);
 };
 
-/*
- * Regions of one process whose files are read for a table: real processes
- * have tens, a Python with every scientific package a few hundred. One
- * that maps thousands of files (a user can: 20,000 cost 5 s of the sampling
- * loop) would have each opened and its CFI read; past this many, its code
- * gets frame-pointer steps, as JIT code does.
- */
-#define PROCESS_REGIONS_MAX_FILES 1024
-
 struct process_regions_stats {
 	/* Now: */
 	uint64_t processes; /* tracked */
