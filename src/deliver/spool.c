@@ -115,38 +115,6 @@ static bool parse_name(const char *name, uint64_t *seq, bool *tmp)
 	return true;
 }
 
-/* Only a regular file of ours is read or sent: anything else could block us, or speak for another.
- */
-static bool ours(const struct stat *st)
-{
-	return S_ISREG(st->st_mode) && st->st_uid == geteuid();
-}
-
-/*
- * Opens an existing file of the spool, never through a link, a FIFO or a
- * device: it is looked at before it is opened, and the opened file must be
- * the one looked at. -EPERM for a file that is not ours.
- */
-static int open_existing(const struct spool *s, const char *name, int flags)
-{
-	struct stat before, st;
-	int fd;
-
-	if (fstatat(s->dir_fd, name, &before, AT_SYMLINK_NOFOLLOW))
-		return -errno;
-	if (!ours(&before))
-		return -EPERM;
-	fd = openat(s->dir_fd, name, flags | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-	if (fd < 0)
-		return errno == ELOOP || errno == ENXIO ? -EPERM : -errno;
-	if (fstat(fd, &st) || !ours(&st) || st.st_dev != before.st_dev ||
-	    st.st_ino != before.st_ino) {
-		close(fd);
-		return -EPERM;
-	}
-	return fd;
-}
-
 /* Creates name afresh; a name in the way is removed (the name only, never what it may point to)
  * once. */
 static int create_new(const struct spool *s, const char *name, int flags)
@@ -170,7 +138,7 @@ static int open_lock(struct spool *s)
 			O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0600);
 
 	if (fd < 0 && errno == EEXIST)
-		fd = open_existing(s, LOCK_NAME, O_RDWR);
+		fd = file__open_ours(s->dir_fd, LOCK_NAME, O_RDWR);
 	else if (fd < 0)
 		fd = -errno;
 	if (fd == -EPERM)
@@ -213,7 +181,8 @@ static int scan(struct spool *s)
 			s->next_seq = seq + 1;
 		if (fstatat(s->dir_fd, de->d_name, &st, AT_SYMLINK_NOFOLLOW))
 			continue;
-		if (!ours(&st)) {
+		/* Only a regular file of ours is sent: anything else could speak for another. */
+		if (!file__is_ours(&st)) {
 			s->refused++;
 			continue;
 		}
@@ -585,7 +554,7 @@ static int read_entry(struct spool *s, uint64_t seq, uint8_t **data, size_t *len
 
 	*data = NULL;
 	entry_path(seq, "", name, sizeof(name));
-	fd = open_existing(s, name, O_RDONLY);
+	fd = file__open_ours(s->dir_fd, name, O_RDONLY);
 	if (fd < 0)
 		return fd;
 	if (fstat(fd, &st)) {

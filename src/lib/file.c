@@ -176,6 +176,31 @@ int file__check_private_dir(int fd, char *why, size_t size)
 	return -EPERM;
 }
 
+bool file__is_ours(const struct stat *st)
+{
+	return S_ISREG(st->st_mode) && st->st_uid == geteuid();
+}
+
+int file__open_ours(int dir_fd, const char *name, int flags)
+{
+	struct stat before, st;
+	int fd;
+
+	if (fstatat(dir_fd, name, &before, AT_SYMLINK_NOFOLLOW))
+		return -errno;
+	if (!file__is_ours(&before))
+		return -EPERM;
+	fd = openat(dir_fd, name, flags | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
+		return errno == ELOOP || errno == ENXIO ? -EPERM : -errno;
+	if (fstat(fd, &st) || !file__is_ours(&st) || st.st_dev != before.st_dev ||
+	    st.st_ino != before.st_ino) {
+		close(fd);
+		return -EPERM;
+	}
+	return fd;
+}
+
 int file__create_unique(int dir_fd, const char *prefix, char *name, size_t size)
 {
 	static const char chars[] =

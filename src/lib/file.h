@@ -7,7 +7,10 @@
 #ifndef CPROF_FILE_H
 #define CPROF_FILE_H
 
+#include <stdbool.h>
 #include <stddef.h>
+
+struct stat;
 
 /* Reads at most size-1 bytes of a file into buf, NUL-terminated; returns the length or -errno. */
 int file__read_small(const char *path, char *buf, size_t size);
@@ -25,6 +28,16 @@ int file__make_dirs(const char *dir);
 int file__check_private_dir(int fd, char *why, size_t size);
 /* Writes all len bytes of data to fd (through short writes and EINTR); 0 or -errno. */
 int file__write_all(int fd, const void *data, size_t len);
+/* A regular file owned by cprof's user. */
+bool file__is_ours(const struct stat *st);
+/*
+ * Opens name, an existing file in dir_fd, only if it is a regular file of
+ * cprof's user, never through a link, a FIFO or a device: it is looked at
+ * before it is opened, and the opened file must be the one looked at.
+ * Returns the descriptor (flags | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC),
+ * -EPERM for a file that is not ours, or -errno.
+ */
+int file__open_ours(int dir_fd, const char *name, int flags);
 /*
  * Creates a new file, 0600, named prefix and six random characters, in
  * dir_fd: O_CREAT|O_EXCL|O_NOFOLLOW, so nothing already there (a link

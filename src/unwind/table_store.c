@@ -205,24 +205,10 @@ static void file_name(const struct table_file_id *id, char *buf, size_t size)
 		 (unsigned long long)kept_source__place(&id->file));
 }
 
-/* The file, open, if it is a regular file of ours; -1 if not. */
-static int open_ours(struct table_store *s, const char *name)
-{
-	struct stat st;
-	int fd;
-
-	fd = openat(s->dir_fd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd >= 0 && (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_uid != geteuid())) {
-		close(fd);
-		fd = -1;
-	}
-	return fd;
-}
-
 /* The file's bytes (malloc'ed), if it is a regular file of ours: 0, -ENOENT or -errno. */
 static int read_whole(struct table_store *s, const char *name, char **buf, size_t *len)
 {
-	int err, fd = open_ours(s, name);
+	int err, fd = file__open_ours(s->dir_fd, name, O_RDONLY);
 
 	*buf = NULL;
 	*len = 0;
