@@ -1243,7 +1243,7 @@ static struct bpf_link *attach_tracepoint(struct bpf_program *prog, int *fd)
 {
 	struct bpf_link *link;
 
-	link = bpf_program__attach_perf_event(prog, *fd);
+	link = perf_attach__link(prog, *fd);
 	if (link)
 		*fd = -1; /* the link owns it now */
 	return link;
