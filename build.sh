@@ -44,6 +44,7 @@ TEST_PACKAGES=(
 	debuginfod                        # elfutils' server: symbolize_debuginfod.sh fetches from it
 	chromium                          # flame graphs opened in a real browser (tests/e2e/flamegraph.sh)
 	libxml2-utils                     # xmllint: the flame graphs are well-formed XML
+	strace                            # bpf_object.sh: the bpf(2) commands cprof issues as on 4.18
 )
 
 # wants_tests MAKE-ARGS...: true when the arguments build or run tests: the

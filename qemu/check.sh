@@ -4,9 +4,12 @@
 # Checks what a guest of qemu/run sent over its serial console (the protocol
 # of qemu/init.sh):
 #
-#   qemu/check.sh CONSOLE_LOG MODE DIR
+#   qemu/check.sh CONSOLE_LOG MODE DIR [AS]
 #
 # MODE is the guest's (btf, no-btf or memlock); the decoded files go to DIR.
+# AS, a release (4.18), when the guest also ran cprof as on it
+# (cprof.as=AS): that profile must pass the main profile's checks too, with
+# the fallbacks named once, and the memlock refusal so must name the limit.
 # Prints what passed ("N samples; nofp: ...; exec: ...; copies: ...;
 # dlopen: ...; system: ...") and exits 0, or prints the reason of the
 # failure and exits 1. A guest passes when everything
@@ -225,34 +228,90 @@ check_counts() {
 	COUNT=$total
 }
 
-# check_top: the fixtures' leaves lead the main profile. Of the samples of
+# check_top [FOLDED]: the fixtures' leaves lead the main profile (or FOLDED). Of the samples of
 # known_tree and nofp (two of its three busy processes: a quarter of it at
 # least; syscall_heavy's are the kernel's), hot_a and hot_b, in that order,
 # are the heaviest leaves and hold half (a TCG guest
 # spends much in interrupts taken in them); known_tree splits 70/30 between them
 # (55-85% for hot_a: a TCG guest is noisy).
 check_top() {
-	local all mine top ab a b
+	local all mine top ab a b in=${1:-$DIR/profile.folded}
 	read -r all mine ab <<<"$(awk '{ n = $NF; all += n } /^(known_tree|nofp);/ { mine += n }
 		/^(known_tree|nofp);.*;hot_[ab] [0-9]+$/ { ab += n } END { print all + 0, mine + 0, ab + 0 }' \
-		"$DIR/profile.folded")"
-	[[ $((mine * 4)) -ge $all ]] || fail "known_tree and nofp hold $mine of $all samples, want a quarter"
+		"$in")"
+	[[ $((mine * 4)) -ge $all ]] ||
+		fail "known_tree and nofp hold $mine of $all samples in ${in##*/}, want a quarter"
 	top=$(awk '/^(known_tree|nofp);/ { n = $NF; line = $0; sub(/ [0-9]+$/, "", line); k = split(line, f, ";")
-		c[f[k]] += n } END { for (l in c) print c[l], l }' "$DIR/profile.folded" |
+		c[f[k]] += n } END { for (l in c) print c[l], l }' "$in" |
 		sort -rn | head -n2 | awk '{ printf "%s ", $2 }')
 	[[ $top == "hot_a hot_b " && $((ab * 2)) -ge $mine ]] ||
-		fail "known_tree's and nofp's heaviest leaves are ${top% } ($ab of $mine samples in hot_a or hot_b," \
-			"want hot_a and hot_b, half): $(heaviest "$DIR/profile.folded" '^(known_tree|nofp);')"
+		fail "known_tree's and nofp's heaviest leaves in ${in##*/} are ${top% } ($ab of $mine samples in" \
+			"hot_a or hot_b, want hot_a and hot_b, half): $(heaviest "$in" '^(known_tree|nofp);')"
 	read -r a b <<<"$(awk '/^known_tree;.*;work;hot_a [0-9]+$/ { a += $NF }
-		/^known_tree;.*;work;hot_b [0-9]+$/ { b += $NF } END { print a + 0, b + 0 }' "$DIR/profile.folded")"
+		/^known_tree;.*;work;hot_b [0-9]+$/ { b += $NF } END { print a + 0, b + 0 }' "$in")"
 	[[ $((a + b)) -gt 0 && $((a * 100)) -ge $(((a + b) * 55)) && $((a * 100)) -le $(((a + b) * 85)) ]] ||
-		fail "known_tree: hot_a $a, hot_b $b samples, want 70/30"
+		fail "known_tree in ${in##*/}: hot_a $a, hot_b $b samples, want 70/30"
+}
+
+# check_fixtures FOLDED LOG: the profile of known_tree, nofp and
+# syscall_heavy: their stacks, kernel frames named, a plausible count (at
+# least a tenth of what one busy process gives at -F 499: a slow TCG guest),
+# the leaves and split of check_top, nofp's stacks whole. Sets COUNT and
+# NOFP_RESULT.
+check_fixtures() {
+	local in=$1 log=$2
+	grep -qE ';main;work;hot_a( |;)' "$in" || fail "no main;work;hot_a stack in ${in##*/}"
+	grep -qE ';main;work;hot_b( |;)' "$in" || fail "no main;work;hot_b stack in ${in##*/}"
+	grep -qE ';(vfs_read|ksys_read);' "$in" ||
+		fail "no kernel frame vfs_read or ksys_read under syscall_heavy's reads in ${in##*/}"
+	! grep -qE ';\[kernel\](;| )' "$in" || fail "kernel frames without a name ([kernel]) in ${in##*/}"
+	check_counts "$log" "$in" "$(awk '/^cprof: [0-9]+ samples? in/ { printf "%d", $5 * 499 / 10 }' "$log")"
+	check_top "$in"
+	check_nofp "$in"
+}
+
+# check_memlock NAME LOG RC: cprof without CAP_SYS_RESOURCE under a 64 KiB
+# RLIMIT_MEMLOCK exited 1 (RC), its log naming the limit, once.
+check_memlock() {
+	local msg n
+	msg=$(grep -m1 '^cprof: ' "$2" || true)
+	[[ $3 == 1 && $msg == *"RLIMIT_MEMLOCK, which is 64 KiB"* ]] ||
+		fail "$1: cprof without CAP_SYS_RESOURCE exited $3: ${msg:-no message}"
+	n=$(grep -c 'RLIMIT_MEMLOCK, which is' "$2" || true)
+	[[ $n -eq 1 ]] || fail "$1: the refusal naming RLIMIT_MEMLOCK said $n times, want once"
+}
+
+# before RELEASE MAJOR.MINOR: RELEASE is older than MAJOR.MINOR.
+before() {
+	awk -v v="$1" -v w="$2" 'BEGIN { split(v, a, "."); split(w, b, ".")
+		exit !(a[1] * 1000 + a[2] < b[1] * 1000 + b[2]) }'
+}
+
+# check_as RELEASE: the profile as on RELEASE (CPROF_KERNEL_AS) passes
+# check_fixtures and names its fallbacks in one line: before 5.6 maps
+# drained key by key (no batched operations), before 5.5 every user stack
+# walked from copies; and the memlock refusal so names the limit, once.
+# Sets AS_RESULT.
+check_as() {
+	local v=$1 n fallbacks
+	case_ran as
+	check_fixtures "$DIR/as.folded" "$DIR/as-log"
+	n=$(grep -c "^cprof: kernel fallbacks (as Linux $v, CPROF_KERNEL_AS): " "$DIR/as-log" || true)
+	[[ $n -eq 1 ]] || fail "as $v: the fallbacks named $n times, want once"
+	fallbacks=$(grep "^cprof: kernel fallbacks (as Linux $v, " "$DIR/as-log")
+	! before "$v" 5.6 || [[ $fallbacks == *"no batched map operations"* ]] ||
+		fail "as $v: maps not drained key by key: ${fallbacks:0:120}"
+	! before "$v" 5.5 || grep -q 'every user stack walked in user space from a copy' "$DIR/as-log" ||
+		fail "as $v: user stacks not all walked from copies: ${fallbacks:0:120}"
+	[[ -n $(info rc-as-memlock) ]] || fail "as $v: the guest did not run the memlock refusal (no rc-as-memlock)"
+	check_memlock "as $v memlock" "$DIR/as-memlock-log" "$(info rc-as-memlock)"
+	AS_RESULT="as $v: $COUNT samples, nofp $NOFP_RESULT, memlock refused once"
 }
 
 main() {
-	[[ $# -eq 3 ]] || fail "usage: qemu/check.sh CONSOLE_LOG MODE DIR"
+	[[ $# -eq 3 || $# -eq 4 ]] || fail "usage: qemu/check.sh CONSOLE_LOG MODE DIR [AS]"
 	LOG=$1
-	local mode=$2 splat rc btf samples
+	local mode=$2 as=${4:-} splat rc btf samples nofp_result exec_result as_result=''
 	DIR=$3
 	mkdir -p "$DIR"
 	# The serial console ends lines with CR LF.
@@ -264,12 +323,7 @@ main() {
 	[[ -z $splat ]] || fail "kernel splat: $splat"
 	rc=$(info rc)
 	if [[ $mode == memlock ]]; then
-		local msg
-		msg=$(grep -m1 '^cprof: ' "$DIR/log" || true)
-		[[ $rc == 1 && $msg == *"RLIMIT_MEMLOCK, which is 64 KiB"* ]] ||
-			fail "cprof without CAP_SYS_RESOURCE exited $rc: ${msg:-no message}"
-		[[ $(grep -c 'RLIMIT_MEMLOCK, which is' "$DIR/log") -eq 1 ]] ||
-			fail "the refusal naming RLIMIT_MEMLOCK said $(grep -c 'RLIMIT_MEMLOCK, which is' "$DIR/log") times, want once"
+		check_memlock memlock "$DIR/log" "$rc"
 		echo "refused: RLIMIT_MEMLOCK named once"
 		return
 	fi
@@ -281,17 +335,9 @@ main() {
 
 	[[ -f $DIR/profile ]] || fail "no profile arrived"
 	folded "$DIR/profile"
-	grep -qE ';main;work;hot_a( |;)' "$DIR/profile.folded" || fail "no main;work;hot_a stack in the profile"
-	grep -qE ';main;work;hot_b( |;)' "$DIR/profile.folded" || fail "no main;work;hot_b stack in the profile"
-	grep -qE ';(vfs_read|ksys_read);' "$DIR/profile.folded" ||
-		fail "no kernel frame vfs_read or ksys_read under syscall_heavy's reads"
-	! grep -qE ';\[kernel\](;| )' "$DIR/profile.folded" || fail "kernel frames without a name ([kernel])"
-	# At least a tenth of what one busy process gives at -F 499 (a slow TCG guest).
-	check_counts "$DIR/log" "$DIR/profile.folded" "$(awk '/^cprof: [0-9]+ samples? in/ {
-		printf "%d", $5 * 499 / 10 }' "$DIR/log")"
+	check_fixtures "$DIR/profile.folded" "$DIR/log"
 	samples=$COUNT
-	check_top
-	check_nofp
+	nofp_result=$NOFP_RESULT
 	check_exec exec
 	check_counts "$DIR/exec-log" "$DIR/exec.folded" 1
 	exec_result=$RESULT
@@ -299,11 +345,14 @@ main() {
 	check_counts "$DIR/copies-log" "$DIR/copies.folded" 1
 	check_dlopen
 	check_counts "$DIR/dlopen-log" "$DIR/dlopen.folded" 1
-	nofp_result=$NOFP_RESULT
 	check_system
 	check_counts "$DIR/system-log" "$DIR/system.folded" 1
+	if [[ -n $as ]]; then
+		check_as "$as"
+		as_result="; $AS_RESULT"
+	fi
 	echo "$samples samples; nofp: $nofp_result; exec: $exec_result; copies: $RESULT; dlopen: $DLOPEN_RESULT;" \
-		"system: $SYSTEM_RESULT"
+		"system: $SYSTEM_RESULT$as_result"
 }
 
 main "$@"

@@ -9,10 +9,12 @@
 # one item per line:
 #
 #   @@cprof info KEY VALUE...       kernel, btf (size of /sys/kernel/btf/vmlinux),
-#                                   rc, rc-exec, rc-dlopen (cprof's exit statuses)
+#                                   rc, rc-exec, rc-dlopen, rc-as, rc-as-memlock
+#                                   (cprof's exit statuses)
 #   @@cprof begin NAME SHA256       a file, base64 encoded, up to
 #   @@cprof end NAME                ... (profile, log, verbose, exec, exec-log,
-#                                   dlopen, dlopen-log, dmesg)
+#                                   dlopen, dlopen-log, as, as-log,
+#                                   as-memlock-log, dmesg)
 #   @@cprof done                    last line: nothing was cut off
 #
 # Kernel command line: cprof.seconds=N (length of the workload), cprof.mode=
@@ -21,6 +23,8 @@
 #   memlock   run cprof without CAP_SYS_RESOURCE under a 64 KiB RLIMIT_MEMLOCK
 #             (it must refuse with a message naming the limit before 5.11)
 #   probe     power off at once (qemu/run: does KVM boot a guest at all?)
+# cprof.as=RELEASE (btf and no-btf): also profile the fixtures as on that
+#   release (CPROF_KERNEL_AS), and run the memlock refusal so.
 
 /bin/busybox --install -s /bin
 export PATH=/bin
@@ -51,6 +55,7 @@ mount -t tmpfs tmpfs /tmp
 
 mode=$(param mode)
 seconds=$(param seconds)
+as=$(param as)
 if [ "$mode" = probe ]; then
 	echo "@@cprof probe"
 	power_off
@@ -117,6 +122,18 @@ else
 	rc_system=$?
 	kill "$nofp_pid" 2>/dev/null
 	wait
+	if [ -n "$as" ]; then
+		# The first profile again as on an older release: the fallbacks it
+		# forces (no batched map operations, user stacks walked from copies,
+		# kernel names from kallsyms...) on a real kernel, with real
+		# numbers; then the memlock refusal so, which must name the limit.
+		CPROF_KERNEL_AS=$as cprof -F 499 -o /tmp/as.pb.gz -- \
+			sh -c "known_tree ${seconds:-3} & nofp ${seconds:-3} & syscall_heavy ${seconds:-3} >/dev/null; wait" \
+			>/tmp/as-log 2>&1
+		rc_as=$?
+		CPROF_KERNEL_AS=$as drop_cap 24 cprof -a -d 1 -o /tmp/as-memlock.pb.gz >/tmp/as-memlock-log 2>&1
+		rc_as_memlock=$?
+	fi
 fi
 # From here on the console carries only our lines; dmesg has all the kernel's.
 dmesg -n 1
@@ -126,6 +143,10 @@ if [ "$mode" != memlock ]; then
 	info rc-copies "$rc_copies"
 	info rc-dlopen "$rc_dlopen"
 	info rc-system "$rc_system"
+	if [ -n "$as" ]; then
+		info rc-as "$rc_as"
+		info rc-as-memlock "$rc_as_memlock"
+	fi
 fi
 if [ "$rc" -ne 0 ] && [ "$mode" != memlock ]; then
 	# libbpf's and the verifier's log, for the report.
@@ -137,7 +158,7 @@ emit log /tmp/log
 [ -f /tmp/system-log ] && grep -v '^cprof: libbpf: ' /tmp/system-log >/tmp/system-log.short &&
 	mv /tmp/system-log.short /tmp/system-log
 [ -f /tmp/profile.pb.gz ] && emit profile /tmp/profile.pb.gz
-for f in exec copies dlopen system; do
+for f in exec copies dlopen system as as-memlock; do
 	[ -f "/tmp/$f-log" ] && emit "$f-log" "/tmp/$f-log"
 	[ -f "/tmp/$f.pb.gz" ] && emit "$f" "/tmp/$f.pb.gz"
 done

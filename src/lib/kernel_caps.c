@@ -36,6 +36,12 @@ static const struct {
 	[KCAP_KSYM_PROG] = {KERNEL_VERSION_CODE(5, 17), "kernel frames named from /proc/kallsyms"},
 	/* The verifier's "perf_event programs can only use preallocated hash map". */
 	[KCAP_LAZY_MAPS] = {KERNEL_VERSION_CODE(6, 1), "hash maps preallocated"},
+	/*
+	 * BPF_LINK_CREATE on a perf event (BPF_PERF_EVENT). libbpf probes the
+	 * real kernel and attaches by PERF_EVENT_IOC_SET_BPF without it, unsaid.
+	 */
+	[KCAP_PERF_LINK] = {KERNEL_VERSION_CODE(5, 15),
+			    "programs attached to perf events by ioctl (no BPF links on them)"},
 };
 
 static char emulated[16];

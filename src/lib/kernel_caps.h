@@ -24,6 +24,7 @@ enum kernel_cap {
 	KCAP_BPF_LOOP,	       /* bpf_loop: the walk verified once, not per frame */
 	KCAP_KSYM_PROG,	       /* syscall programs, bpf_snprintf's %ps: kernel names */
 	KCAP_LAZY_MAPS,	       /* hash maps without preallocation in perf_event programs */
+	KCAP_PERF_LINK,	       /* BPF links on perf events (libbpf's choice) */
 	KCAP_MAX,
 };
 

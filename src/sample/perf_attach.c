@@ -22,6 +22,7 @@
 
 #include <bpf/libbpf.h>
 
+#include "lib/kernel_caps.h"
 #include "sample/perf_attach.h"
 #include "sample/perf_sample.h"
 #include "sampler_abi.h"
@@ -304,12 +305,20 @@ static void close_event(struct perf_attach *pa, int i)
 	pa->fds[i] = -1;
 }
 
+struct bpf_link *perf_attach__link(struct bpf_program *prog, int fd)
+{
+	LIBBPF_OPTS(bpf_perf_event_opts, opts,
+		    .force_ioctl_attach = !kernel_caps__has(KCAP_PERF_LINK));
+
+	return bpf_program__attach_perf_event_opts(prog, fd, &opts);
+}
+
 /* Attaches prog to event i, which is enabled then if it was not. */
 static int attach_event(struct perf_attach *pa, int i, struct bpf_program *prog)
 {
 	int err;
 
-	pa->links[i] = bpf_program__attach_perf_event(prog, pa->fds[i]);
+	pa->links[i] = perf_attach__link(prog, pa->fds[i]);
 	if (!pa->links[i]) {
 		err = -errno;
 		pr_err("cannot attach the BPF program to cpu-clock event %d (CPU %d): %s", i,

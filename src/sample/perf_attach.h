@@ -10,6 +10,9 @@
 
 #include <stdbool.h>
 
+struct bpf_link;
+struct bpf_program;
+
 struct bpf_program;
 struct perf_attach;
 struct perf_event_attr;
@@ -50,10 +53,17 @@ int perf_attach__handover(struct perf_attach *from, struct perf_attach *to,
 			  struct bpf_program *prog);
 /*
  * Opens the tracepoint CATEGORY/NAME of tracefs as a perf event, for a
- * program to be attached to it (bpf_program__attach_perf_event). Returns
+ * program to be attached to it (perf_attach__link). Returns
  * the descriptor or a negative errno; nothing is logged.
  */
 int perf_attach__tracepoint(const char *tracefs, const char *category, const char *name);
+/*
+ * bpf_program__attach_perf_event; by the ioctl of kernels before 5.15
+ * (PERF_EVENT_IOC_SET_BPF, no BPF link) when emulating one, where libbpf's
+ * own probe, which sees the real kernel, would make a link. NULL and errno
+ * set on failure.
+ */
+struct bpf_link *perf_attach__link(struct bpf_program *prog, int fd);
 /* Number of CPUs that are being sampled. */
 int perf_attach__cpu_count(const struct perf_attach *pa);
 void perf_attach__free(struct perf_attach *pa);

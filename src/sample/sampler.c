@@ -579,6 +579,7 @@ static int open_buffer(struct sampler *s, const char *name, const char *what, si
 		       uint32_t wake_every, int *fd, struct event_reader **reader)
 {
 	struct bpf_map *m = bpf_object__find_map_by_name(s->cur.obj, name);
+	unsigned long long limit_kib;
 	int err;
 
 	*fd = bpf_map_create(bpf_map__type(m), bpf_map__name(m), bpf_map__key_size(m),
@@ -586,7 +587,10 @@ static int open_buffer(struct sampler *s, const char *name, const char *what, si
 	err = *fd < 0 ? -errno : bpf_map__reuse_fd(m, *fd);
 	if (!err)
 		err = event_reader__new(*fd, pages, wake_every, reader);
-	if (err)
+	/* Without the unwinder (before 5.5) this is the first map made: name the limit. */
+	if (*fd < 0 && (err == -EPERM || err == -EACCES) && memlock_too_low(&limit_kib))
+		explain_load_error(err);
+	else if (err)
 		pr_err("cannot create the %s perf buffer: %s", what, strerror(-err));
 	return err;
 }
@@ -1239,7 +1243,7 @@ static struct bpf_link *attach_tracepoint(struct bpf_program *prog, int *fd)
 {
 	struct bpf_link *link;
 
-	link = bpf_program__attach_perf_event(prog, *fd);
+	link = perf_attach__link(prog, *fd);
 	if (link)
 		*fd = -1; /* the link owns it now */
 	return link;

@@ -136,4 +136,62 @@ for arch in x86 arm64; do
 		fi
 	done
 done
+
+# bpf_calls TRACE: "CMD RET FRAMES" for every bpf(2) call of an `strace -f -k
+# -e raw=bpf` trace: the command's number, the result (-1 on failure) and
+# the functions of the call's stack, comma-joined (strace prints the stack
+# after the call's last line, its "resumed" half when the call was split).
+bpf_calls() {
+	awk '
+		function flush() { if (cur != "") print cur, (frames == "" ? "-" : frames); cur = ""; frames = "" }
+		/^ > / { if (match($0, /\([A-Za-z0-9_.]+\+/)) frames = frames (frames == "" ? "" : ",") substr($0, RSTART + 1, RLENGTH - 2); next }
+		{ flush() }
+		function num(s,  i, n) {
+			if (s !~ /^0x/) return s + 0
+			for (i = 3; i <= length(s); i++) n = n * 16 + index("0123456789abcdef", substr(s, i, 1)) - 1
+			return n
+		}
+		match($0, /bpf\((0x)?[0-9a-f]+,/) { cmd[$1] = num(substr($0, RSTART + 4, RLENGTH - 5)) }
+		/ = -?[0-9a-fx]+/ && (/bpf\(/ || /<\.\.\. bpf resumed>/) {
+			r = $0; sub(/.* = /, "", r); sub(/ .*/, "", r); cur = cmd[$1] " " (r == "-1" ? -1 : 0)
+		}
+		END { flush() }' "$1"
+}
+
+# User space as on 4.18: cprof run with CPROF_KERNEL_AS=4.18 under strace
+# issues no bpf(2) command 4.18 lacks (tests/gates/bpf_commands.txt), but
+# those libbpf probes the real kernel for and does without on 4.18.
+check_user_commands() {
+	local table=$ROOT/tests/gates/bpf_commands.txt bad
+	if ! why=$(can_bpf 2>&1); then
+		skip user_bpf_commands_in_4_18 "$why"
+		return
+	fi
+	if ! command -v strace >/dev/null; then
+		skip user_bpf_commands_in_4_18 "no strace (./build.sh test installs it)"
+		return
+	fi
+	if ! CPROF_KERNEL_AS=4.18 strace -f -qq -k -e trace=bpf -e raw=bpf -o "$TMP/bpf.trace" \
+		"$CPROF" -F 499 -d 3 -o "$TMP/as.pb.gz" -- "$FIX/known_tree" 1 1 >/dev/null 2>"$TMP/as.err" ||
+		[ ! -s "$TMP/as.pb.gz" ]; then
+		not_ok user_bpf_commands_in_4_18 "cprof as on 4.18 under strace failed: $(grep -m1 '^cprof: ' "$TMP/as.err")"
+		return
+	fi
+	bpf_calls "$TMP/bpf.trace" >"$TMP/bpf.calls"
+	bad=$(awk 'NR == FNR { if ($1 !~ /^#/ && NF >= 4) { name[$1] = $2; since[$1] = $3; via[$1] = $4 }; next }
+		function newer(v,  p) { split(v, p, "."); return p[1] * 1000 + p[2] > 4018 }
+		!($1 in name) { print "command " $1 " not in bpf_commands.txt"; next }
+		!newer(since[$1]) { next }
+		# A probe of libbpf: it fails on 4.18, and libbpf does without.
+		$3 ~ /(^|,)feat_supported(,|$)/ { next }
+		via[$1] != "-" && index("," $3 ",", "," via[$1] ",") { next }
+		{ print name[$1] " (" since[$1] ") from " substr($3, 1, 100) }' "$table" "$TMP/bpf.calls" |
+		sort | uniq -c | sed 's/^ *//' | head -5 | paste -sd';')
+	if ! grep -q '^5 ' "$TMP/bpf.calls"; then
+		not_ok user_bpf_commands_in_4_18 "no BPF_PROG_LOAD in the trace: $(head -c 200 "$TMP/bpf.trace")"
+	elif [ -n "$bad" ]; then
+		not_ok user_bpf_commands_in_4_18 "commands Linux 4.18 lacks: $bad"
+	else ok user_bpf_commands_in_4_18; fi
+}
+check_user_commands
 finish

@@ -56,6 +56,9 @@ TEST(kernel_caps_table)
 	CHECK_INT(kernel_caps__emulate("5.10"), ==, 0);
 	CHECK(!kernel_caps__has(KCAP_BPF_LOOP));
 	CHECK(!kernel_caps__has(KCAP_LAZY_MAPS));
+	CHECK(!kernel_caps__has(KCAP_PERF_LINK));
+	CHECK_INT(kernel_caps__emulate("5.15"), ==, 0);
+	CHECK(kernel_caps__has(KCAP_PERF_LINK));
 	CHECK_INT(kernel_caps__emulate("5.17"), ==, 0);
 	CHECK(kernel_caps__has(KCAP_BPF_LOOP));
 	CHECK(kernel_caps__has(KCAP_KSYM_PROG));
