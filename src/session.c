@@ -1259,13 +1259,12 @@ static void find_user_registers(struct run *r)
 
 	if (!err)
 		err = unwinder__set_task_regs(r->unwinder, k.task_stack_off, k.pt_regs_size);
-	if (err)
-		kernel_caps__fell_back(KCAP_VMLINUX_BTF);
-	if (err)
-		pr_info("user stacks of samples taken in the kernel: by frame pointers (the "
-			"kernel's "
-			"BTF: %s)",
-			strerror(-err));
+	if (!err)
+		return;
+	kernel_caps__fell_back(KCAP_VMLINUX_BTF);
+	pr_info("user stacks of samples taken in the kernel: by frame pointers (the kernel's "
+		"BTF: %s)",
+		strerror(-err));
 }
 
 /* Sampling begins, then the command is let go. Returns an exit code: 0 to go on. */
