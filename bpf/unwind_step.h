@@ -262,11 +262,16 @@ static __always_inline int cprof_unwind_fp_step(const void *mem, struct cprof_un
 	fp = r->fp;
 	if (!fp)
 		return CPROF_STEP_ROOT;
+	/* Below the stack pointer it is no frame's: not read, so no read error is blamed. */
+	if (fp < r->sp) {
+		*stop = CPROF_STOP_BAD_FRAME;
+		return CPROF_STEP_STOP;
+	}
 	if (CPROF_UNWIND_READ(mem, &next, fp) || CPROF_UNWIND_READ(mem, &ra, fp + 8)) {
 		*stop = CPROF_STOP_READ;
 		return CPROF_STEP_STOP;
 	}
-	if (fp < r->sp || !(ra & ra_mask) || (next && next <= fp)) {
+	if (!(ra & ra_mask) || (next && next <= fp)) {
 		*stop = CPROF_STOP_BAD_FRAME;
 		return CPROF_STEP_STOP;
 	}
@@ -302,6 +307,13 @@ static __always_inline int cprof_unwind_frame(const void *mem, const struct cpro
 	kind = cprof_unwind_fp_step(mem, r, ra_mask, stop);
 	if (kind == CPROF_STEP_STOP && rule)
 		*stop = CPROF_STOP_NO_CFI;
+	/*
+	 * Code with no table at all whose frame pointer points at no frame:
+	 * JIT code that uses the register for data (Java without
+	 * -XX:+PreserveFramePointer), which no memory error explains.
+	 */
+	else if (kind == CPROF_STEP_STOP && *stop == CPROF_STOP_BAD_FRAME)
+		*stop = CPROF_STOP_NO_FP;
 	*fp_step = kind == CPROF_STEP_CALLER;
 	return kind;
 }
