@@ -4,10 +4,12 @@
  * openat2 (5.6) resolves the whole path inside the root in one call. Before
  * it, each component is opened in turn with O_NOFOLLOW, which refuses every
  * symbolic link, also those a container's own root would have resolved:
- * stricter, never looser.
+ * stricter, never looser. The walk also stands in where a seccomp filter
+ * refuses openat2.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <linux/openat2.h>
@@ -63,25 +65,54 @@ int proc_file__walk(int dfd, const char *path)
 	return next;
 }
 
+static int openat2_fd(int dfd, const char *path, const struct open_how *how)
+{
+#ifdef SYS_openat2
+	return (int)syscall(SYS_openat2, dfd, path, how, sizeof(*how));
+#else
+	(void)dfd, (void)path, (void)how;
+	errno = ENOSYS;
+	return -1;
+#endif
+}
+
+/*
+ * Whether openat2 runs here, asked once an open failed as if it did not:
+ * ENOSYS before 5.6, EPERM from a seccomp filter that predates it (Docker's
+ * default profile before 20.10). Opening "/" cannot fail otherwise.
+ */
+static bool openat2_missing(int err)
+{
+	static int missing = -1; /* unknown; two threads asking get the same answer */
+	struct open_how how = {.flags = O_PATH | O_CLOEXEC};
+	int fd, m = __atomic_load_n(&missing, __ATOMIC_RELAXED);
+
+	if (err != ENOSYS && err != EPERM)
+		return false;
+	if (m < 0) {
+		fd = openat2_fd(AT_FDCWD, "/", &how);
+		m = fd < 0 && (errno == ENOSYS || errno == EPERM);
+		if (fd >= 0)
+			close(fd);
+		__atomic_store_n(&missing, m, __ATOMIC_RELAXED);
+	}
+	return m;
+}
+
 static int open_beneath(int dfd, const char *path, unsigned flags)
 {
 	struct open_how how = {
 		.flags = OPEN_FLAGS,
 		.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS,
 	};
-	int fd = -1;
+	int fd;
 
 	if (flags & PROC_FILE_NO_LINKS)
 		how.resolve |= RESOLVE_NO_SYMLINKS;
 	while (*path == '/')
 		path++;
-#ifdef SYS_openat2
-	fd = (int)syscall(SYS_openat2, dfd, path, &how, sizeof(how));
-#else
-	(void)how;
-	errno = ENOSYS;
-#endif
-	if (fd < 0 && errno == ENOSYS)
+	fd = openat2_fd(dfd, path, &how);
+	if (fd < 0 && openat2_missing(errno))
 		return proc_file__walk(dfd, path);
 	return fd < 0 ? -errno : fd;
 }
