@@ -31,7 +31,93 @@ struct output {
 	bool is_stdout;
 	bool truncate; /* a regular file written in place, through a descriptor cprof was given */
 	bool renamed;  /* tmp_name is now name */
+	int dir_links; /* links followed on the way to directories */
 };
+
+/* Root is trusted; so is cprof's own user (it may run with capabilities instead). */
+static bool trusted_owner(uid_t uid)
+{
+	return uid == 0 || uid == geteuid();
+}
+
+static int open_dir(struct output *o, int at, const char *path);
+
+/*
+ * The directory a link on the path names, if the link is root's or cprof's
+ * user's: another user's could send the profile into any directory (and
+ * over a file there of the operator's chosen name), so it is refused.
+ */
+static int through_link(struct output *o, int at, const char *name)
+{
+	char target[PATH_MAX];
+	struct stat st;
+	ssize_t n;
+	int fd, err;
+
+	/* The link itself, looked at and read through one descriptor: it cannot be swapped. */
+	fd = openat(at, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	err = fstat(fd, &st) ? -errno : 0;
+	if (!err && !S_ISLNK(st.st_mode))
+		err = -ENOTDIR;
+	if (!err && !trusted_owner(st.st_uid)) {
+		snprintf(
+			o->reason, sizeof(o->reason),
+			"a directory on its path, '%s', is a symbolic link owned by uid %u, not by "
+			"cprof's user (uid %u): remove it or write elsewhere",
+			name, (unsigned)st.st_uid, (unsigned)geteuid());
+		err = -EPERM;
+	}
+	n = err ? 0 : readlinkat(fd, "", target, sizeof(target) - 1);
+	if (n < 0)
+		err = -errno;
+	close(fd);
+	if (err)
+		return err;
+	target[n] = '\0';
+	return open_dir(o, at, target);
+}
+
+/*
+ * Opens the directory path names (relative to at), one name at a time:
+ * links on the way are followed only if trusted_owner's (at most MAX_LINKS
+ * of them in all, as the kernel's 40 would be too many to say why).
+ */
+static int open_dir(struct output *o, int at, const char *path)
+{
+	char comp[NAME_MAX + 1];
+	int cur, next;
+	size_t n;
+
+	cur = openat(*path == '/' ? AT_FDCWD : at, *path == '/' ? "/" : ".",
+		     O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (cur < 0)
+		return -errno;
+	for (;;) {
+		while (*path == '/')
+			path++;
+		n = strcspn(path, "/");
+		if (!n)
+			return cur;
+		if (n >= sizeof(comp)) {
+			close(cur);
+			return -ENAMETOOLONG;
+		}
+		memcpy(comp, path, n);
+		comp[n] = '\0';
+		path += n;
+		next = openat(cur, comp, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (next < 0)
+			next = errno != ENOTDIR		    ? -errno
+			       : ++o->dir_links > MAX_LINKS ? -ELOOP
+							    : through_link(o, cur, comp);
+		close(cur);
+		if (next < 0)
+			return next;
+		cur = next;
+	}
+}
 
 /*
  * Moves to the directory holding target (relative to at: the working
@@ -56,12 +142,11 @@ static int enter(struct output *o, int at, const char *target)
 		free(dir);
 		return err;
 	}
-	fd = openat(at, dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	fd = open_dir(o, at, dir);
 	if (fd < 0) {
-		err = -errno;
 		free(dir);
 		free(dir_path);
-		return err;
+		return fd;
 	}
 	if (dir_path)
 		free(dir);
@@ -71,12 +156,6 @@ static int enter(struct output *o, int at, const char *target)
 		close(o->dir_fd);
 	o->dir_fd = fd;
 	return 0;
-}
-
-/* Root is trusted; so is cprof's own user (it may run with capabilities instead). */
-static bool trusted_owner(uid_t uid)
-{
-	return uid == 0 || uid == geteuid();
 }
 
 /* Others can add a name to the directory: a hard link to anything they can reach. */

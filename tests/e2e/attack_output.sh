@@ -76,6 +76,31 @@ symlink_case link_to_victim_sticky_dir_protected_symlinks_1 "$TMP/sticky" 1
 symlink_case link_to_victim_shared_dir_protected_symlinks_0 "$TMP/shared" 0
 symlink_case link_to_victim_shared_dir_protected_symlinks_1 "$TMP/shared" 1
 
+# The attacker's link as a directory on the path (d -> root's private
+# directory, -o .../d/victim): the name is the operator's, the directory the
+# attacker's choice. e9effb9 and main until now followed it and replaced the
+# victim; root's own directory link is still followed.
+as_attacker ln -s "$TMP/root" "$TMP/sticky/dir"
+run_cprof "$TMP/sticky/dir/victim"
+rc=$?
+if ! victim_intact; then
+	not_ok dir_link_on_path_refused "the victim was replaced: $(stat -c '%a %U %s bytes' "$VICTIM" 2>&1), exit $rc"
+	make_victim
+elif [ $rc -eq 0 ] || [ "$(wc -l <"$TMP/err")" -ne 1 ] ||
+	! grep -q "cannot write output file '$TMP/sticky/dir/victim': a directory on its path, 'dir', is a symbolic link owned by uid $ATTACKER_UID" "$TMP/err"; then
+	not_ok dir_link_on_path_refused "exit $rc: $(head -c 300 "$TMP/err")"
+else
+	ok dir_link_on_path_refused
+fi
+rm -f "$TMP/sticky/dir"
+mkdir -m 0700 "$TMP/root/out"
+ln -s "$TMP/root/out" "$TMP/sticky/rootdir"
+run_cprof "$TMP/sticky/rootdir/own.pb.gz"
+rc=$?
+if [ $rc -eq 0 ] && [ -s "$TMP/root/out/own.pb.gz" ]; then ok own_dir_link_on_path_followed; else
+	not_ok own_dir_link_on_path_followed "exit $rc: $(head -c 300 "$TMP/err")"; fi
+rm -rf "$TMP/sticky/rootdir" "$TMP/root/out"
+
 # Root's own link in a directory the attacker can rewrite may be swapped for
 # the attacker's between looking and following: it is replaced, not followed.
 ln -s "$VICTIM" "$TMP/shared/own.pb.gz"
