@@ -122,6 +122,7 @@ struct cand {
 	uint16_t strtab;    /* index in load_ctx.tabs */
 	uint8_t bind;	    /* enum symbol_bind */
 	uint8_t from_debug; /* shndx is a section of the debug file */
+	uint8_t label;	    /* STT_NOTYPE in code: an assembler label, not a function */
 };
 
 /* One symbol per address, after alias selection. */
@@ -635,6 +636,8 @@ static enum symbol_bind bind_of(unsigned int stb)
 /* Whether alias x is preferred over alias y (symbol_rank.h). */
 static bool better_alias(const struct cand *x, const struct cand *y)
 {
+	if (x->label != y->label)
+		return !x->label;
 	return symbol_rank_cmp(x->bind, x->name, strlen(x->name), y->bind, y->name,
 			       strlen(y->name)) < 0;
 }
@@ -735,6 +738,22 @@ static int strtab_index(struct elf_symtab *e, bool from_debug, uint32_t link, st
 	return 0;
 }
 
+/*
+ * A label hand-written code puts in an executable section without .type
+ * (ld.so's _start and _dl_start_user): named as perf names it, up to the
+ * next symbol. Not ARM's mapping symbols ($x, $d), nor data markers.
+ */
+static bool code_label(const struct elf_symtab *f, const GElf_Sym *sym, const char *str)
+{
+	Elf_Scn *scn;
+	GElf_Shdr sh;
+
+	if (str[sym->st_name] == '$' || sym->st_shndx == SHN_XINDEX)
+		return false;
+	scn = elf_getscn(f->elf, sym->st_shndx);
+	return scn && gelf_getshdr(scn, &sh) && (sh.sh_flags & SHF_EXECINSTR);
+}
+
 static int collect(struct elf_symtab *e, bool from_debug, struct load_ctx *ctx, Elf_Scn *scn,
 		   const GElf_Shdr *sh, struct cand **cands, size_t *n, size_t *cap)
 {
@@ -776,13 +795,15 @@ static int collect(struct elf_symtab *e, bool from_debug, struct load_ctx *ctx, 
 		if (!gelf_getsym(d, i, &sym))
 			break;
 		type = GELF_ST_TYPE(sym.st_info);
-		if (type != STT_FUNC && type != STT_GNU_IFUNC)
+		if (type != STT_FUNC && type != STT_GNU_IFUNC && type != STT_NOTYPE)
 			continue;
 		/* Undefined (imports), absolute and common symbols are not code here. */
 		if (sym.st_shndx == SHN_UNDEF ||
 		    (sym.st_shndx >= SHN_LORESERVE && sym.st_shndx != SHN_XINDEX))
 			continue;
 		if (!sym.st_value || sym.st_name >= strsz || !str[sym.st_name])
+			continue;
+		if (type == STT_NOTYPE && !code_label(e, &sym, str))
 			continue;
 		(*cands)[(*n)++] = (struct cand){
 			.start = sym.st_value,
@@ -792,6 +813,7 @@ static int collect(struct elf_symtab *e, bool from_debug, struct load_ctx *ctx, 
 			.strtab = strtab,
 			.bind = bind_of(GELF_ST_BIND(sym.st_info)),
 			.from_debug = from_debug,
+			.label = type == STT_NOTYPE,
 		};
 	}
 	return 0;
@@ -827,11 +849,18 @@ static uint64_t section_end(const struct elf_symtab *e, uint32_t shndx, uint64_t
 static size_t to_usyms(const struct elf_symtab *e, const struct cand *c, size_t n, struct usym *u)
 {
 	size_t i, j, k = 0, best;
+	uint64_t covered = 0; /* end of the sized functions so far */
 
 	for (i = 0; i < n; i = j) {
 		uint64_t end = UINT64_MAX;
 		bool sized = false;
 
+		for (j = i; j < n && c[j].start == c[i].start && c[j].label;)
+			j++;
+		/* Labels inside a function with a size are its own jump targets: it keeps its name.
+		 */
+		if (j > i && (j == n || c[j].start != c[i].start) && c[i].start < covered)
+			continue;
 		for (j = i, best = i; j < n && c[j].start == c[i].start; j++) {
 			uint64_t s_end;
 
@@ -844,6 +873,8 @@ static size_t to_usyms(const struct elf_symtab *e, const struct cand *c, size_t 
 			if (!sized || s_end > end)
 				end = s_end;
 			sized = true;
+			if (!c[j].label && s_end > covered)
+				covered = s_end;
 		}
 		if (!sized) {
 			uint64_t seg_end = exec_segment_end(e, c[i].start);

@@ -398,6 +398,9 @@ static void check_fixture(const char *name, int want_type)
 	/* The size-0 asm function covers its own instructions. */
 	CHECK_STR(elf_symtab__lookup(e, nm_addr(&l, "asm_nosize_fn") + 2, &off), "asm_nosize_fn");
 	CHECK_U64(off, ==, 2);
+	/* So does a label without a type (STT_NOTYPE), as perf names it. */
+	CHECK_STR(elf_symtab__lookup(e, nm_addr(&l, "asm_label_fn") + 2, &off), "asm_label_fn");
+	CHECK_U64(off, ==, 2);
 	CHECK(elf_symtab__lookup(e, 0, NULL) == NULL);
 	CHECK(elf_symtab__lookup(e, UINT64_MAX, NULL) == NULL);
 	elf_symtab__free(e);
