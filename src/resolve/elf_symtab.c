@@ -31,6 +31,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
+#include <stdatomic.h>
 #include <libelf.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -106,6 +107,8 @@ struct elf_symtab {
 	bool from_store;
 	struct load_budget *budget; /* borrowed: caps, deadline and counts; NULL: none */
 	bool released;		    /* the file was let go before its symbols were loaded */
+	/* During elf_symtab__load: set from another thread to end the load (NULL: none). */
+	const atomic_bool *stop;
 };
 
 struct fn_extent {
@@ -145,12 +148,24 @@ struct strtab_ref {
 };
 
 struct load_ctx {
+	const struct elf_symtab *of; /* the file whose symbols are loaded (its budget and stop) */
 	struct strtab_ref *tabs;
 	size_t ntabs;
 	size_t bytes;	      /* total size of tabs */
 	size_t max_bytes;     /* crafted tables that overlap must not multiply memory */
 	struct u64map *index; /* from_debug << 32 | section index -> tabs index */
 };
+
+/*
+ * -ETIME once the run's time for loading is over (load_budget.h), or the
+ * loader that holds e was stopped (symtab_loader.h).
+ */
+static int over_time(const struct elf_symtab *e)
+{
+	if (e->stop && atomic_load(e->stop))
+		return -ETIME;
+	return load_budget__over(e->budget) ? -ETIME : 0;
+}
 
 static bool range_in_file(const struct elf_symtab *e, uint64_t off, uint64_t size)
 {
@@ -771,7 +786,7 @@ static int collect(struct elf_symtab *e, bool from_debug, struct load_ctx *ctx, 
 		unsigned int type;
 		GElf_Sym sym;
 
-		if (i % LOAD_CHECK_EVERY == LOAD_CHECK_EVERY - 1 && load_budget__over(e->budget))
+		if (i % LOAD_CHECK_EVERY == LOAD_CHECK_EVERY - 1 && over_time(ctx->of))
 			return -ETIME;
 		if (!gelf_getsym(d, i, &sym))
 			break;
@@ -1122,16 +1137,32 @@ static void table_sizes(const struct elf_symtab *e, uint32_t type, uint64_t *cou
  * table read in part would name the code of the missing symbols after the
  * last one read before it.
  */
+/* Entries and name bytes of the tables load_symbols reads, from their headers alone. */
+static void claimed(const struct elf_symtab *e, uint64_t *count, uint64_t *bytes)
+{
+	*count = *bytes = 0;
+	if (e->debug)
+		table_sizes(e->debug, SHT_SYMTAB, count, bytes);
+	else if (e->elf)
+		table_sizes(e, SHT_SYMTAB, count, bytes);
+	if (e->elf)
+		table_sizes(e, SHT_DYNSYM, count, bytes);
+}
+
+uint64_t elf_symtab__symbols_claimed(const struct elf_symtab *e)
+{
+	uint64_t count = 0, bytes;
+
+	if (e && !e->loaded)
+		claimed(e, &count, &bytes);
+	return count;
+}
+
 static bool over_caps(const struct elf_symtab *e)
 {
-	uint64_t count = 0, bytes = 0;
+	uint64_t count, bytes;
 
-	if (e->debug)
-		table_sizes(e->debug, SHT_SYMTAB, &count, &bytes);
-	else if (e->elf)
-		table_sizes(e, SHT_SYMTAB, &count, &bytes);
-	if (e->elf)
-		table_sizes(e, SHT_DYNSYM, &count, &bytes);
+	claimed(e, &count, &bytes);
 	if (count <= LOAD_MAX_SYMBOLS && bytes <= LOAD_MAX_NAME_BYTES)
 		return false;
 	pr_debug("%s: %llu symbols with %llu bytes of names: over the cap of %u or %u MiB", e->path,
@@ -1140,15 +1171,10 @@ static bool over_caps(const struct elf_symtab *e)
 	return true;
 }
 
-/* -ETIME once the run's time for loading is over (load_budget.h). */
-static int over_time(const struct elf_symtab *e)
-{
-	return load_budget__over(e->budget) ? -ETIME : 0;
-}
-
 static int load_symbols(struct elf_symtab *e)
 {
 	struct load_ctx ctx = {
+		.of = e,
 		.max_bytes = 2 * (e->file_size + (e->debug ? e->debug->file_size : 0)),
 		.index = u64map__new(),
 	};
@@ -1382,9 +1408,12 @@ static int load_or_recall(struct elf_symtab *e)
 	bool kept = kept_id(e, &id, key, sizeof(key));
 	int err;
 
+	/* Stopped: not even what is kept is read, the run is over. */
+	if (e->stop && atomic_load(e->stop))
+		return -ETIME;
 	if (kept && !load_kept(e, &id, key))
 		return 0;
-	if (load_budget__over(e->budget))
+	if (over_time(e))
 		return -ETIME;
 	err = load_symbols(e);
 	if (!err && kept)
@@ -1395,27 +1424,34 @@ static int load_or_recall(struct elf_symtab *e)
 /* A file over a cap, or cut off by the deadline, is counted; other failures are told. */
 static void count_refusal(struct elf_symtab *e, int err)
 {
-	if (err == -EFBIG && e->budget)
-		e->budget->symtabs_refused++;
-	else if (err == -ETIME && e->budget)
-		e->budget->symtabs_abandoned++;
-	/* Let go, and not the same file when opened again: the process had replaced it. */
-	else if (e->released)
-		pr_debug("%s: symbols not loaded: the file could not be opened again", e->path);
-	else
-		pr_warn("%s: cannot load symbols: %s", e->path, strerror(-err));
-	if (err == -ETIME)
+	if (err == -ETIME) {
+		if (e->budget)
+			e->budget->symtabs_abandoned++;
 		pr_debug("%s: symbols not loaded: the run is over", e->path);
+	} else if (err == -EFBIG && e->budget) {
+		e->budget->symtabs_refused++;
+	} else if (e->released) {
+		/* Let go, and not the same file when opened again: the process had replaced it. */
+		pr_debug("%s: symbols not loaded: the file could not be opened again", e->path);
+	} else {
+		pr_warn("%s: cannot load symbols: %s", e->path, strerror(-err));
+	}
 }
 
-static void ensure_loaded(struct elf_symtab *e)
+bool elf_symtab__loaded(const struct elf_symtab *e)
+{
+	return e && e->loaded;
+}
+
+void elf_symtab__load(struct elf_symtab *e, const atomic_bool *stop)
 {
 	uint64_t t0;
 	int err;
 
-	if (e->loaded)
+	if (!e || e->loaded)
 		return;
 	e->loaded = true;
+	e->stop = stop;
 	t0 = clock__mono_ns();
 	err = load_or_recall(e);
 	/*
@@ -1446,6 +1482,12 @@ static void ensure_loaded(struct elf_symtab *e)
 			 (clock__mono_ns() - t0) / 1e6);
 	}
 	close_file(e);
+	e->stop = NULL;
+}
+
+static void ensure_loaded(struct elf_symtab *e)
+{
+	elf_symtab__load(e, NULL);
 }
 
 const char *elf_symtab__lookup(struct elf_symtab *e, uint64_t vaddr, uint64_t *sym_offset)
