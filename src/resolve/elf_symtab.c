@@ -1416,13 +1416,13 @@ static int load_or_recall(struct elf_symtab *e)
 	if (over_time(e))
 		return -ETIME;
 	err = load_symbols(e);
-	if (!err && kept)
+	/* Stopped, the run is over: the store may be gone by now (symtab_loader__stop). */
+	if (!err && kept && !(e->stop && atomic_load(e->stop)))
 		keep(e, e->ranges, e->nranges, e->nsyms, &id, key);
 	return err;
 }
 
-/* A file over a cap, or cut off by the deadline, is counted; other failures are told. */
-static void count_refusal(struct elf_symtab *e, int err)
+void elf_symtab__count_failure(struct elf_symtab *e, int err)
 {
 	if (err == -ETIME) {
 		if (e->budget)
@@ -1443,13 +1443,13 @@ bool elf_symtab__loaded(const struct elf_symtab *e)
 	return e && e->loaded;
 }
 
-void elf_symtab__load(struct elf_symtab *e, const atomic_bool *stop)
+int elf_symtab__load(struct elf_symtab *e, const atomic_bool *stop)
 {
 	uint64_t t0;
 	int err;
 
 	if (!e || e->loaded)
-		return;
+		return 0;
 	e->loaded = true;
 	e->stop = stop;
 	t0 = clock__mono_ns();
@@ -1465,7 +1465,6 @@ void elf_symtab__load(struct elf_symtab *e, const atomic_bool *stop)
 	else if (!err && !e->has_symtab && !e->debug && e->fd >= 0)
 		e->fns_fd = fcntl(e->fd, F_DUPFD_CLOEXEC, 0);
 	if (err) {
-		count_refusal(e, err);
 		drop_symbols(e);
 		e->loaded = true; /* and it behaves as empty from now on */
 		e->go_syms = 0;
@@ -1483,11 +1482,15 @@ void elf_symtab__load(struct elf_symtab *e, const atomic_bool *stop)
 	}
 	close_file(e);
 	e->stop = NULL;
+	return err;
 }
 
 static void ensure_loaded(struct elf_symtab *e)
 {
-	elf_symtab__load(e, NULL);
+	int err = elf_symtab__load(e, NULL);
+
+	if (err)
+		elf_symtab__count_failure(e, err);
 }
 
 const char *elf_symtab__lookup(struct elf_symtab *e, uint64_t vaddr, uint64_t *sym_offset)

@@ -103,10 +103,16 @@ const char *elf_symtab__lookup(struct elf_symtab *e, uint64_t vaddr, uint64_t *s
  * from what the store keeps, or the file and its debug file, which are
  * closed after. Checks the budget's deadline every LOAD_CHECK_EVERY
  * entries, and *stop (NULL: never), set by another thread to end the
- * load: a load cut off or refused is counted in the budget and leaves the
- * table empty. The CPU and IO of a file's symbols, for the symbol loader.
+ * load: a load cut off or refused leaves the table empty. 0, or the
+ * failure, which the caller counts with elf_symtab__count_failure (a
+ * lookup does). The CPU and IO of a file's symbols, for the symbol loader.
  */
-void elf_symtab__load(struct elf_symtab *e, const atomic_bool *stop);
+int elf_symtab__load(struct elf_symtab *e, const atomic_bool *stop);
+/*
+ * A load's failure, in e's budget: over a cap (refused), or cut off by the
+ * deadline or a stop (abandoned); any other is told.
+ */
+void elf_symtab__count_failure(struct elf_symtab *e, int err);
 /*
  * The entries of the symbol tables a load would read, as their section
  * headers claim them (0 once loaded, or with no file open): what a load

@@ -81,7 +81,10 @@ struct elf_entry {
 	/* While its file is open: the open ones, most recently used first. */
 	struct elf_entry *newer, *older;
 	bool open;
-	/* Posted to the loader: elf is that thread's until pick_up_loads takes it back. */
+	/*
+	 * Posted to the loader: elf is that thread's until pick_up_loads takes
+	 * it back, or for good once left behind (symtab_loader__stop).
+	 */
 	bool loading;
 };
 
@@ -360,13 +363,20 @@ void symbolizer__free(struct symbolizer *s)
 
 	if (!s)
 		return;
-	/* First: the elf_symtabs it still holds are freed below. */
+	/* First, the loads end: those taken back are freed below, those left behind by the loader.
+	 */
+	if (s->loader) {
+		symtab_loader__stop(s->loader, clock__mono_ns() + SYMTAB_LOADER_STOP_NS);
+		while ((e = symtab_loader__take(s->loader)))
+			e->loading = false;
+	}
 	symtab_loader__free(s->loader);
 	address_spaces__free(s->spaces);
 	u64map__free(s->scope);
 	for (e = s->elf_list; e; e = next) {
 		next = e->next;
-		elf_symtab__free(e->elf);
+		if (!e->loading)
+			elf_symtab__free(e->elf);
 		free(e);
 	}
 	u64map__free(s->elf_index);
@@ -2249,11 +2259,18 @@ static void finish_fetches(struct symbolizer *s, bool last)
  */
 static void finish_loads(struct symbolizer *s, bool last)
 {
+	size_t left;
+
 	pick_up_loads(s, true, last);
 	if (last && !symtab_loader__wait(s->loader, load_budget__deadline(s->budget))) {
 		pr_debug("symbols still loading at the end of the run: not loaded, their frames "
 			 "are shown as file+offset");
-		symtab_loader__stop(s->loader);
+		/* A load that does not notice in time is blocked in a read: it stays behind. */
+		left = symtab_loader__stop(s->loader, clock__mono_ns() + SYMTAB_LOADER_STOP_NS);
+		if (left && s->budget)
+			s->budget->symtabs_abandoned += left;
+		if (left)
+			pr_debug("%zu symbol loads left behind, still reading their files", left);
 	}
 	pick_up_loads(s, false, false);
 }

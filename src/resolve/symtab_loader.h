@@ -30,14 +30,22 @@
  */
 #define SYMTAB_LOADER_LARGE (1u << 16)
 
+/*
+ * How long stopping waits for a load past its deadline to notice: between
+ * two looks at the clock a load of 2M symbols spends up to some hundreds
+ * of milliseconds.
+ */
+#define SYMTAB_LOADER_STOP_NS (300 * 1000000ull)
+
 struct elf_symtab;
 struct symtab_loader;
 
-/* Starts the thread. 0, or a negative errno. */
+/* Starts the threads. 0, or a negative errno. */
 int symtab_loader__new(struct symtab_loader **out);
 /*
- * Stops (symtab_loader__stop) and ends the thread; what was still posted
- * and not taken back stays the caller's to free, its symbols not loaded.
+ * Stops the loads (symtab_loader__stop, for SYMTAB_LOADER_STOP_NS at most)
+ * and ends the threads. What was posted and not taken back is the
+ * caller's to free, its symbols not loaded, but what was left behind.
  */
 void symtab_loader__free(struct symtab_loader *l);
 
@@ -47,12 +55,12 @@ void symtab_loader__free(struct symtab_loader *l);
  */
 int symtab_loader__post(struct symtab_loader *l, struct elf_symtab *e, void *owner);
 /*
- * A load that ended (loaded, or refused or abandoned as elf_symtab__load
- * says, counted in its budget): its owner, and its elf_symtab is the
- * caller's again; NULL when none has ended since the last take.
+ * A load that ended (loaded, or refused or abandoned, counted in e's
+ * budget as elf_symtab__count_failure does): its owner, and its elf_symtab
+ * is the caller's again; NULL when none has ended since the last take.
  */
 void *symtab_loader__take(struct symtab_loader *l);
-/* Loads posted and not taken back yet. */
+/* Loads posted and neither taken back nor left behind. */
 size_t symtab_loader__pending(struct symtab_loader *l);
 /*
  * Waits until every load posted has ended, or until deadline_ns
@@ -60,11 +68,13 @@ size_t symtab_loader__pending(struct symtab_loader *l);
  */
 bool symtab_loader__wait(struct symtab_loader *l, uint64_t deadline_ns);
 /*
- * Ends the loads at once, as the run is over: the one under way stops at
- * its next look at the clock (every LOAD_CHECK_EVERY entries), those not
- * begun end unloaded, each counted as abandoned in its budget. Returns
- * when all have ended; later posts end the same way.
+ * Ends the loads, as the run is over: the one under way stops at its next
+ * look at the clock (every LOAD_CHECK_EVERY entries), those not begun end
+ * unloaded, each counted as abandoned in its budget; later posts end the
+ * same way. Waits for them until deadline_ns: those still under way then
+ * (a read that blocks) are left behind, never to be taken back, their
+ * elf_symtab the loader's to free, and counted by none. Returns how many.
  */
-void symtab_loader__stop(struct symtab_loader *l);
+size_t symtab_loader__stop(struct symtab_loader *l, uint64_t deadline_ns);
 
 #endif

@@ -119,7 +119,7 @@ TEST(symtab_loader_stop_abandons_what_is_left)
 	t0 = clock__mono_ns();
 	CHECK(!symtab_loader__wait(l, ms_from_now(50)));
 	CHECK_U64(clock__mono_ns() - t0, >=, 50000000ull);
-	symtab_loader__stop(l);
+	CHECK_INT(symtab_loader__stop(l, UINT64_MAX), ==, 0);
 	CHECK(symtab_loader__wait(l, 0));
 	for (i = 0; i < 3; i++) {
 		void *owner = symtab_loader__take(l);
@@ -191,4 +191,27 @@ TEST(symtab_loader_free_with_loads_pending)
 		elf_symtab__free(e[i]);
 	}
 	symtab_loader__free(NULL);
+}
+
+/*
+ * A load that does not end by stop's deadline (a read that blocks) is left
+ * behind: never handed back, counted by the caller and not by the loader,
+ * and its file freed by the loader.
+ */
+TEST(symtab_loader_leaves_behind_what_does_not_end_in_time)
+{
+	struct load_budget b = {0};
+	struct elf_symtab *e = open_file(symbols_file("large.so", LARGE_SYMBOLS), &b);
+	struct symtab_loader *l;
+
+	CHECK_INT(symtab_loader__new(&l), ==, 0);
+	CHECK_INT(symtab_loader__post(l, e, e), ==, 0);
+	CHECK_INT(symtab_loader__stop(l, 0), ==, 1);
+	CHECK_INT(symtab_loader__pending(l), ==, 0);
+	CHECK(symtab_loader__wait(l, 0));
+	CHECK(!symtab_loader__take(l));
+	/* Not twice: already given up on. */
+	CHECK_INT(symtab_loader__stop(l, 0), ==, 0);
+	symtab_loader__free(l);
+	CHECK_U64(b.symtabs_abandoned, ==, 0);
 }
