@@ -1210,8 +1210,16 @@ static int prepare(struct run *r)
 		pr_err("out of memory");
 		return -ENOMEM;
 	}
-	/* A load notices a signal itself: the main loop, which ends the run, may be inside it. */
+	/*
+	 * A load notices a signal itself: it runs on the symbol loader's
+	 * thread, or on the main loop (CFI tables), which ends the run.
+	 */
 	r->budget.stop_requested = signals__stop_requested;
+	/* Symbols load off the sampling loop: no file a user runs holds up records and drains. */
+	err = symbolizer__load_off_loop(r->sym);
+	if (err)
+		pr_warn("symbols are loaded on the sampling loop: no thread for them: %s",
+			strerror(-err));
 	if (o->debuginfod)
 		start_fetches(r);
 	so.unwinder = open_unwinder(r);

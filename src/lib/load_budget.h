@@ -7,10 +7,17 @@
  * in time, past which a load under way is abandoned and none begins, so
  * that -d holds. The session owns one; the symbolizer and the unwind table
  * cache borrow it and count what they refused in it for the summary.
+ *
+ * Two threads use it at once: the main thread (the unwind tables, the end
+ * of the run) and the symbol loader's (resolve/symtab_loader.h). So its
+ * deadline and counters are atomics: each is one word on its own, read and
+ * moved without a lock, and the deadline only ever moves by a
+ * compare-and-swap, so that a signal's earlier end is never lost to -d's.
  */
 #ifndef CPROF_LOAD_BUDGET_H
 #define CPROF_LOAD_BUDGET_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -63,23 +70,28 @@
 #define LOAD_GRACE_MS 500
 
 struct load_budget {
-	uint64_t deadline_ns; /* CLOCK_MONOTONIC; 0: none */
+	_Atomic uint64_t deadline_ns; /* CLOCK_MONOTONIC; 0: none */
 	/*
 	 * Nonzero once a signal asked to stop (NULL: none): looked at by the
 	 * load under way, since the main loop that ends the run is inside it.
 	 */
 	int (*stop_requested)(void);
-	uint64_t symtabs_refused;   /* files whose symbols were over a cap */
-	uint64_t symtabs_abandoned; /* symbol loads cut off by the deadline */
-	uint64_t cfi_refused;	    /* files whose CFI was over a cap */
-	uint64_t cfi_abandoned;	    /* table builds cut off by the deadline */
+	_Atomic uint64_t symtabs_refused;   /* files whose symbols were over a cap */
+	_Atomic uint64_t symtabs_abandoned; /* symbol loads cut off by the deadline */
+	_Atomic uint64_t cfi_refused;	    /* files whose CFI was over a cap */
+	_Atomic uint64_t cfi_abandoned;	    /* table builds cut off by the deadline */
 };
 
 /* Moves the deadline earlier only (a signal's stop, then -d's). */
 static inline void load_budget__end_by(struct load_budget *b, uint64_t ns)
 {
-	if (b && (!b->deadline_ns || ns < b->deadline_ns))
-		b->deadline_ns = ns;
+	uint64_t old;
+
+	if (!b)
+		return;
+	old = atomic_load(&b->deadline_ns);
+	while ((!old || ns < old) && !atomic_compare_exchange_weak(&b->deadline_ns, &old, ns))
+		;
 }
 
 /*
@@ -89,21 +101,35 @@ static inline void load_budget__end_by(struct load_budget *b, uint64_t ns)
  */
 static inline bool load_budget__over(struct load_budget *b)
 {
-	uint64_t now;
+	uint64_t now, deadline;
 
 	if (!b)
 		return false;
 	now = clock__mono_ns();
 	if (b->stop_requested && b->stop_requested())
 		load_budget__end_by(b, now + LOAD_GRACE_MS * 1000000ull);
-	return b->deadline_ns && now >= b->deadline_ns;
+	deadline = atomic_load(&b->deadline_ns);
+	return deadline && now >= deadline;
+}
+
+/* The deadline, or UINT64_MAX when there is none (nor a budget). */
+static inline uint64_t load_budget__deadline(struct load_budget *b)
+{
+	uint64_t deadline = b ? atomic_load(&b->deadline_ns) : 0;
+
+	return deadline ? deadline : UINT64_MAX;
 }
 
 /* Moves the deadline later by a wait the operator asked for (--debuginfod-timeout). */
 static inline void load_budget__postpone(struct load_budget *b, uint64_t ns)
 {
-	if (b && b->deadline_ns)
-		b->deadline_ns += ns;
+	uint64_t old;
+
+	if (!b)
+		return;
+	old = atomic_load(&b->deadline_ns);
+	while (old && !atomic_compare_exchange_weak(&b->deadline_ns, &old, old + ns))
+		;
 }
 
 #endif

@@ -31,6 +31,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
+#include <stdatomic.h>
 #include <libelf.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -106,6 +107,8 @@ struct elf_symtab {
 	bool from_store;
 	struct load_budget *budget; /* borrowed: caps, deadline and counts; NULL: none */
 	bool released;		    /* the file was let go before its symbols were loaded */
+	/* During elf_symtab__load: set from another thread to end the load (NULL: none). */
+	const atomic_bool *stop;
 };
 
 struct fn_extent {
@@ -146,12 +149,24 @@ struct strtab_ref {
 };
 
 struct load_ctx {
+	const struct elf_symtab *of; /* the file whose symbols are loaded (its budget and stop) */
 	struct strtab_ref *tabs;
 	size_t ntabs;
 	size_t bytes;	      /* total size of tabs */
 	size_t max_bytes;     /* crafted tables that overlap must not multiply memory */
 	struct u64map *index; /* from_debug << 32 | section index -> tabs index */
 };
+
+/*
+ * -ETIME once the run's time for loading is over (load_budget.h), or the
+ * loader that holds e was stopped (symtab_loader.h).
+ */
+static int over_time(const struct elf_symtab *e)
+{
+	if (e->stop && atomic_load(e->stop))
+		return -ETIME;
+	return load_budget__over(e->budget) ? -ETIME : 0;
+}
 
 static bool range_in_file(const struct elf_symtab *e, uint64_t off, uint64_t size)
 {
@@ -790,7 +805,7 @@ static int collect(struct elf_symtab *e, bool from_debug, struct load_ctx *ctx, 
 		unsigned int type;
 		GElf_Sym sym;
 
-		if (i % LOAD_CHECK_EVERY == LOAD_CHECK_EVERY - 1 && load_budget__over(e->budget))
+		if (i % LOAD_CHECK_EVERY == LOAD_CHECK_EVERY - 1 && over_time(ctx->of))
 			return -ETIME;
 		if (!gelf_getsym(d, i, &sym))
 			break;
@@ -1153,16 +1168,32 @@ static void table_sizes(const struct elf_symtab *e, uint32_t type, uint64_t *cou
  * table read in part would name the code of the missing symbols after the
  * last one read before it.
  */
+/* Entries and name bytes of the tables load_symbols reads, from their headers alone. */
+static void claimed(const struct elf_symtab *e, uint64_t *count, uint64_t *bytes)
+{
+	*count = *bytes = 0;
+	if (e->debug)
+		table_sizes(e->debug, SHT_SYMTAB, count, bytes);
+	else if (e->elf)
+		table_sizes(e, SHT_SYMTAB, count, bytes);
+	if (e->elf)
+		table_sizes(e, SHT_DYNSYM, count, bytes);
+}
+
+uint64_t elf_symtab__symbols_claimed(const struct elf_symtab *e)
+{
+	uint64_t count = 0, bytes;
+
+	if (e && !e->loaded)
+		claimed(e, &count, &bytes);
+	return count;
+}
+
 static bool over_caps(const struct elf_symtab *e)
 {
-	uint64_t count = 0, bytes = 0;
+	uint64_t count, bytes;
 
-	if (e->debug)
-		table_sizes(e->debug, SHT_SYMTAB, &count, &bytes);
-	else if (e->elf)
-		table_sizes(e, SHT_SYMTAB, &count, &bytes);
-	if (e->elf)
-		table_sizes(e, SHT_DYNSYM, &count, &bytes);
+	claimed(e, &count, &bytes);
 	if (count <= LOAD_MAX_SYMBOLS && bytes <= LOAD_MAX_NAME_BYTES)
 		return false;
 	pr_debug("%s: %llu symbols with %llu bytes of names: over the cap of %u or %u MiB", e->path,
@@ -1171,15 +1202,10 @@ static bool over_caps(const struct elf_symtab *e)
 	return true;
 }
 
-/* -ETIME once the run's time for loading is over (load_budget.h). */
-static int over_time(const struct elf_symtab *e)
-{
-	return load_budget__over(e->budget) ? -ETIME : 0;
-}
-
 static int load_symbols(struct elf_symtab *e)
 {
 	struct load_ctx ctx = {
+		.of = e,
 		.max_bytes = 2 * (e->file_size + (e->debug ? e->debug->file_size : 0)),
 		.index = u64map__new(),
 	};
@@ -1413,40 +1439,50 @@ static int load_or_recall(struct elf_symtab *e)
 	bool kept = kept_id(e, &id, key, sizeof(key));
 	int err;
 
+	/* Stopped: not even what is kept is read, the run is over. */
+	if (e->stop && atomic_load(e->stop))
+		return -ETIME;
 	if (kept && !load_kept(e, &id, key))
 		return 0;
-	if (load_budget__over(e->budget))
+	if (over_time(e))
 		return -ETIME;
 	err = load_symbols(e);
-	if (!err && kept)
+	/* Stopped, the run is over: the store may be gone by now (symtab_loader__stop). */
+	if (!err && kept && !(e->stop && atomic_load(e->stop)))
 		keep(e, e->ranges, e->nranges, e->nsyms, &id, key);
 	return err;
 }
 
-/* A file over a cap, or cut off by the deadline, is counted; other failures are told. */
-static void count_refusal(struct elf_symtab *e, int err)
+void elf_symtab__count_failure(struct elf_symtab *e, int err)
 {
-	if (err == -EFBIG && e->budget)
-		e->budget->symtabs_refused++;
-	else if (err == -ETIME && e->budget)
-		e->budget->symtabs_abandoned++;
-	/* Let go, and not the same file when opened again: the process had replaced it. */
-	else if (e->released)
-		pr_debug("%s: symbols not loaded: the file could not be opened again", e->path);
-	else
-		pr_warn("%s: cannot load symbols: %s", e->path, strerror(-err));
-	if (err == -ETIME)
+	if (err == -ETIME) {
+		if (e->budget)
+			e->budget->symtabs_abandoned++;
 		pr_debug("%s: symbols not loaded: the run is over", e->path);
+	} else if (err == -EFBIG && e->budget) {
+		e->budget->symtabs_refused++;
+	} else if (e->released) {
+		/* Let go, and not the same file when opened again: the process had replaced it. */
+		pr_debug("%s: symbols not loaded: the file could not be opened again", e->path);
+	} else {
+		pr_warn("%s: cannot load symbols: %s", e->path, strerror(-err));
+	}
 }
 
-static void ensure_loaded(struct elf_symtab *e)
+bool elf_symtab__loaded(const struct elf_symtab *e)
+{
+	return e && e->loaded;
+}
+
+int elf_symtab__load(struct elf_symtab *e, const atomic_bool *stop)
 {
 	uint64_t t0;
 	int err;
 
-	if (e->loaded)
-		return;
+	if (!e || e->loaded)
+		return 0;
 	e->loaded = true;
+	e->stop = stop;
 	t0 = clock__mono_ns();
 	err = load_or_recall(e);
 	/*
@@ -1460,7 +1496,6 @@ static void ensure_loaded(struct elf_symtab *e)
 	else if (!err && !e->has_symtab && !e->debug && e->fd >= 0)
 		e->fns_fd = fcntl(e->fd, F_DUPFD_CLOEXEC, 0);
 	if (err) {
-		count_refusal(e, err);
 		drop_symbols(e);
 		e->loaded = true; /* and it behaves as empty from now on */
 		e->go_syms = 0;
@@ -1477,6 +1512,16 @@ static void ensure_loaded(struct elf_symtab *e)
 			 (clock__mono_ns() - t0) / 1e6);
 	}
 	close_file(e);
+	e->stop = NULL;
+	return err;
+}
+
+static void ensure_loaded(struct elf_symtab *e)
+{
+	int err = elf_symtab__load(e, NULL);
+
+	if (err)
+		elf_symtab__count_failure(e, err);
 }
 
 const char *elf_symtab__lookup(struct elf_symtab *e, uint64_t vaddr, uint64_t *sym_offset)

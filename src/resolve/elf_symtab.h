@@ -5,12 +5,23 @@
  * segments) and the GNU build ID that identifies the file.
  *
  * Opening reads only the ELF header, program headers and notes; the symbol
- * table is loaded, sorted and deduplicated on the first lookup. Names point
- * into one private copy of the string table, so they live as long as the object.
+ * table is loaded, sorted and deduplicated on the first lookup, or before
+ * it by elf_symtab__load on another thread. Names point into one private
+ * copy of the string table, so they live as long as the object.
+ *
+ * Threads: an object is used by one thread at a time, with no lock. What
+ * opening read (path, build ID, segments, whether it has a .symtab, its
+ * debuglink) never changes after, and any thread may read it: the
+ * elf_symtab__build_id, __path, __has_symtab, __debuglink and
+ * __offset_to_vaddr below. Everything else (loading, lookups, function
+ * starts, releasing or reopening the file, setting a debug file) changes
+ * it, and belongs to whoever holds the object: the symbolizer, or while it
+ * is posted to the symbol loader (symtab_loader.h), that thread alone.
  */
 #ifndef CPROF_ELF_SYMTAB_H
 #define CPROF_ELF_SYMTAB_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -87,7 +98,30 @@ int elf_symtab__offset_to_vaddr(const struct elf_symtab *e, uint64_t file_offset
  */
 const char *elf_symtab__lookup(struct elf_symtab *e, uint64_t vaddr, uint64_t *sym_offset);
 
-/* Number of function symbols after loading/dedup (loads the table). */
+/*
+ * Loads the symbol table now, if it was not (as the first lookup would):
+ * from what the store keeps, or the file and its debug file, which are
+ * closed after. Checks the budget's deadline every LOAD_CHECK_EVERY
+ * entries, and *stop (NULL: never), set by another thread to end the
+ * load: a load cut off or refused leaves the table empty. 0, or the
+ * failure, which the caller counts with elf_symtab__count_failure (a
+ * lookup does). The CPU and IO of a file's symbols, for the symbol loader.
+ */
+int elf_symtab__load(struct elf_symtab *e, const atomic_bool *stop);
+/*
+ * A load's failure, in e's budget: over a cap (refused), or cut off by the
+ * deadline or a stop (abandoned); any other is told.
+ */
+void elf_symtab__count_failure(struct elf_symtab *e, int err);
+/*
+ * The entries of the symbol tables a load would read, as their section
+ * headers claim them (0 once loaded, or with no file open): what a load
+ * will cost, before it begins.
+ */
+uint64_t elf_symtab__symbols_claimed(const struct elf_symtab *e);
+/* Whether the symbol table was loaded (or failed to): lookups read no file. */
+bool elf_symtab__loaded(const struct elf_symtab *e);
+
 /*
  * For an in-memory image (the vDSO) without a symbol table: the first
  * address of the function holding vaddr, as its call frame information
@@ -97,6 +131,7 @@ const char *elf_symtab__lookup(struct elf_symtab *e, uint64_t vaddr, uint64_t *s
  */
 bool elf_symtab__function_start(struct elf_symtab *e, uint64_t vaddr, uint64_t *start);
 
+/* Number of function symbols after loading/dedup (loads the table). */
 size_t elf_symtab__symbol_count(struct elf_symtab *e);
 
 #endif

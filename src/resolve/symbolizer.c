@@ -22,6 +22,13 @@
  * Names are demangled for display (demangle.h); the raw name stays the
  * frame's system_name.
  *
+ * With a symbol loader (symbolizer__load_off_loop), a file's symbols are
+ * loaded on its thread: the entry is "loading" from the post until its
+ * elf_symtab is taken back (pick_up_loads), and nothing here touches that
+ * elf_symtab meanwhile (lookups, function starts, releasing or reopening
+ * its file, a debug file from debuginfod), as elf_symtab.h asks; its frames
+ * wait for their names as those awaiting a debug file do (uframe_wait).
+ *
  * Answers are kept in a frame table per generation (struct frame_table),
  * which symbolizer__finish ends; the caches that hold ids (per process, per
  * kernel address) go with it.
@@ -55,6 +62,7 @@
 #include "resolve/perf_map.h"
 #include "resolve/proc_maps.h"
 #include "resolve/symbolizer.h"
+#include "resolve/symtab_loader.h"
 
 #define LOG_MODULE "symbols"
 #include "lib/log.h"
@@ -73,6 +81,11 @@ struct elf_entry {
 	/* While its file is open: the open ones, most recently used first. */
 	struct elf_entry *newer, *older;
 	bool open;
+	/*
+	 * Posted to the loader: elf is that thread's until pick_up_loads takes
+	 * it back, or for good once left behind (symtab_loader__stop).
+	 */
+	bool loading;
 };
 
 /* What the symbolizer keeps of one address space: struct space's priv. */
@@ -135,15 +148,18 @@ struct kframe_wait {
 #define NO_SYM UINT32_MAX
 
 /*
- * A user frame in a stripped file whose debug file is on its way from a
- * debuginfod server: named when the profile is finished, from that file if
- * it came, as module+offset (its stand-in name) if not.
+ * A user frame in a file whose symbols are on their way: from the loader,
+ * or from a debug file a debuginfod server sends. Named when the profile is
+ * finished, from the symbols if they came, as module+offset (its stand-in
+ * name) if not.
  */
 struct uframe_wait {
 	struct elf_entry *e;
 	uint64_t vaddr;	     /* looked up in e's symbols */
+	uint64_t file_off;   /* of the address looked up */
 	uint32_t frame;	     /* id */
 	bool function_start; /* its stand-in was counted in SYM_STAT_FUNCTION_STARTS */
+	bool exact;	     /* its stand-in is its own offset: the function starts were not read */
 };
 
 /*
@@ -233,7 +249,11 @@ struct symbolizer {
 	struct debuginfod_queue *fetcher; /* NULL: no debuginfod */
 	uint64_t fetch_wait_ns;		  /* how long the last profile waits for debug files */
 	uint64_t fetches_seen;		  /* debuginfod_queue__ended when last picked up */
-	struct uframe_wait *uwait;	  /* user frames waiting for a debug file */
+	bool fetches_deferred;		  /* a file that came was for an entry then loading */
+	struct symtab_loader *loader;	  /* NULL: symbols are loaded at the first lookup */
+	size_t nloading;		  /* entries loading */
+	bool loads_deferred;		  /* an entry's load waits for room (max_loading) */
+	struct uframe_wait *uwait;	  /* user frames waiting for symbols */
 	size_t nuwait;
 	size_t uwait_cap;
 	uint64_t stats[SYM_STAT_MAX];
@@ -343,11 +363,20 @@ void symbolizer__free(struct symbolizer *s)
 
 	if (!s)
 		return;
+	/* First, the loads end: those taken back are freed below, those left behind by the loader.
+	 */
+	if (s->loader) {
+		symtab_loader__stop(s->loader, clock__mono_ns() + SYMTAB_LOADER_STOP_NS);
+		while ((e = symtab_loader__take(s->loader)))
+			e->loading = false;
+	}
+	symtab_loader__free(s->loader);
 	address_spaces__free(s->spaces);
 	u64map__free(s->scope);
 	for (e = s->elf_list; e; e = next) {
 		next = e->next;
-		elf_symtab__free(e->elf);
+		if (!e->loading)
+			elf_symtab__free(e->elf);
 		free(e);
 	}
 	u64map__free(s->elf_index);
@@ -386,6 +415,13 @@ void symbolizer__set_budget(struct symbolizer *s, struct load_budget *budget)
 	s->budget = budget;
 }
 
+int symbolizer__load_off_loop(struct symbolizer *s)
+{
+	if (s->loader)
+		return 0;
+	return symtab_loader__new(&s->loader);
+}
+
 static void lru_unlink(struct symbolizer *s, struct elf_entry *e)
 {
 	if (!e->open)
@@ -400,10 +436,15 @@ static void lru_unlink(struct symbolizer *s, struct elf_entry *e)
 /*
  * After e's file was opened or used: it goes first among the open ones, or
  * out if it closed itself (its symbols loaded); the least recently used go
- * while there are too many.
+ * while there are too many, but those loading, whose files are the loader's
+ * (at most max_loading of them).
  */
 static void note_use(struct symbolizer *s, struct elf_entry *e)
 {
+	struct elf_entry *old, *newer;
+
+	if (e->loading)
+		return;
 	lru_unlink(s, e);
 	if (elf_symtab__holds_file(e->elf)) {
 		e->older = s->newest;
@@ -412,9 +453,10 @@ static void note_use(struct symbolizer *s, struct elf_entry *e)
 		e->open = true;
 		s->nopen++;
 	}
-	while (s->nopen > s->max_open) {
-		struct elf_entry *old = s->oldest;
-
+	for (old = s->oldest; old && s->nopen > s->max_open; old = newer) {
+		newer = old->newer;
+		if (old->loading)
+			continue;
 		lru_unlink(s, old);
 		elf_symtab__release_file(old->elf);
 		s->stats[SYM_STAT_ELF_FILES_RELEASED]++;
@@ -487,12 +529,18 @@ static void pick_up_fetches(struct symbolizer *s)
 	const char *path;
 	int got, err;
 
-	if (ended == s->fetches_seen)
+	if (ended == s->fetches_seen && !s->fetches_deferred)
 		return;
 	s->fetches_seen = ended;
+	s->fetches_deferred = false;
 	for (e = s->elf_list; e; e = e->next) {
 		if (!e->fetch || !e->elf)
 			continue;
+		/* Its symbols are being loaded: the file is taken once they are back. */
+		if (e->loading) {
+			s->fetches_deferred = true;
+			continue;
+		}
 		got = debuginfod_queue__result(s->fetcher, e->fetch, &path);
 		if (!got)
 			continue;
@@ -808,6 +856,8 @@ static struct elf_entry *use_entry(struct symbolizer *s, uint32_t pid, struct ma
 	e = find_entry(s, &m->map, &head);
 	if (!e || e->elf != m->elf)
 		return NULL;
+	if (e->loading)
+		return e;
 	if (elf_symtab__released(e->elf)) {
 		fd = proc_map__open(pid, &m->map);
 		got = fd < 0 ? fd : elf_symtab__reopen_fd(e->elf, fd);
@@ -1305,7 +1355,7 @@ static int close_idle_elfs(struct symbolizer *s)
 			pp = &e->next;
 			continue;
 		}
-		if (now - e->mapped_ns < s->elf_idle_ns || e->fetch || e->waiters) {
+		if (now - e->mapped_ns < s->elf_idle_ns || e->fetch || e->waiters || e->loading) {
 			pp = &e->next;
 			continue;
 		}
@@ -1672,15 +1722,17 @@ static struct mapping *find_code(struct symbolizer *s, struct space *sp, uint64_
 
 /*
  * The honest answer for code no symbol names: its module and offset, never
- * a neighbour's name. *fstart: whether that is its function's start.
+ * a neighbour's name. *fstart: whether that is its function's start, as
+ * starts (NULL: none read) knows it.
  */
-static uint32_t unnamed_frame(struct symbolizer *s, struct mapping *m, uint32_t module,
-			      uint64_t addr, uint64_t lookup, bool waiting, bool *fstart)
+static uint32_t unnamed_frame(struct symbolizer *s, struct mapping *m, struct elf_symtab *starts,
+			      uint32_t module, uint64_t addr, uint64_t lookup, bool waiting,
+			      bool *fstart)
 {
 	uint64_t file_off = lookup - m->map.start + m->map.offset, back;
 	char buf[512];
 
-	*fstart = function_start(m->elf, file_off, &back);
+	*fstart = function_start(starts, file_off, &back);
 	if (m->map.kind == PROC_MAP_FILE)
 		snprintf(buf, sizeof(buf), "%s+0x%" PRIx64, base_name(m->map.path),
 			 file_off - back);
@@ -1711,10 +1763,17 @@ static struct elf_entry *awaited(struct symbolizer *s, const struct elf_symtab *
 	return NULL;
 }
 
-/* Code a stripped file's debug file may name: a frame named when the profile is finished. */
+/*
+ * Code that symbols on their way may name (from the loader when loads,
+ * else a stripped file's debug file): a frame named when the profile is
+ * finished. Awaiting the loader, e's file is not read here at all, not
+ * even for its function starts.
+ */
 static uint32_t waiting_user_frame(struct symbolizer *s, struct mapping *m, struct elf_entry *e,
-				   uint32_t module, uint64_t addr, uint64_t lookup, uint64_t vaddr)
+				   uint32_t module, uint64_t addr, uint64_t lookup, uint64_t vaddr,
+				   bool loads)
 {
+	uint64_t file_off = lookup - m->map.start + m->map.offset;
 	struct uframe_wait *w;
 	bool fstart;
 	uint32_t frame;
@@ -1728,12 +1787,86 @@ static uint32_t waiting_user_frame(struct symbolizer *s, struct mapping *m, stru
 		s->uwait = w;
 		s->uwait_cap = cap;
 	}
-	frame = unnamed_frame(s, m, module, addr, lookup, true, &fstart);
+	frame = unnamed_frame(s, m, loads ? NULL : m->elf, module, addr, lookup, true, &fstart);
 	if (frame) {
-		s->uwait[s->nuwait++] = (struct uframe_wait){e, vaddr, frame, fstart};
+		s->uwait[s->nuwait++] =
+			(struct uframe_wait){e, vaddr, file_off, frame, fstart, loads};
 		e->waiters++;
 	}
 	return frame;
+}
+
+/* Of the open files, at most this many are the loader's at once: note_use cannot let them go. */
+static size_t max_loading(const struct symbolizer *s)
+{
+	return s->max_open / 2 ? s->max_open / 2 : 1;
+}
+
+/* Hands e's file to the loader; false when it cannot take it (out of memory). */
+static bool post_load(struct symbolizer *s, struct elf_entry *e)
+{
+	if (symtab_loader__post(s->loader, e->elf, e))
+		return false;
+	/* First among the open ones, while it is still ours to look at. */
+	note_use(s, e);
+	e->loading = true;
+	s->nloading++;
+	return true;
+}
+
+/*
+ * Whether e's symbols are still to come from the loader: posted now if
+ * they are not loaded yet, or as soon as there is room (pick_up_loads).
+ * A file let go and not opened again has none to come.
+ */
+static bool symbols_coming(struct symbolizer *s, struct elf_entry *e)
+{
+	if (!s->loader || !e || !e->elf)
+		return false;
+	if (e->loading)
+		return true;
+	if (elf_symtab__loaded(e->elf) || elf_symtab__released(e->elf))
+		return false;
+	if (s->nloading < max_loading(s))
+		return post_load(s, e);
+	s->loads_deferred = true;
+	return true;
+}
+
+/* Frames wait for e's symbols, which are neither loaded nor on their way. */
+static bool load_wanted(const struct elf_entry *e)
+{
+	return e->waiters && e->elf && !e->loading && !elf_symtab__loaded(e->elf);
+}
+
+/*
+ * Takes back the files the loader is done with (loaded, refused or
+ * abandoned). Then, when room was made or a profile is finished, posts the
+ * loads that wait: those whose file is open (one let go is posted when a
+ * frame needs it again), within max_loading but for the last profile.
+ */
+static void pick_up_loads(struct symbolizer *s, bool finishing, bool last)
+{
+	struct elf_entry *e;
+	bool took = false;
+
+	while ((e = symtab_loader__take(s->loader))) {
+		e->loading = false;
+		s->nloading--;
+		/* Its file closed with the load: it leaves the open ones. */
+		note_use(s, e);
+		took = true;
+	}
+	if (!finishing && !(took && s->loads_deferred))
+		return;
+	s->loads_deferred = false;
+	for (e = s->elf_list; e; e = e->next) {
+		if (!load_wanted(e))
+			continue;
+		if (elf_symtab__released(e->elf) || (!last && s->nloading >= max_loading(s)) ||
+		    !post_load(s, e))
+			s->loads_deferred = true;
+	}
 }
 
 static uint32_t resolve_user(struct symbolizer *s, struct space *sp, uint64_t addr, bool leaf)
@@ -1744,7 +1877,7 @@ static uint32_t resolve_user(struct symbolizer *s, struct space *sp, uint64_t ad
 	uint32_t frame, module;
 	struct elf_entry *wait = NULL, *used;
 	struct mapping *m;
-	bool retry, fstart;
+	bool retry, fstart, loads = false;
 
 	if (cached_frame(st, key, &frame, &retry))
 		return frame;
@@ -1764,8 +1897,9 @@ static uint32_t resolve_user(struct symbolizer *s, struct space *sp, uint64_t ad
 	used = use_entry(s, sp->pid, m);
 	if (m->elf && elf_symtab__offset_to_vaddr(m->elf, lookup - m->map.start + m->map.offset,
 						  &vaddr) == 0) {
-		name = elf_symtab__lookup(m->elf, vaddr, NULL);
-		wait = name ? NULL : awaited(s, m->elf);
+		loads = symbols_coming(s, used);
+		name = loads ? NULL : elf_symtab__lookup(m->elf, vaddr, NULL);
+		wait = loads ? used : name ? NULL : awaited(s, m->elf);
 	} else if (jit_memory(&m->map, m->elf)) {
 		name = jit_name(s, sp, lookup);
 	}
@@ -1776,9 +1910,9 @@ static uint32_t resolve_user(struct symbolizer *s, struct space *sp, uint64_t ad
 	} else {
 		fstart = false;
 		if (wait)
-			frame = waiting_user_frame(s, m, wait, module, addr, lookup, vaddr);
+			frame = waiting_user_frame(s, m, wait, module, addr, lookup, vaddr, loads);
 		else
-			frame = unnamed_frame(s, m, module, addr, lookup, false, &fstart);
+			frame = unnamed_frame(s, m, m->elf, module, addr, lookup, false, &fstart);
 		if (fstart && !retry)
 			s->stats[SYM_STAT_FUNCTION_STARTS]++;
 		if (jit_memory(&m->map, m->elf))
@@ -1842,6 +1976,8 @@ int symbolizer__user_frames(struct symbolizer *s, const struct symbolizer_task *
 		return err;
 	if (s->fetcher)
 		pick_up_fetches(s);
+	if (s->loader)
+		pick_up_loads(s, false, false);
 	sp = space_for(s, task);
 	if (!sp)
 		return -ENOMEM;
@@ -2101,37 +2237,127 @@ cleanup:
 	return err;
 }
 
-/*
- * The user frames waiting for debug files: the last profile waits for the
- * files still on their way, at most fetch_wait_ns; one of continuous mode
- * takes what has come (later ones name the rest). A frame no file names
- * keeps its stand-in, module+offset, and stops waiting.
- */
-static int name_user_frames(struct symbolizer *s, bool last)
+/* The debug files frames wait for: the last profile waits for them, at most fetch_wait_ns. */
+static void finish_fetches(struct symbolizer *s, bool last)
 {
-	struct symbolizer_frame *f;
-	const struct uframe_wait *w;
-	const char *name, *raw, *shown;
 	uint64_t t0 = clock__mono_ns();
-	size_t i;
-	int err = 0;
 
-	if (last && !debuginfod_queue__wait(s->fetcher, t0 + s->fetch_wait_ns))
+	if (last && s->nuwait && !debuginfod_queue__wait(s->fetcher, t0 + s->fetch_wait_ns))
 		pr_debug("debug files still on their way after %.1f s: their frames are shown "
 			 "as file+offset",
 			 s->fetch_wait_ns / 1e9);
 	/* The files waited for are read after the wait, which the budget does not count. */
 	load_budget__postpone(s->budget, clock__mono_ns() - t0);
 	pick_up_fetches(s);
+}
+
+/*
+ * The loads frames wait for: the last profile waits for those under way
+ * until the budget's deadline, and ends the rest (counted as abandoned, so
+ * before the summary reads the budget); one of continuous mode takes what
+ * has been loaded (later ones name the rest, as each resolves afresh).
+ */
+static void finish_loads(struct symbolizer *s, bool last)
+{
+	size_t left;
+
+	pick_up_loads(s, true, last);
+	if (last && !symtab_loader__wait(s->loader, load_budget__deadline(s->budget))) {
+		pr_debug("symbols still loading at the end of the run: not loaded, their frames "
+			 "are shown as file+offset");
+		/* A load that does not notice in time is blocked in a read: it stays behind. */
+		left = symtab_loader__stop(s->loader, clock__mono_ns() + SYMTAB_LOADER_STOP_NS);
+		if (left && s->budget)
+			s->budget->symtabs_abandoned += left;
+		if (left)
+			pr_debug("%zu symbol loads left behind, still reading their files", left);
+	}
+	pick_up_loads(s, false, false);
+}
+
+/* The last profile's: files whose frames wait and whose load never began (let go meanwhile). */
+static void count_unloaded(struct symbolizer *s)
+{
+	struct elf_entry *e;
+
+	for (e = s->elf_list; e; e = e->next)
+		if (load_wanted(e) && s->budget)
+			s->budget->symtabs_abandoned++;
+}
+
+/* The name of a waiting frame's code, if its file's symbols have come. */
+static const char *waited_name(struct symbolizer *s, const struct uframe_wait *w)
+{
+	struct elf_symtab *elf = w->e->elf;
+
+	if (!elf || w->e->loading || (s->loader && !elf_symtab__loaded(elf)))
+		return NULL;
+	return elf_symtab__lookup(elf, w->vaddr, NULL);
+}
+
+/*
+ * A frame with no name whose stand-in was made before its file's symbols
+ * were there, at its own offset: moved to its function's start if the
+ * file's call frame information knows it, as unnamed_frame does.
+ */
+static int stand_in_at_start(struct symbolizer *s, const struct uframe_wait *w,
+			     struct symbolizer_frame *f)
+{
+	const struct symbolizer_module *mod = records__get(&s->t->modules, f->module);
+	const char *name;
+	uint64_t back;
+	char buf[512];
+
+	if (!mod || w->e->loading || !elf_symtab__loaded(w->e->elf) ||
+	    !function_start(w->e->elf, w->file_off, &back))
+		return 0;
+	s->stats[SYM_STAT_FUNCTION_STARTS]++;
+	if (!back)
+		return 0;
+	snprintf(buf, sizeof(buf), "%s+0x%" PRIx64, base_name(mod->path), w->file_off - back);
+	name = intern(s, buf);
+	if (!name)
+		return -ENOMEM;
+	f->name = name;
+	f->system_name = name;
+	return 0;
+}
+
+/*
+ * The user frames waiting for symbols, from the loader or a debug file
+ * (finish_loads, finish_fetches). A frame no symbol names keeps its
+ * stand-in, module+offset, and stops waiting.
+ */
+static int name_user_frames(struct symbolizer *s, bool last)
+{
+	struct symbolizer_frame *f;
+	const struct uframe_wait *w;
+	const char *name, *raw, *shown;
+	size_t i;
+	int err = 0;
+
+	if (s->fetcher)
+		finish_fetches(s, last);
+	if (s->loader)
+		finish_loads(s, last);
+	/* A debug file that came while its file was loading is read now. */
+	if (s->loader && s->fetcher && s->fetches_deferred) {
+		pick_up_fetches(s);
+		finish_loads(s, last);
+	}
+	if (s->loader && last)
+		count_unloaded(s);
 	for (i = 0; i < s->nuwait; i++) {
 		w = &s->uwait[i];
 		f = records__get(&s->t->frames, w->frame);
 		w->e->waiters--;
-		name = w->e->elf ? elf_symtab__lookup(w->e->elf, w->vaddr, NULL) : NULL;
+		name = waited_name(s, w);
 		f->waiting = false;
 		if (!name) {
 			if (w->function_start)
 				s->stats[SYM_STAT_FUNCTION_STARTS]++;
+			else if (w->exact && stand_in_at_start(s, w, f))
+				err = -ENOMEM;
 			continue;
 		}
 		raw = intern(s, name);
@@ -2156,8 +2382,12 @@ int symbolizer__finish(struct symbolizer *s, bool last)
 	int err = 0, pass_err = 0, e;
 
 	s->ended = true;
-	/* Without memory for a name, a frame keeps its stand-in: said, not returned. */
-	if (s->nuwait && name_user_frames(s, last))
+	/*
+	 * Without memory for a name, a frame keeps its stand-in: said, not
+	 * returned. The last profile settles the loads under way, waited for
+	 * or not, so that they are counted before the summary.
+	 */
+	if ((s->nuwait || (last && s->loader)) && name_user_frames(s, last))
 		pr_warn("cannot name some user frames: out of memory");
 	if (!s->ksyms_tried && s->nkwait)
 		err = name_by_kernel(s);

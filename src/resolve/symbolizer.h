@@ -114,6 +114,15 @@ void symbolizer__keep_symbols_in(struct symbolizer *s, struct table_store *store
  * (lib/load_budget.h), borrowed; NULL: none.
  */
 void symbolizer__set_budget(struct symbolizer *s, struct load_budget *budget);
+/*
+ * Loads files' symbols on a thread of their own (resolve/symtab_loader.h),
+ * not on the caller's at their first lookup: the frames of a file whose
+ * symbols are not loaded yet wait for them (symbolizer_frame.waiting)
+ * until the profile is finished, as those awaiting a debug file do. The
+ * last profile waits for the loads under way until the budget's deadline.
+ * 0, or a negative errno (then symbols are loaded at the first lookup).
+ */
+int symbolizer__load_off_loop(struct symbolizer *s);
 struct debuginfod_queue;
 /*
  * Stripped files with no local debug file ask q for theirs by build ID (q
@@ -192,8 +201,11 @@ uint32_t symbolizer__generation(const struct symbolizer *s);
 
 /*
  * Ends a profile. User frames in stripped files whose debug file was asked
- * of debuginfod are named now, from the file if it came (the last profile
- * waits for it, within its time), as module+offset if not.
+ * of debuginfod, or in files whose symbols the loader had not loaded yet
+ * (symbolizer__load_off_loop), are named now, from those symbols if they
+ * came (the last profile waits for them, within its time: the debug files
+ * up to the debuginfod wait, the loads up to the budget's deadline, past
+ * which they are abandoned and counted), as module+offset if not.
  * Its kernel frames are named now, not when resolved, as
  * kallsyms is too big to keep (resolve/ksyms.h): until now they answer
  * waiting, under a stand-in name of their own address so that none merge

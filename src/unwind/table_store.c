@@ -4,9 +4,16 @@
  * <build ID in hex>-<hash of device and inode>.utab; the version table_file.h checks is the hash of
  * the builder's sources (table_builder.h, made by the Makefile), so a
  * cprof whose builder changed builds its tables afresh.
+ *
+ * Two threads use the store at once: the main thread's unwind tables and
+ * the symbol loader's kept symbols (resolve/symtab_loader.h). A mutex
+ * guards what they share, the byte count, the counters and the directory
+ * listing (prune, whose dup'ed descriptor shares one offset); files are
+ * read and written outside it, each under a name of its own.
  */
 #include <dirent.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -33,9 +40,19 @@
 struct table_store {
 	int dir_fd;
 	uint64_t max_bytes;
+	pthread_mutex_t lock;
+	/* Under lock: */
 	uint64_t bytes; /* of the files, as last listed and since written */
 	struct table_store_stats stats;
 };
+
+/* Adds one to a counter of s->stats. */
+static void bump(struct table_store *s, uint64_t *counter)
+{
+	pthread_mutex_lock(&s->lock);
+	(*counter)++;
+	pthread_mutex_unlock(&s->lock);
+}
 
 const char *table_store__default_dir(char *buf, size_t size)
 {
@@ -129,7 +146,7 @@ static uint64_t list_tables(struct table_store *s, struct file_age **out, size_t
 
 /*
  * Room for need more bytes: past the cap, the files used longest ago go,
- * down to three quarters of it less need.
+ * down to three quarters of it less need. Under lock (but at open).
  */
 static void prune(struct table_store *s, uint64_t need)
 {
@@ -166,6 +183,7 @@ int table_store__open(const char *dir, uint64_t max_bytes, struct table_store **
 	if (!s)
 		return -ENOMEM;
 	s->max_bytes = max_bytes;
+	pthread_mutex_init(&s->lock, NULL);
 	s->dir_fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	err = s->dir_fd < 0 ? -errno : check_dir(s->dir_fd, dir);
 	if (err) {
@@ -185,6 +203,7 @@ void table_store__free(struct table_store *s)
 		return;
 	if (s->dir_fd >= 0)
 		close(s->dir_fd);
+	pthread_mutex_destroy(&s->lock);
 	free(s);
 }
 
@@ -192,7 +211,7 @@ bool table_store__trusts(struct table_store *s, const struct kept_source *file)
 {
 	if (kept_source__trusted(file, (uint32_t)geteuid()))
 		return true;
-	s->stats.foreign++;
+	bump(s, &s->stats.foreign);
 	return false;
 }
 
@@ -237,13 +256,13 @@ int table_store__load(struct table_store *s, const struct table_file_id *id,
 	err = table_file__decode(buf, len, id, CPROF_TABLE_BUILDER, rules, out, stats);
 	free(buf);
 	if (err == -EINVAL) {
-		s->stats.refused++;
+		bump(s, &s->stats.refused);
 		pr_debug("%s: not used: another version's, or corrupt", name);
 		return -ENOENT;
 	}
 	if (err)
 		return err;
-	s->stats.loaded++;
+	bump(s, &s->stats.loaded);
 	/* Its time of use, for prune(). */
 	utimensat(s->dir_fd, name, NULL, 0);
 	return 0;
@@ -268,9 +287,9 @@ static uint64_t bytes_after(const struct table_store *s, uint64_t old, size_t le
 /*
  * Whether len bytes under name keep the store within its cap, once the
  * files used longest ago are gone if need be; a file larger than a share
- * of the cap is not written at all. Counted, when not.
+ * of the cap is not written at all. Counted, when not. Under lock.
  */
-static bool room_for(struct table_store *s, const char *name, size_t len)
+static bool reserve(struct table_store *s, const char *name, size_t len)
 {
 	uint64_t old = size_of(s, name);
 
@@ -291,6 +310,17 @@ static bool room_for(struct table_store *s, const char *name, size_t len)
 	}
 	s->bytes = bytes_after(s, old, len);
 	return true;
+}
+
+/* reserve, under the lock: the bytes are the store's once counted, before they are written. */
+static bool room_for(struct table_store *s, const char *name, size_t len)
+{
+	bool room;
+
+	pthread_mutex_lock(&s->lock);
+	room = reserve(s, name, len);
+	pthread_mutex_unlock(&s->lock);
+	return room;
 }
 
 /* Writes the file whole: under a temporary name, then renamed; within the store's cap. */
@@ -332,7 +362,7 @@ void table_store__save(struct table_store *s, const struct table_file_id *id,
 	file_name(id, name, sizeof(name));
 	if (!table_file__encode(t, rules, stats, id, CPROF_TABLE_BUILDER, &buf, &len) &&
 	    !write_file(s, name, buf, len))
-		s->stats.saved++;
+		bump(s, &s->stats.saved);
 	free(buf);
 }
 
@@ -378,7 +408,9 @@ void table_store__write_kept(struct table_store *s, const char *key, const void 
 		write_file(s, name, buf, len);
 }
 
-void table_store__stats(const struct table_store *s, struct table_store_stats *out)
+void table_store__stats(struct table_store *s, struct table_store_stats *out)
 {
+	pthread_mutex_lock(&s->lock);
 	*out = s->stats;
+	pthread_mutex_unlock(&s->lock);
 }

@@ -17,6 +17,8 @@
  * renamed, within the size cap: the files least recently used go first,
  * and a file too large for it (past an eighth) is not written. Every
  * failure only costs the build: the store logs it with -v and goes on.
+ * Safe to use from several threads at once (the unwinder's and the symbol
+ * loader's).
  */
 #ifndef CPROF_TABLE_STORE_H
 #define CPROF_TABLE_STORE_H
@@ -76,7 +78,7 @@ int table_store__read_kept_all(struct table_store *s, const char *key, char **bu
 /* Keeps len bytes under key, best effort. */
 void table_store__write_kept(struct table_store *s, const char *key, const void *buf, size_t len);
 
-void table_store__stats(const struct table_store *s, struct table_store_stats *out);
+void table_store__stats(struct table_store *s, struct table_store_stats *out);
 
 /*
  * Where the store goes by default: $XDG_CACHE_HOME/cprof, else

@@ -621,3 +621,43 @@ TEST(symbolizer_lets_files_go_and_opens_them_again)
 	stop_fixture(child);
 	teardown(&f);
 }
+
+/*
+ * With the loader, a file's symbols are not loaded on the caller's thread:
+ * its frame waits, under its offset, and is named when the profile is
+ * finished (the last profile waits for the load). The next profile finds
+ * them loaded.
+ */
+TEST(symbolizer_loads_symbols_off_the_caller)
+{
+	const char *fixture = test_build_fixture("known_tree");
+	uint64_t hot_a = hot_a_of(fixture), base, addr;
+	const struct symbolizer_frame *fr;
+	struct symbolizer_task task;
+	struct symbolizer *s;
+	uint32_t id;
+	pid_t child;
+
+	CHECK_INT(symbolizer__new(&s), ==, 0);
+	CHECK_INT(symbolizer__load_off_loop(s), ==, 0);
+	child = start_fixture(fixture, &base);
+	CHECK(base);
+	task = (struct symbolizer_task){.pid = (uint32_t)child};
+	addr = base + hot_a + 4;
+	CHECK_INT(symbolizer__user_frames(s, &task, &addr, 1, &id), ==, 0);
+	fr = symbolizer__frame(s, id);
+	CHECK(fr->waiting && fr->unknown);
+	CHECK(strstr(fr->name, "known_tree+0x"));
+	CHECK_INT(symbolizer__finish(s, true), ==, 0);
+	fr = symbolizer__frame(s, id);
+	CHECK_STR(fr->name, "hot_a");
+	CHECK(!fr->waiting && !fr->unknown);
+	CHECK_U64(symbolizer__stats(s)[SYM_STAT_UNKNOWN_USER], ==, 0);
+	/* Loaded by now: named at once. */
+	CHECK_INT(symbolizer__user_frames(s, &task, &addr, 1, &id), ==, 0);
+	fr = symbolizer__frame(s, id);
+	CHECK_STR(fr->name, "hot_a");
+	CHECK(!fr->waiting);
+	stop_fixture(child);
+	symbolizer__free(s);
+}
