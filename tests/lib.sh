@@ -69,8 +69,13 @@ within() {
 HEX_AWK='function hex(s,  i, v) { v = 0; s = tolower(s); sub(/^0x/, "", s)
 	for (i = 1; i <= length(s); i++) v = v * 16 + index("0123456789abcdef", substr(s, i, 1)) - 1
 	return v }'
-# sym_file_range BINARY SYMBOL: "START END" (decimal) of SYMBOL's bytes as file
-# offsets, from nm -S and the PT_LOAD that holds it; fails if there is none.
+# sym_range BINARY SYMBOL: "START END" (decimal) of SYMBOL's addresses, from
+# nm -S; prints nothing if there is no such symbol.
+sym_range() {
+	nm -S "$1" | awk -v n="$2" "$HEX_AWK"'$4 == n && !done { v = hex($1); printf "%d %d\n", v, v + hex($2); done = 1 }'
+}
+# sym_file_range BINARY SYMBOL: the same as file offsets, through the PT_LOAD
+# that holds it; prints nothing if there is none.
 sym_file_range() {
 	local r
 	r=$({ nm -S "$1" | awk -v n="$2" '$4 == n { print "SYM", $1, $2 }'; readelf -lW "$1"; } |
@@ -80,27 +85,39 @@ sym_file_range() {
 			if (v >= va && v < va + sz) { printf "%d %d\n", v - va + off, v - va + off + s; done = 1 } }')
 	[ -n "$r" ] && echo "$r"
 }
-# leaf_share FOLDED MODULE START END: percent of samples whose leaf frame is
-# MODULE+0xOFF with START <= OFF < END (a module+offset fallback name).
+# leaf_share FOLDED PREFIX START END: percent of samples whose leaf frame is
+# PREFIX followed by a hex number N with START <= N < END ("app+0x": an
+# address, "app@0x": a file offset).
 leaf_share() {
-	awk -v m="$2+0x" -v lo="$3" -v hi="$4" "$HEX_AWK"'
+	awk -v m="$2" -v lo="$3" -v hi="$4" "$HEX_AWK"'
 		{ n = $NF; total += n; line = $0; sub(/ [0-9]+$/, "", line)
 		  k = split(line, f, ";"); leaf = f[k]
 		  if (index(leaf, m) == 1) { off = hex(substr(leaf, length(m) + 1))
 			if (off >= lo && off < hi) hit += n } }
 		END { printf "%.1f\n", total ? 100 * hit / total : 0 }' "$1"
 }
-# check_fallback_split TEST FOLDED MODULE: FOLDED profiles a copy of
-# known_tree (MODULE) that cprof could not name; 70% and 30% of the leaves
-# must be MODULE+0xOFF inside hot_a's and hot_b's bytes in the file.
-check_fallback_split() {
+# split_70_30 TEST FOLDED PREFIX RANGE_FN BINARY: 70% and 30% of the leaves
+# are PREFIX+N inside hot_a's and hot_b's ranges, as RANGE_FN gives them.
+split_70_30() {
 	local a0 a1 b0 b1 a b
-	read -r a0 a1 <<<"$(sym_file_range "$FIX/known_tree" hot_a)"
-	read -r b0 b1 <<<"$(sym_file_range "$FIX/known_tree" hot_b)"
+	read -r a0 a1 <<<"$("$4" "$5" hot_a)"
+	read -r b0 b1 <<<"$("$4" "$5" hot_b)"
 	a=$(leaf_share "$2" "$3" "$a0" "$a1")
 	b=$(leaf_share "$2" "$3" "$b0" "$b1")
 	if within "$a" 70 8 && within "$b" 30 8; then ok "$1"; else
-		not_ok "$1" "hot_a bytes $a%, hot_b bytes $b% (want 70/30): $(head -2 "$2")"; fi
+		not_ok "$1" "hot_a $a%, hot_b $b% of leaves $3... (want 70/30): $(head -2 "$2")"; fi
+}
+# check_fallback_split TEST FOLDED MODULE [BINARY]: FOLDED profiles a copy of
+# BINARY (known_tree by default) named MODULE that cprof could not name; its
+# leaves are MODULE+0xADDR at hot_a's and hot_b's addresses, as addr2line
+# and objdump take them.
+check_fallback_split() {
+	split_70_30 "$1" "$2" "$3+0x" sym_range "${4:-$FIX/known_tree}"
+}
+# check_offset_split TEST FOLDED MODULE: the same for a copy cprof could not
+# read at all: MODULE@0xOFFSET, at hot_a's and hot_b's bytes in the file.
+check_offset_split() {
+	split_70_30 "$1" "$2" "$3@0x" sym_file_range "$FIX/known_tree"
 }
 
 # npm_install SRC DIR: the npm packages SRC/package-lock.json pins, installed

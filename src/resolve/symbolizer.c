@@ -1729,13 +1729,16 @@ static uint32_t unnamed_frame(struct symbolizer *s, struct mapping *m, struct el
 			      uint32_t module, uint64_t addr, uint64_t lookup, bool waiting,
 			      bool *fstart)
 {
-	uint64_t file_off = lookup - m->map.start + m->map.offset, back;
+	uint64_t file_off = lookup - m->map.start + m->map.offset, back, vaddr;
 	char buf[512];
 
 	*fstart = function_start(starts, file_off, &back);
-	if (m->map.kind == PROC_MAP_FILE)
-		snprintf(buf, sizeof(buf), "%s+0x%" PRIx64, base_name(m->map.path),
-			 file_off - back);
+	/* The address addr2line and objdump take; an unread file has only its offset. */
+	if (m->map.kind == PROC_MAP_FILE && m->elf &&
+	    !elf_symtab__offset_to_vaddr(m->elf, file_off, &vaddr))
+		snprintf(buf, sizeof(buf), "%s+0x%" PRIx64, base_name(m->map.path), vaddr - back);
+	else if (m->map.kind == PROC_MAP_FILE)
+		snprintf(buf, sizeof(buf), "%s@0x%" PRIx64, base_name(m->map.path), file_off);
 	else if (m->map.kind == PROC_MAP_SPECIAL)
 		snprintf(buf, sizeof(buf), "%s+0x%" PRIx64, m->map.path,
 			 lookup - m->map.start - back);
@@ -2314,7 +2317,7 @@ static int stand_in_at_start(struct symbolizer *s, const struct uframe_wait *w,
 	s->stats[SYM_STAT_FUNCTION_STARTS]++;
 	if (!back)
 		return 0;
-	snprintf(buf, sizeof(buf), "%s+0x%" PRIx64, base_name(mod->path), w->file_off - back);
+	snprintf(buf, sizeof(buf), "%s+0x%" PRIx64, base_name(mod->path), w->vaddr - back);
 	name = intern(s, buf);
 	if (!name)
 		return -ENOMEM;

@@ -210,5 +210,5 @@ unset TMPDIR
 "$CPROF" -F 499 --format folded -o "$TMP/corrupt.folded" -- "$FIX/corrupt_mapping" "$TMP/corrupt.bin" 1 \
 	2>"$TMP/corrupt.err"
 check corrupt_mapping_exit_zero [ $? -eq 0 ]
-check corrupt_mapping_fallback_name grep -qE ';main;run_corrupt;corrupt\.bin\+0x100[0-9a-f] ' "$TMP/corrupt.folded"
+check corrupt_mapping_fallback_name grep -qE ';main;run_corrupt;corrupt\.bin@0x100[0-9a-f] ' "$TMP/corrupt.folded"
 finish

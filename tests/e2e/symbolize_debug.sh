@@ -3,7 +3,7 @@
 # files, found by GNU build ID (DEBUG_DIR/.build-id/xx/rest.debug) or by
 # .gnu_debuglink (next to the binary, in .debug/, in DEBUG_DIR/<its dir>/)
 # with the link's CRC checked; glibc internals through Debian's libc6-dbg.
-# And the fallback that never lies: what nothing names stays module+0xOFFSET,
+# And the fallback that never lies: what nothing names stays module+0xADDRESS,
 # at the right offset, and the summary counts it.
 # tag: quick
 source "$(dirname "$0")/../lib.sh"
@@ -66,11 +66,20 @@ objcopy --only-keep-debug "$FIX/known_tree_nopie" "$TMP/wrong/.build-id/${bid:0:
 prof wrong "$TMP/wrong" "$TMP/wbin/app" 1
 check other_build_at_build_id_path_not_used bash -c "! grep -qE 'hot_a|hot_b|;work;' '$TMP/wrong.folded'"
 
-# --- the fallback: module+0xFILEOFFSET at the sampled code's real offset --------------
+# --- the fallback: module+0xADDRESS at the sampled code's real address --------------
 # Without a usable debug file (the CRC run), 70% of the samples are in hot_a
-# and 30% in hot_b: their leaves must be app+0xOFF inside those functions'
-# bytes in the file, never a neighbour's name.
+# and 30% in hot_b: their leaves must be app+0xADDR inside those functions'
+# addresses in the file, never a neighbour's name.
 check_fallback_split fallback_offsets_are_the_sampled_code "$TMP/crc.folded" app
+# A non-PIE program's addresses are not its file offsets (0x401000 against
+# 0x1000): the fallback gives the address, which addr2line and objdump take
+# (e9effb9 gave the offset).
+mkdir -p "$TMP/nopie"
+cp "$FIX/known_tree_nopie" "$TMP/nopie/app_nopie"
+strip "$TMP/nopie/app_nopie"
+prof nopie "$empty" "$TMP/nopie/app_nopie" 1
+check_fallback_split fallback_addresses_of_non_pie "$TMP/nopie.folded" app_nopie \
+	"$FIX/known_tree_nopie"
 check fallback_counted_in_summary grep -qE '[1-9][0-9]* of [0-9]+ samples? \([0-9.]+%\) ha(s|ve) a user frame no symbol names; distinct frames without a symbol, shown as module\+offset: user [1-9][0-9]* of [0-9]+' "$TMP/crc.err"
 "$CPROF" -F 499 --debug-dir "$empty" -o "$TMP/crc.pb.gz" -- "$TMP/crc/app" 1 2>/dev/null
 go tool pprof -symbolize=none -raw "$TMP/crc.pb.gz" >"$TMP/crc.raw" 2>&1

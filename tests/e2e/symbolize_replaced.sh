@@ -3,7 +3,7 @@
 # process started still symbolizes from the file that is mapped
 # (/proc/PID/map_files), and a different file now at the same path is never
 # used: without map_files (no CAP_SYS_ADMIN) the path is used only if its
-# device and inode are the mapping's, else the frames stay module+0xOFFSET.
+# device and inode are the mapping's, else the frames stay module@0xOFFSET.
 # tag: quick
 source "$(dirname "$0")/../lib.sh"
 
@@ -81,6 +81,6 @@ prof mounted "${nocap[@]}"
 "${nocap[@]}" "$CPROF" -v -p "$pid" -d 0.3 -o /dev/null 2>"$TMP/mounted.log"
 check mounted_identity_check_refused_path grep -q "victim: not the file mapped by PID $pid (identity differs)" "$TMP/mounted.log"
 check mounted_no_foreign_names bash -c "! grep -qE 'do_reads|;main;' '$TMP/mounted.folded'"
-check_fallback_split mounted_module_offsets_of_mapped_file "$TMP/mounted.folded" victim
+check_offset_split mounted_module_offsets_of_mapped_file "$TMP/mounted.folded" victim
 wait "$outer"
 finish

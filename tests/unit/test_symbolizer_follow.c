@@ -224,7 +224,7 @@ TEST(symbolizer_follow_unopened_files_counted_by_process)
 	CHECK_U64(symbolizer__stats(f.s)[SYM_STAT_FILES_UNOPENED], ==, 1);
 	symbolizer__unopened_who(f.s, who, sizeof(who));
 	CHECK_STR(who, "prog 1");
-	CHECK_STR(name_in(f.s, f.p, f.pid, 1300, 0x10010), "libgone.so+0x10");
+	CHECK_STR(name_in(f.s, f.p, f.pid, 1300, 0x10010), "libgone.so@0x10");
 	teardown(&f);
 }
 
@@ -243,7 +243,7 @@ TEST(symbolizer_follow_unopened_file_tried_again_for_another_process)
 	hidden.path = "/nonexistent/cprof-test/moved-away";
 	symbolizer__exec(f.s, gone_pid, 1000, "gone");
 	symbolizer__mmap(f.s, gone_pid, 1100, &hidden);
-	CHECK(!strncmp(name_in(f.s, f.p, gone_pid, 1200, f.addr), "moved-away+0x", 13));
+	CHECK(!strncmp(name_in(f.s, f.p, gone_pid, 1200, f.addr), "moved-away@0x", 13));
 	symbolizer__exec(f.s, f.pid, 1000, "prog");
 	symbolizer__mmap(f.s, f.pid, 1100, &f.code);
 	CHECK_STR(name_in(f.s, f.p, f.pid, 1200, f.addr), "follow_target");
