@@ -15,6 +15,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "lib/fuse_file.h"
 #include "lib/proc_file.h"
 #include "lib/procfs.h"
 
@@ -111,38 +112,76 @@ static int check_owner(uint32_t pid, const struct stat *st, enum proc_file_refus
 	return -EACCES;
 }
 
-int proc_file__open(uint32_t pid, const char *path, unsigned flags, enum proc_file_refusal *why)
-{
-	enum proc_file_refusal dummy;
+struct in_root {
 	char root[64];
-	struct stat st;
-	int dfd, fd, err = 0;
+	const char *path;
+	unsigned flags;
+};
 
-	why = why ? why : &dummy;
-	*why = PROC_FILE_OK;
-	snprintf(root, sizeof(root), pid ? "/proc/%u/root" : "/", pid);
-	dfd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+/* Async-signal-safe: also run by the child that reads a FUSE file (lib/fuse_file.h). */
+static int open_in_root(const void *arg)
+{
+	const struct in_root *a = arg;
+	int dfd, fd;
+
+	dfd = open(a->root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (dfd < 0)
 		return errno == ENOENT ? -ESRCH : -errno;
-	fd = open_beneath(dfd, path, flags);
+	fd = open_beneath(dfd, a->path, a->flags);
 	close(dfd);
-	/* ELOOP: a link where none may be; EXDEV: a way out of the root. */
-	if (fd == -ELOOP || fd == -EXDEV)
-		*why = PROC_FILE_LINK;
-	if (fd < 0)
-		return fd;
-	if (fstat(fd, &st))
-		err = -errno;
-	else if (!S_ISREG(st.st_mode)) {
+	return fd;
+}
+
+/* The file opened (or its FUSE copy, with st its own): checked by the rule. */
+static int check_opened(uint32_t pid, int fd, const struct stat *st, unsigned flags,
+			enum proc_file_refusal *why)
+{
+	int err = 0;
+
+	if (!S_ISREG(st->st_mode)) {
 		*why = PROC_FILE_NOT_REGULAR;
 		err = -EINVAL;
 	} else if (flags & PROC_FILE_OWNED)
-		err = check_owner(pid, &st, why);
+		err = check_owner(pid, st, why);
 	if (err) {
 		close(fd);
 		return err;
 	}
 	return fd;
+}
+
+int proc_file__open(uint32_t pid, const char *path, unsigned flags, enum proc_file_refusal *why)
+{
+	struct in_root a = {.path = path, .flags = flags};
+	enum proc_file_refusal dummy;
+	struct stat st;
+	uint64_t mount;
+	int fd;
+
+	why = why ? why : &dummy;
+	*why = PROC_FILE_OK;
+	snprintf(a.root, sizeof(a.root), pid ? "/proc/%u/root" : "/", pid);
+	if (fuse_file__path_needs_child(pid, path, &mount)) {
+		fd = fuse_file__copy(mount, open_in_root, &a, &st);
+		if (fd == -EINVAL)
+			*why = PROC_FILE_NOT_REGULAR;
+		else if (fd == -EFBIG)
+			*why = PROC_FILE_TOO_BIG;
+	} else {
+		fd = open_in_root(&a);
+		if (fd >= 0 && fstat(fd, &st)) {
+			int err = -errno;
+
+			close(fd);
+			fd = err;
+		}
+	}
+	/* ELOOP: a link where none may be; EXDEV: a way out of the root. */
+	if (fd == -ELOOP || fd == -EXDEV)
+		*why = PROC_FILE_LINK;
+	if (fd < 0)
+		return fd;
+	return check_opened(pid, fd, &st, flags, why);
 }
 
 const char *proc_file__refusal_name(enum proc_file_refusal why)
