@@ -13,6 +13,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/nsfs.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
@@ -46,6 +48,7 @@ static struct {
 	unsigned nleft;
 	struct fuse_file_counts counts;
 	uint32_t info_pid; /* whose mountinfo is in info */
+	bool info_userns;  /* its mount namespace is a user namespace's not ours */
 	uint64_t info_ns;
 	char *info;
 	size_t info_len;
@@ -53,6 +56,36 @@ static struct {
 
 /* The child's copy buffer: its own after fork, so no malloc there. */
 static char copy_buf[64 << 10];
+
+/*
+ * Whether the mount namespace of pid belongs to a user namespace other than
+ * ours: mounts there may be a user's own (overlays among them).
+ */
+static bool users_mounts(uint32_t pid)
+{
+	struct stat theirs, ours;
+	char path[64];
+	int fd, ns;
+
+	snprintf(path, sizeof(path), "/proc/%u/ns/mnt", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return true;
+	ns = ioctl(fd, NS_GET_USERNS);
+	close(fd);
+	if (ns < 0)
+		return true;
+	fd = fstat(ns, &theirs);
+	close(ns);
+	return fd || stat("/proc/self/ns/user", &ours) || theirs.st_ino != ours.st_ino ||
+	       theirs.st_dev != ours.st_dev;
+}
+
+/* Whether a file on a mount of class c, in the table read, is read by a child. */
+static bool needs_child_locked(enum mount_class c)
+{
+	return c == MOUNT_FUSE || c == MOUNT_UNKNOWN || (c == MOUNT_STACKED && fuse.info_userns);
+}
 
 /* Under the lock: pid's mountinfo, read again unless just read (or when fresh is asked). */
 static int mountinfo_locked(uint32_t pid, bool fresh)
@@ -73,6 +106,7 @@ static int mountinfo_locked(uint32_t pid, bool fresh)
 	if (err)
 		return err;
 	fuse.info_pid = pid;
+	fuse.info_userns = pid && users_mounts(pid);
 	fuse.info_ns = now;
 	return 0;
 }
@@ -92,6 +126,7 @@ static enum mount_class dev_class_locked(uint32_t pid, uint32_t major, uint32_t 
 bool fuse_file__dev_needs_child(uint32_t pid, uint32_t major, uint32_t minor, uint64_t *key)
 {
 	enum mount_class c;
+	bool child;
 
 	*key = makedev(major, minor);
 	pthread_mutex_lock(&fuse.lock);
@@ -102,24 +137,24 @@ bool fuse_file__dev_needs_child(uint32_t pid, uint32_t major, uint32_t minor, ui
 	 */
 	if (c == MOUNT_UNKNOWN && pid)
 		c = dev_class_locked(0, major, minor);
+	child = needs_child_locked(c);
 	pthread_mutex_unlock(&fuse.lock);
-	return c != MOUNT_OTHER;
+	return child;
 }
 
 bool fuse_file__path_needs_child(uint32_t pid, const char *path, uint64_t *key)
 {
 	uint32_t major = 0, minor = 0;
-	enum mount_class c;
+	bool child = false;
 
 	pthread_mutex_lock(&fuse.lock);
 	/* No table: the process is gone, and its root with it; the open fails by itself. */
-	if (mountinfo_locked(pid, true))
-		c = MOUNT_OTHER;
-	else
-		c = mountinfo__class_of_path(fuse.info, fuse.info_len, path, &major, &minor);
+	if (!mountinfo_locked(pid, true))
+		child = needs_child_locked(
+			mountinfo__class_of_path(fuse.info, fuse.info_len, path, &major, &minor));
 	pthread_mutex_unlock(&fuse.lock);
 	*key = makedev(major, minor);
-	return c != MOUNT_OTHER;
+	return child;
 }
 
 /* Under the lock: reaps what children have ended. */

@@ -11,7 +11,11 @@
  * time is killed and left behind (never waited for), and no other file of
  * that mount is tried in this run. Whether a file is on FUSE is decided
  * from /proc/PID/mountinfo (lib/mountinfo.h), which no daemon sees; a
- * device that table no longer lists counts as FUSE.
+ * device that table no longer lists counts as FUSE, and so does an overlay
+ * in a mount namespace of a user namespace other than cprof's: overlayfs
+ * opens its layers as whoever mounted it, and a FUSE layer of a user's own
+ * namespace, which never gets root's requests directly (root's uid has no
+ * name there), gets them through it.
  */
 #ifndef CPROF_FUSE_FILE_H
 #define CPROF_FUSE_FILE_H
@@ -40,7 +44,8 @@ typedef int (*fuse_file_open_fn)(const void *arg);
 
 /*
  * Whether the file process pid maps from device major:minor must be read
- * through a child; *key names its mount for fuse_file__copy.
+ * through a child (by the rule above); *key names its mount for
+ * fuse_file__copy.
  */
 bool fuse_file__dev_needs_child(uint32_t pid, uint32_t major, uint32_t minor, uint64_t *key);
 /* Same for a path as pid sees it (pid 0: cprof's own view). */

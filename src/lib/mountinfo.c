@@ -22,15 +22,18 @@ struct mount_line {
  * they like. The other filesystems a user can mount in its own user
  * namespace (tmpfs, ramfs, proc, sysfs, devpts, mqueue, cgroup2, binderfs,
  * bind mounts of what it can already reach) are served by the kernel
- * itself. overlayfs (5.11+ in a user namespace) is served by the kernel
- * too, but a layer of it may sit on FUSE: that case is not recognized here
- * (docs/threat-model.md).
+ * itself, except overlayfs (Linux 5.11+ in a user namespace): it opens its
+ * layers with the credentials of whoever mounted it, so a FUSE layer of a
+ * user's own namespace, which never gets root's requests directly, gets
+ * them through an overlay of that user's.
  */
 enum mount_class mountinfo__class_of_type(const char *fstype, size_t len)
 {
 	if ((len == 4 && !memcmp(fstype, "fuse", 4)) ||
 	    (len == 7 && !memcmp(fstype, "fuseblk", 7)) || (len > 5 && !memcmp(fstype, "fuse.", 5)))
 		return MOUNT_FUSE;
+	if (len == 7 && !memcmp(fstype, "overlay", 7))
+		return MOUNT_STACKED;
 	return MOUNT_OTHER;
 }
 

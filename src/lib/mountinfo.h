@@ -14,6 +14,7 @@
 enum mount_class {
 	MOUNT_OTHER,   /* a filesystem the kernel serves itself */
 	MOUNT_FUSE,    /* "fuse", "fuseblk", "fuse.NAME": served by a user-space daemon */
+	MOUNT_STACKED, /* "overlay": its layers, maybe FUSE, opened as whoever mounted it */
 	MOUNT_UNKNOWN, /* not in the table: unmounted since, or the text is odd */
 };
 

@@ -12,7 +12,10 @@
 #   d. the program again, with SIGTERM in the middle of a long run;
 #   e. a program from a FUSE mount of the attacker's own user namespace,
 #      with no help from root: the kernel never sends root's requests there
-#      (root's uid has no name in it); cprof must not be slowed either.
+#      (root's uid has no name in it); cprof must not be slowed either;
+#   f. but a perf map on an overlay of that namespace whose lower layer is
+#      that FUSE mount does reach the daemon (overlayfs opens its layers as
+#      the user who mounted it): no help from root needed.
 source "$(dirname "$0")/../lib.sh"
 source "$ROOT/tests/attacker.sh"
 
@@ -58,7 +61,7 @@ serve() {
 		(as_attacker "$FIX/fuse_serve" -s $STALL "$@" >"$TMP/$name.serve" 2>&1 &)
 	fi
 	for _ in $(seq 100); do
-		pid=$(awk '$1 == "pid" { print $2 }' "$TMP/$name.serve") && [ -n "$pid" ] && break
+		pid=$(awk '$1 == "pid" { print $2 }' "$TMP/$name.serve" 2>/dev/null) && [ -n "$pid" ] && break
 		sleep 0.1
 	done
 	sleep 0.5 # the program up and running
@@ -136,14 +139,31 @@ if serve sigterm -u "$ATTACKER_DIR/mnt" "$FIX/known_tree" -- "$ATTACKER_DIR/mnt/
 else not_ok sigterm_served "see above"; fi
 stop "$ATTACKER_DIR/mnt"
 
-# --- e. FUSE in the attacker's own user namespace --------------------------------------------
+# --- e, f. FUSE in the attacker's own user namespace ---------------------------------------
 # (Distributions make /dev/fuse 0666; this machine may not.)
 chmod 0666 /dev/fuse
 if ! as_attacker unshare -Urm true 2>/dev/null; then
 	skip userns_program "unprivileged user namespaces are disabled here"
-elif serve userns_program "$ATTACKER_DIR/own" "$FIX/known_tree" -- "$ATTACKER_DIR/own/known_tree" 60; then
+	skip overlay_perf_map "unprivileged user namespaces are disabled here"
+	finish
+	exit
+fi
+if serve userns_program "$ATTACKER_DIR/own" "$FIX/known_tree" -- "$ATTACKER_DIR/own/known_tree" 60; then
 	prof userns_program -a -d 2
 	verdict userns_program no
 else not_ok userns_program_served "see above"; fi
+stop "$ATTACKER_DIR/own"
+
+# f. An overlay of the namespace with the FUSE mount as its lower layer, on
+# the JIT's /tmp: overlayfs opens its layers as the user who mounted it, so
+# root's lookup of the perf map reaches the daemon after all.
+mkdir -p "$ATTACKER_DIR/upper" "$ATTACKER_DIR/work" "$ATTACKER_DIR/merged"
+chown "$ATTACKER:$ATTACKER" "$ATTACKER_DIR/upper" "$ATTACKER_DIR/work" "$ATTACKER_DIR/merged"
+if serve overlay_perf_map "$ATTACKER_DIR/own" "$TMP/perf-PID.map" -- sh -c \
+	"mount -t overlay overlay -o lowerdir=$ATTACKER_DIR/own,upperdir=$ATTACKER_DIR/upper,workdir=$ATTACKER_DIR/work $ATTACKER_DIR/merged &&
+	mount --bind $ATTACKER_DIR/merged /tmp && exec $HOST_DIR/bin/jit_perfmap 60 nomap"; then
+	prof overlay_perf_map -a -d 2
+	verdict overlay_perf_map
+else not_ok overlay_perf_map_served "see above"; fi
 stop "$ATTACKER_DIR/own"
 finish

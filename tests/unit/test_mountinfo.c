@@ -3,7 +3,7 @@
  * Which mount a file of a process is on (lib/mountinfo.h), from mountinfo
  * text as the kernel writes it: FUSE by its type names, the deepest mount
  * point containing a path (the later of equal ones), escaped mount points,
- * and lines that are not mounts.
+ * lines that are not mounts, and overlays, whose layers may be FUSE.
  */
 #include <string.h>
 
@@ -19,7 +19,8 @@ static const char table[] =
 	"42 22 8:17 / /media/usb rw - fuseblk /dev/sdb1 rw\n"
 	"43 24 0:43 / /tmp rw - fuse fuse rw\n"
 	"not a mount line at all\n"
-	"44 22 0:44 / /fusey rw - fusectl fusectl rw\n";
+	"44 22 0:44 / /fusey rw - fusectl fusectl rw\n"
+	"45 22 0:45 / /merged rw - overlay overlay rw,lowerdir=/home/u/mnt,upperdir=/u\n";
 
 static enum mount_class of_path(const char *path, uint32_t *minor)
 {
@@ -37,7 +38,8 @@ TEST(mountinfo_types_named_fuse)
 	CHECK_INT(mountinfo__class_of_type("fuse.", 5), ==, MOUNT_OTHER);
 	CHECK_INT(mountinfo__class_of_type("fusectl", 7), ==, MOUNT_OTHER);
 	CHECK_INT(mountinfo__class_of_type("tmpfs", 5), ==, MOUNT_OTHER);
-	CHECK_INT(mountinfo__class_of_type("overlay", 7), ==, MOUNT_OTHER);
+	CHECK_INT(mountinfo__class_of_type("overlay", 7), ==, MOUNT_STACKED);
+	CHECK_INT(mountinfo__class_of_type("overlayfs", 9), ==, MOUNT_OTHER);
 }
 
 TEST(mountinfo_device_classes)
@@ -67,6 +69,8 @@ TEST(mountinfo_deepest_mount_point_holds_a_path)
 	CHECK_INT(of_path("/proc/1/maps", &minor), ==, MOUNT_OTHER);
 	CHECK_INT(minor, ==, 21);
 	CHECK_INT(of_path("/media/usb/a.debug", &minor), ==, MOUNT_FUSE);
+	CHECK_INT(of_path("/merged/tmp/perf-1.map", &minor), ==, MOUNT_STACKED);
+	CHECK_INT(minor, ==, 45);
 }
 
 TEST(mountinfo_later_mount_hides_the_earlier)
