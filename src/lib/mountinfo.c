@@ -158,20 +158,35 @@ enum mount_class mountinfo__class_of_dev(const char *text, size_t len, uint32_t 
 	return d.class;
 }
 
+/* How much a class asks of a reader: the most any mount on a path asks is what the path asks. */
+static int rank(enum mount_class c)
+{
+	return c == MOUNT_FUSE ? 2 : c == MOUNT_STACKED ? 1 : 0;
+}
+
 struct by_path {
 	const char *path;
 	long depth;
-	struct mount_line best;
+	enum mount_class class;
+	uint32_t major, minor;
 };
 
 static bool match_path(const struct mount_line *l, void *ctx)
 {
 	struct by_path *b = ctx;
 	long depth = containing(l->point, l->point_len, b->path);
+	enum mount_class c;
 
-	if (depth >= 0 && depth >= b->depth) {
+	if (depth < 0)
+		return false;
+	c = mountinfo__class_of_type(l->type, l->type_len);
+	/* The worst class of any mount on the way, its deepest (or latest) mount for the device. */
+	if (b->depth < 0 || rank(c) > rank(b->class) ||
+	    (rank(c) == rank(b->class) && depth >= b->depth)) {
 		b->depth = depth;
-		b->best = *l;
+		b->class = c;
+		b->major = l->major;
+		b->minor = l->minor;
 	}
 	return false;
 }
@@ -179,7 +194,7 @@ static bool match_path(const struct mount_line *l, void *ctx)
 enum mount_class mountinfo__class_of_path(const char *text, size_t len, const char *path,
 					  uint32_t *dev_major, uint32_t *dev_minor)
 {
-	struct by_path b = {.path = path, .depth = -1};
+	struct by_path b = {.path = path, .depth = -1, .class = MOUNT_UNKNOWN};
 
 	if (*path != '/')
 		return MOUNT_UNKNOWN;
@@ -187,8 +202,8 @@ enum mount_class mountinfo__class_of_path(const char *text, size_t len, const ch
 	if (b.depth < 0)
 		return MOUNT_UNKNOWN;
 	if (dev_major)
-		*dev_major = b.best.major;
+		*dev_major = b.major;
 	if (dev_minor)
-		*dev_minor = b.best.minor;
-	return mountinfo__class_of_type(b.best.type, b.best.type_len);
+		*dev_minor = b.minor;
+	return b.class;
 }

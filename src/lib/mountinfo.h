@@ -27,9 +27,12 @@ enum mount_class mountinfo__class_of_type(const char *fstype, size_t len);
 enum mount_class mountinfo__class_of_dev(const char *text, size_t len, uint32_t major,
 					 uint32_t minor);
 /*
- * The class of the mount path lies on (absolute, as the process sees it):
- * the deepest mount point containing it, the later of equal ones (it hides
- * the earlier). *dev_major, *dev_minor (may be NULL) get its device.
+ * The class of the mounts a walk to path (absolute, as the process sees
+ * it) may pass: the worst of every mount whose mount point contains it,
+ * since a lookup inside a FUSE directory asks its daemon even on the way
+ * to a mount below it (also of a mount hidden by a later one: a walk may
+ * have begun before). *dev_major, *dev_minor (may be NULL) get the device
+ * of that mount, the deepest (the later of equal ones) among the worst.
  */
 enum mount_class mountinfo__class_of_path(const char *text, size_t len, const char *path,
 					  uint32_t *dev_major, uint32_t *dev_minor);

@@ -20,7 +20,8 @@ static const char table[] =
 	"43 24 0:43 / /tmp rw - fuse fuse rw\n"
 	"not a mount line at all\n"
 	"44 22 0:44 / /fusey rw - fusectl fusectl rw\n"
-	"45 22 0:45 / /merged rw - overlay overlay rw,lowerdir=/home/u/mnt,upperdir=/u\n";
+	"45 22 0:45 / /merged rw - overlay overlay rw,lowerdir=/home/u/mnt,upperdir=/u\n"
+	"46 41 0:46 / /home/u/mnt/sub rw - tmpfs tmpfs rw\n";
 
 static enum mount_class of_path(const char *path, uint32_t *minor)
 {
@@ -73,13 +74,16 @@ TEST(mountinfo_deepest_mount_point_holds_a_path)
 	CHECK_INT(minor, ==, 45);
 }
 
-TEST(mountinfo_later_mount_hides_the_earlier)
+TEST(mountinfo_worst_mount_on_the_way)
 {
 	uint32_t minor;
 
 	/* FUSE mounted over the tmpfs /tmp: the perf map is on FUSE. */
 	CHECK_INT(of_path("/tmp/perf-42.map", &minor), ==, MOUNT_FUSE);
 	CHECK_INT(minor, ==, 43);
+	/* A tmpfs below a FUSE directory is reached through it. */
+	CHECK_INT(of_path("/home/u/mnt/sub/perf-1.map", &minor), ==, MOUNT_FUSE);
+	CHECK_INT(minor, ==, 41);
 }
 
 TEST(mountinfo_escaped_mount_points)
