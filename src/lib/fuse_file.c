@@ -148,10 +148,16 @@ bool fuse_file__path_needs_child(uint32_t pid, const char *path, uint64_t *key)
 	bool child = false;
 
 	pthread_mutex_lock(&fuse.lock);
-	/* No table: the process is gone, and its root with it; the open fails by itself. */
+	/*
+	 * No table: the process is gone, and its root with it; the open fails
+	 * by itself. Where the process's user may mount (its own user
+	 * namespace), an overlay may appear on the path between this look and
+	 * the open: always the child there.
+	 */
 	if (!mountinfo_locked(pid, true))
-		child = needs_child_locked(
-			mountinfo__class_of_path(fuse.info, fuse.info_len, path, &major, &minor));
+		child = fuse.info_userns ||
+			needs_child_locked(mountinfo__class_of_path(fuse.info, fuse.info_len, path,
+								    &major, &minor));
 	pthread_mutex_unlock(&fuse.lock);
 	*key = makedev(major, minor);
 	return child;
