@@ -24,8 +24,8 @@
 #include "lib/fuse_file.h"
 #include "lib/log.h"
 #include "lib/proc_file.h"
-#include "lib/stat_cached.h"
 #include "lib/procfs.h"
+#include "lib/stat_cached.h"
 #include "lib/textscan.h"
 #include "resolve/proc_maps.h"
 
