@@ -719,6 +719,7 @@ static void read_info(struct run *r, struct summary_info *in)
 	}
 	memcpy(in->sym, symbolizer__stats(r->sym), sizeof(in->sym));
 	symbolizer__unopened_who(r->sym, in->unopened_who, sizeof(in->unopened_who));
+	fuse_file__counts(&in->fuse);
 	if (r->fetches) {
 		in->debuginfod = true;
 		debuginfod_queue__counts(r->fetches, &in->fetched);

@@ -725,6 +725,14 @@ int summary__add_comments(struct profile *p, const struct summary_info *in)
 	err = profile__add_comment(p, buf);
 	if (err)
 		return err;
+	snprintf(buf, sizeof(buf),
+		 "cprof: files on FUSE (or a user's overlay) read through a child process %" PRIu64
+		 ", reads given up (no answer within %d ms, or the run's %d ms spent) %" PRIu64,
+		 in->fuse.copied, FUSE_FILE_TIMEOUT_MS, FUSE_FILE_RUN_BUDGET_MS,
+		 in->fuse.unanswered);
+	err = profile__add_comment(p, buf);
+	if (err)
+		return err;
 	budget_sentence(buf + 7, sizeof(buf) - 7, in);
 	if (buf[7]) {
 		err = profile__add_comment(p, buf);
@@ -899,6 +907,15 @@ static void print_unnamed(FILE *f, uint64_t total, const struct summary_info *in
 	refusals_sentence(line, sizeof(line), in, false);
 	if (*line)
 		fprintf(f, "cprof: %s\n", line);
+	n = in->fuse.unanswered;
+	if (n)
+		fprintf(f,
+			"cprof: %" PRIu64 " %s of files on FUSE given up: the FUSE server did not "
+			"answer within %d ms (none of its files was tried again), or the run's %d "
+			"ms "
+			"for such reads were spent\n",
+			n, plural(n, "read", "reads"), FUSE_FILE_TIMEOUT_MS,
+			FUSE_FILE_RUN_BUDGET_MS);
 	debuginfod_sentence(line, sizeof(line), in);
 	if (*line)
 		fprintf(f, "cprof: %s\n", line);

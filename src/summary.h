@@ -12,6 +12,7 @@
 #include <stdio.h>
 
 #include "resolve/debuginfod_queue.h"
+#include "lib/fuse_file.h"
 #include "resolve/symbolizer.h"
 #include "sampler_abi.h"
 #include "unwind_abi.h"
@@ -35,9 +36,10 @@ struct summary_info {
 	uint64_t unnamed_samples; /* samples with a user frame no symbol names */
 	/* Of those, samples with a user address in no known mapping, and whose they were. */
 	uint64_t unmapped_samples;
-	char unmapped_who[160];	  /* "make 12, sh 3" (the processes with the most), or "" */
-	char unopened_who[160];	  /* whose mapped files could not be opened (symbolizer) */
-	uint64_t kernel_max_rate; /* kernel.perf_event_max_sample_rate at the end; 0: unknown */
+	char unmapped_who[160];	      /* "make 12, sh 3" (the processes with the most), or "" */
+	char unopened_who[160];	      /* whose mapped files could not be opened (symbolizer) */
+	struct fuse_file_counts fuse; /* files on FUSE: read by a child, or not answered */
+	uint64_t kernel_max_rate;     /* kernel.perf_event_max_sample_rate at the end; 0: unknown */
 	/* The kernel's records of forks, execs and mmaps (sample/task_events.h). */
 	bool followed;		 /* read: processes were followed as they began */
 	uint64_t records;	 /* read */

@@ -17,6 +17,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "lib/fuse_file.h"
 #include "lib/proc_file.h"
 #include "lib/procfs.h"
 
@@ -142,38 +143,109 @@ static int check_owner(uint32_t pid, const struct stat *st, enum proc_file_refus
 	return -EACCES;
 }
 
-int proc_file__open(uint32_t pid, const char *path, unsigned flags, enum proc_file_refusal *why)
-{
-	enum proc_file_refusal dummy;
+struct in_root {
 	char root[64];
-	struct stat st;
-	int dfd, fd, err = 0;
+	const char *path;
+	unsigned flags;
+	bool owned; /* checked in the child too, before a byte is copied */
+	uint32_t uid;
+};
 
-	why = why ? why : &dummy;
-	*why = PROC_FILE_OK;
-	snprintf(root, sizeof(root), pid ? "/proc/%u/root" : "/", pid);
-	dfd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+/* Async-signal-safe: also run by the child that reads a FUSE file (lib/fuse_file.h). */
+static int open_in_root(const void *arg)
+{
+	const struct in_root *a = arg;
+	struct stat st;
+	int dfd, fd;
+
+	dfd = open(a->root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (dfd < 0)
 		return errno == ENOENT ? -ESRCH : -errno;
-	fd = open_beneath(dfd, path, flags);
+	fd = open_beneath(dfd, a->path, a->flags);
 	close(dfd);
-	/* ELOOP: a link where none may be; EXDEV: a way out of the root. */
-	if (fd == -ELOOP || fd == -EXDEV)
-		*why = PROC_FILE_LINK;
-	if (fd < 0)
-		return fd;
-	if (fstat(fd, &st))
-		err = -errno;
-	else if (!S_ISREG(st.st_mode)) {
+	/* -EPERM: by the owner rule (told apart from the open's own -EACCES). */
+	if (fd >= 0 && a->owned && !fstat(fd, &st) && S_ISREG(st.st_mode) &&
+	    !proc_file__readable_by(&st, a->uid)) {
+		close(fd);
+		return -EPERM;
+	}
+	return fd;
+}
+
+/* The file opened (or its FUSE copy, with st its own): checked by the rule. */
+static int check_opened(uint32_t pid, int fd, const struct stat *st, unsigned flags,
+			enum proc_file_refusal *why)
+{
+	int err = 0;
+
+	if (!S_ISREG(st->st_mode)) {
 		*why = PROC_FILE_NOT_REGULAR;
 		err = -EINVAL;
 	} else if (flags & PROC_FILE_OWNED)
-		err = check_owner(pid, &st, why);
+		err = check_owner(pid, st, why);
 	if (err) {
 		close(fd);
 		return err;
 	}
 	return fd;
+}
+
+static int open_here(struct in_root *a, struct stat *st)
+{
+	int fd = open_in_root(a), err;
+
+	if (fd >= 0 && fstat(fd, st)) {
+		err = -errno;
+		close(fd);
+		return err;
+	}
+	return fd;
+}
+
+/* A copy made by a child (lib/fuse_file.h), which refuses by the owner rule itself. */
+static int open_by_child(uint32_t pid, struct in_root *a, uint64_t mount, struct stat *st,
+			 enum proc_file_refusal *why)
+{
+	int fd;
+
+	if ((a->flags & PROC_FILE_OWNED) && pid) {
+		fd = procfs__uid(pid, &a->uid);
+		if (fd)
+			return fd;
+		a->owned = true;
+	}
+	fd = fuse_file__copy(mount, open_in_root, a, st);
+	if (fd == -EPERM) {
+		*why = PROC_FILE_NOT_OWNER;
+		fd = -EACCES;
+	} else if (fd == -EINVAL)
+		*why = PROC_FILE_NOT_REGULAR;
+	else if (fd == -EFBIG)
+		*why = PROC_FILE_TOO_BIG;
+	return fd;
+}
+
+int proc_file__open(uint32_t pid, const char *path, unsigned flags, enum proc_file_refusal *why)
+{
+	struct in_root a = {.path = path, .flags = flags};
+	enum proc_file_refusal dummy;
+	struct stat st;
+	uint64_t mount;
+	int fd;
+
+	why = why ? why : &dummy;
+	*why = PROC_FILE_OK;
+	snprintf(a.root, sizeof(a.root), pid ? "/proc/%u/root" : "/", pid);
+	if (fuse_file__path_needs_child(pid, path, &mount))
+		fd = open_by_child(pid, &a, mount, &st, why);
+	else
+		fd = open_here(&a, &st);
+	/* ELOOP: a link where none may be; EXDEV: a way out of the root. */
+	if (fd == -ELOOP || fd == -EXDEV)
+		*why = PROC_FILE_LINK;
+	if (fd < 0)
+		return fd;
+	return check_opened(pid, fd, &st, flags, why);
 }
 
 const char *proc_file__refusal_name(enum proc_file_refusal why)

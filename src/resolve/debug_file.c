@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 #include <zlib.h>
 
@@ -22,6 +23,7 @@
 #include "lib/load_budget.h"
 #include "lib/log.h"
 #include "lib/proc_file.h"
+#include "lib/stat_cached.h"
 #include "resolve/debug_file.h"
 #include "resolve/elf_symtab.h"
 
@@ -163,15 +165,17 @@ static int try_candidate(struct debug_file_search *ds, uint32_t root_pid, const 
 /* Whether process pid sees the same root directory as we do. */
 static bool same_root(uint32_t pid)
 {
-	struct stat ours, theirs;
+	uint64_t maj, min, ino;
+	struct stat ours;
 	char path[64];
 
 	if (!pid)
 		return true;
 	snprintf(path, sizeof(path), "/proc/%u/root", pid);
-	if (stat("/", &ours) || stat(path, &theirs))
+	/* Their root may be on FUSE: its daemon is not asked (lib/stat_cached.h). */
+	if (stat("/", &ours) || stat_cached(path, &maj, &min, &ino))
 		return true;
-	return ours.st_dev == theirs.st_dev && ours.st_ino == theirs.st_ino;
+	return major(ours.st_dev) == maj && minor(ours.st_dev) == min && ours.st_ino == ino;
 }
 
 int debug_file__find(struct debug_file_search *ds, uint32_t pid, const char *path,

@@ -21,9 +21,11 @@
 #include <unistd.h>
 
 #define LOG_MODULE "maps"
+#include "lib/fuse_file.h"
 #include "lib/log.h"
 #include "lib/proc_file.h"
 #include "lib/procfs.h"
+#include "lib/stat_cached.h"
 #include "lib/textscan.h"
 #include "resolve/proc_maps.h"
 
@@ -332,11 +334,36 @@ static int if_mapped(int fd, const struct proc_map *m)
  */
 static bool root_reachable(uint32_t pid)
 {
+	uint64_t maj, min, ino;
 	char path[64];
-	struct stat st;
 
 	snprintf(path, sizeof(path), "/proc/%u/root/", pid);
-	return stat(path, &st) == 0;
+	/* Their root may be on FUSE: its daemon is not asked (lib/stat_cached.h). */
+	return stat_cached(path, &maj, &min, &ino) == 0;
+}
+
+/* Async-signal-safe: also run by the child that reads a FUSE file (lib/fuse_file.h). */
+static int open_map_file(const void *path)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+
+	return fd < 0 ? -errno : fd;
+}
+
+/*
+ * A file on FUSE: a copy made by a child (lib/fuse_file.h) of the very file
+ * mapped, through map_files alone (a walk of the path would ask the server
+ * too). As below, no identity check: map_files is the mapped file, and an
+ * overlay's mapping shows the overlay's device, its file the layer's.
+ */
+static int open_copy(const char *path, uint64_t mount, const struct proc_map *m)
+{
+	struct stat st;
+	int fd = fuse_file__copy(mount, open_map_file, path, &st);
+
+	if (fd < 0)
+		pr_debug("%s: on FUSE, not read: %s", m->path, strerror(-fd));
+	return fd;
 }
 
 /*
@@ -346,18 +373,21 @@ static bool root_reachable(uint32_t pid)
  * inode match the mapping, so a different file that now sits at the same
  * path is never used. Last, for a process that has exited (no
  * /proc/PID/root to go through), the path as cprof sees it, if it is still
- * the same file.
+ * the same file. A file on FUSE is read by a child instead.
  */
 int proc_map__open(uint32_t pid, const struct proc_map *m)
 {
 	char path[128];
 	struct stat st;
+	uint64_t mount;
 	int fd;
 
 	snprintf(path, sizeof(path), "/proc/%u/map_files/%" PRIx64 "-%" PRIx64, pid, m->start,
 		 m->end);
+	if (fuse_file__dev_needs_child(pid, m->dev_major, m->dev_minor, &mount))
+		return open_copy(path, mount, m);
 	/* A mapped device or FIFO is not waited on, nor read. */
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	fd = open_map_file(path);
 	if (fd >= 0 && (fstat(fd, &st) || !S_ISREG(st.st_mode))) {
 		close(fd);
 		return -EINVAL;

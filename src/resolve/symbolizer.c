@@ -66,6 +66,7 @@
 
 #define LOG_MODULE "symbols"
 #include "lib/log.h"
+#include "lib/stat_cached.h"
 
 struct elf_entry {
 	uint32_t dev_major;
@@ -919,13 +920,14 @@ static int read_maps(struct symbolizer *s, struct space *sp)
 	return 0;
 }
 
+/* Not stat(2): the program may be on FUSE, whose daemon would be asked (lib/stat_cached.h). */
 static uint64_t exe_inode(uint32_t pid)
 {
+	uint64_t maj, min, ino;
 	char path[64];
-	struct stat st;
 
 	snprintf(path, sizeof(path), "/proc/%u/exe", pid);
-	return stat(path, &st) == 0 ? (uint64_t)st.st_ino : 0;
+	return stat_cached(path, &maj, &min, &ino) == 0 ? ino : 0;
 }
 
 /* A process read from /proc gets one more look (symbolizer__recheck_new). */
