@@ -8,6 +8,7 @@
 #include "build/profile.h"
 #include "lib/kernel_caps.h"
 #include "lib/proc_file.h"
+#include "lib/strpool.h"
 #include "lib/term_text.h"
 #include "lib/load_budget.h"
 #include "lib/u64map.h"
@@ -282,26 +283,47 @@ static void list_who(struct u64map *by, char *who, size_t size)
 	free(pairs);
 }
 
+/*
+ * The name a process is listed under: its own, or "[pid N]" (interned in
+ * pool) when that shows nothing to tell it by. NULL: no memory.
+ */
+static const char *listed_name(const struct profile_labels *l, struct strpool *pool)
+{
+	char buf[32];
+	long id;
+
+	if (l->comm && !term_text__blank(l->comm))
+		return l->comm;
+	snprintf(buf, sizeof(buf), "[pid %" PRIu32 "]", l->pid);
+	id = pool ? strpool__add(pool, buf) : -ENOMEM;
+	return id < 0 ? NULL : strpool__str(pool, (size_t)id);
+}
+
 uint64_t summary__unmapped_samples(const struct profile *p, char *who, size_t size)
 {
 	struct u64map *by = u64map__new(); /* interned comm -> samples */
+	struct strpool *pids = strpool__new();
 	uint64_t n = 0;
 	size_t i;
 
 	for (i = 0; i < profile__sample_count(p); i++) {
 		const struct profile_sample *smp = profile__sample(p, i);
-		const char *comm = smp->labels.comm ? smp->labels.comm : "?";
 
 		for (uint32_t j = 0; j < smp->nframes; j++) {
+			const char *name;
+
 			if (!unmapped(profile__frame(p, smp->frames[j])))
 				continue;
 			n += smp->count;
-			count_who(by, comm, smp->count);
+			name = listed_name(&smp->labels, pids);
+			if (name)
+				count_who(by, name, smp->count);
 			break;
 		}
 	}
 	list_who(by, who, size);
 	u64map__free(by);
+	strpool__free(pids);
 	return n;
 }
 

@@ -99,7 +99,7 @@ uint64_t summary__unnamed_samples(const struct profile *p);
 /*
  * Samples of p with a user address in no mapping known to its process
  * ("[unknown]" frames); who gets the names of the processes that had most
- * of them, with their counts.
+ * of them, with their counts ("[pid N]" for a name that shows nothing).
  */
 uint64_t summary__unmapped_samples(const struct profile *p, char *who, size_t size);
 

@@ -162,6 +162,35 @@ TEST(summary_unmapped_samples_by_process)
 	profile__free(p);
 }
 
+/*
+ * Issue 38, item 10: a process whose name shows nothing (empty, blanks, only
+ * control characters) is listed by its PID, not as a blank ("cc1 469,  135").
+ */
+TEST(summary_blank_process_names_by_pid)
+{
+	struct profile *p = profile__new(NULL);
+	struct profile_frame unmapped = {.address = 0x1234, .name = "[unknown]", .unknown = true};
+	struct profile_labels cc1 = {.pid = 7, .comm = "cc1"}, empty = {.pid = 42, .comm = ""},
+			      blank = {.pid = 43, .comm = "  "}, ctl = {.pid = 44, .comm = ""},
+			      none = {.pid = 45};
+	char who[160];
+	uint32_t f;
+
+	CHECK(p);
+	unmapped.system_name = unmapped.name;
+	f = profile__add_frame(p, &unmapped);
+	CHECK(f);
+	CHECK_INT(profile__add_sample(p, &f, 1, &cc1, 469), ==, 0);
+	CHECK_INT(profile__add_sample(p, &f, 1, &empty, 135), ==, 0);
+	CHECK_INT(profile__add_sample(p, &f, 1, &empty, 1), ==, 0);
+	CHECK_INT(profile__add_sample(p, &f, 1, &blank, 12), ==, 0);
+	CHECK_INT(profile__add_sample(p, &f, 1, &ctl, 5), ==, 0);
+	CHECK_INT(profile__add_sample(p, &f, 1, &none, 2), ==, 0);
+	CHECK_U64(summary__unmapped_samples(p, who, sizeof(who)), ==, 624);
+	CHECK_STR(who, "cc1 469, [pid 42] 136, [pid 43] 12, [pid 44] 5, [pid 45] 2");
+	profile__free(p);
+}
+
 /* Records of processes the kernel could not write are a loss of their own, with its consequence. */
 TEST(summary_lost_process_records)
 {
