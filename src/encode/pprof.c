@@ -16,11 +16,12 @@
  *   binary path there would make `pprof -list` try to read the binary as
  *   source. Functions are deduplicated by (name, system_name), as pprof's own
  *   symbolizer does when it has no source files.
- * - Function.system_name is written only when it differs from the name (a
- *   mangled symbol). pprof takes a function whose system_name is its name
- *   for one it must still demangle, and strips every (...) and <...> from a
- *   name that looks like C++ to it ("::" or brackets): V8's perf map name
- *   "RegExp:([a-z]+)(\d+)" became "RegExp:", every expression one function.
+ * - Function.system_name is left empty when it would be the name and the
+ *   name holds parentheses or angle brackets. pprof takes a function whose
+ *   system_name is its name for one it must still demangle, and cuts every
+ *   (...) and <...> out of a name that looks like C++ to it ("::" or
+ *   brackets): V8's perf map name "RegExp:([a-z]+)(\d+)" became "RegExp:",
+ *   every expression one function.
  * - Mapping.has_functions is set when at least one frame of the mapping was
  *   resolved. pprof re-symbolizes the mappings where it is false when it
  *   finds their binaries, replacing the "module+offset" fallback names.
@@ -237,7 +238,7 @@ static int collect_functions(struct encoder *e)
 					 &fi.system_name);
 		if (err)
 			goto cleanup;
-		if (fi.system_name == fi.name)
+		if (fi.system_name == fi.name && strpbrk(f->name, "()<>"))
 			fi.system_name = 0; /* the empty string: no other name */
 		key = (uint64_t)fi.name << 32 | fi.system_name;
 		if (!u64map__get(ids, key, &id)) {

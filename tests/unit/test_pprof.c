@@ -170,8 +170,8 @@ TEST(pprof_tiny_exact_bytes)
 		"\x1a\x0c\x08\x01\x10\x80\x20\x18\x80\x40\x28\x08\x38\x01"
 		/* location: id 1, mapping 1, address 0x1234, line {function 1} */
 		"\x22\x0b\x08\x01\x10\x01\x18\xb4\x24\x22\x02\x08\x01"
-		/* function: id 1, name f (system_name left out: the same) */
-		"\x2a\x04\x08\x01\x10\x09"
+		/* function: id 1, name f, system_name f */
+		"\x2a\x06\x08\x01\x10\x09\x18\x09"
 		/* string_table */
 		"\x32\x00"
 		"\x32\x07samples"
