@@ -8,6 +8,7 @@
 #include "build/profile.h"
 #include "lib/kernel_caps.h"
 #include "lib/proc_file.h"
+#include "lib/short_name.h"
 #include "lib/strpool.h"
 #include "lib/term_text.h"
 #include "lib/load_budget.h"
@@ -72,6 +73,22 @@ static uint32_t find_func(const struct func_total *funcs, uint32_t first, const 
 }
 
 /*
+ * The name a function is listed under: a demangled signature shortened
+ * (lib/short_name.h), interned in names, so that overloads are one line as
+ * in pprof; any other name (C, perf maps, the kernel) as it is.
+ */
+static const char *function_name(const struct profile_frame *f, struct strpool *names)
+{
+	char buf[1024];
+	long id;
+
+	if (!names || !f->system_name || f->system_name == f->name)
+		return f->name;
+	id = strpool__add(names, short_name__trim(f->name, buf, sizeof(buf)));
+	return id < 0 ? f->name : strpool__str(names, (size_t)id);
+}
+
+/*
  * Self and total per function: name and module, so that the hot_a of two
  * programs are two lines. Total counts a sample once even when a
  * function appears several times in its stack (recursion): each function
@@ -80,7 +97,8 @@ static uint32_t find_func(const struct func_total *funcs, uint32_t first, const 
  * per frame of every sample (a qsort profile has thousands of distinct
  * stacks of 20 frames).
  */
-static struct func_total *function_totals(const struct profile *p, size_t *n_out)
+static struct func_total *function_totals(const struct profile *p, struct strpool *names,
+					  size_t *n_out)
 {
 	size_t nframes = profile__frame_count(p), n = 0, cap = 0, i;
 	uint32_t *func_of = calloc(nframes + 1, sizeof(*func_of)); /* by frame id, from 1 */
@@ -97,7 +115,9 @@ static struct func_total *function_totals(const struct profile *p, size_t *n_out
 
 		for (j = 0; j < s->nframes; j++) {
 			const struct profile_frame *f = profile__frame(p, s->frames[j]);
-			uint64_t key = (uintptr_t)f->name;
+			const char *name =
+				func_of[s->frames[j]] ? f->name : function_name(f, names);
+			uint64_t key = (uintptr_t)name;
 			const char *module = frame_module(p, f);
 			uint32_t last = 0;
 
@@ -115,7 +135,7 @@ static struct func_total *function_totals(const struct profile *p, size_t *n_out
 						goto fail;
 					funcs = tmp;
 				}
-				funcs[n] = (struct func_total){.name = f->name, .module = module};
+				funcs[n] = (struct func_total){.name = name, .module = module};
 				v = (uint32_t)n++;
 				if (last)
 					funcs[last - 1].next = v + 1;
@@ -1036,6 +1056,7 @@ void summary__print(FILE *f, const struct profile *p, const struct summary_info 
 {
 	uint64_t total = profile__total_count(p);
 	struct func_total *funcs;
+	struct strpool *names;
 	char name[SHOWN_SIZE], module[SHOWN_SIZE];
 	size_t nfuncs = 0, i;
 
@@ -1046,7 +1067,8 @@ void summary__print(FILE *f, const struct profile *p, const struct summary_info 
 	summary__print_losses(f, total, in);
 	if (!total || uncounted_samples(total, in))
 		return;
-	funcs = function_totals(p, &nfuncs);
+	names = strpool__new();
+	funcs = function_totals(p, names, &nfuncs);
 	fprintf(f, "cprof: top functions by self samples:\n");
 	fprintf(f, "  %6s %6s %8s  %s\n", "self%", "total%", "samples", "function");
 	for (i = 0; i < nfuncs && (int)i < top_n; i++) {
@@ -1058,4 +1080,5 @@ void summary__print(FILE *f, const struct profile *p, const struct summary_info 
 			*funcs[i].module ? ")" : "");
 	}
 	free(funcs);
+	strpool__free(names);
 }
