@@ -163,6 +163,7 @@ struct run {
 	uint64_t interval_start;
 	struct summary_info prev; /* counters at the last boundary (they are cumulative) */
 	uint64_t intervals, empty_intervals, unbatched, samples, unnamed_samples, unmapped_samples;
+	uint64_t function_start_samples;
 };
 
 static void walk_copies(struct run *r, uint64_t before);
@@ -793,8 +794,9 @@ static int end_interval(struct run *r, uint64_t now, bool last)
 	delta = since(&cur, &r->prev);
 	delta.interval = true;
 	delta.duration_ns = now - r->interval_start;
-	delta.unnamed_samples = summary__unnamed_samples(r->prof);
+	delta.unnamed_samples = summary__unnamed_samples(r->prof, &delta.function_start_samples);
 	r->unnamed_samples += delta.unnamed_samples;
+	r->function_start_samples += delta.function_start_samples;
 	delta.unmapped_samples =
 		summary__unmapped_samples(r->prof, delta.unmapped_who, sizeof(delta.unmapped_who));
 	r->unmapped_samples += delta.unmapped_samples;
@@ -1456,7 +1458,7 @@ static int finish_oneshot(struct run *r, uint64_t now)
 		 (unsigned long long)r->bad_copies);
 	log_unwinding(r);
 	info.duration_ns = now - r->start;
-	info.unnamed_samples = summary__unnamed_samples(r->prof);
+	info.unnamed_samples = summary__unnamed_samples(r->prof, &info.function_start_samples);
 	info.unmapped_samples =
 		summary__unmapped_samples(r->prof, info.unmapped_who, sizeof(info.unmapped_who));
 	info.truncated_samples =
@@ -1482,6 +1484,7 @@ static int finish_intervals(struct run *r, uint64_t now)
 	info = r->prev;
 	info.duration_ns = now - r->start;
 	info.unnamed_samples = r->unnamed_samples;
+	info.function_start_samples = r->function_start_samples;
 	info.unmapped_samples = r->unmapped_samples;
 	info.unmapped_who[0] = '\0';
 	/* The markers were in the intervals' profiles, each counted in its own comments. */

@@ -202,23 +202,27 @@ static bool truncation_marker(const struct profile_frame *f)
 	       !strncmp(f->name, SUMMARY_TRUNCATED_PREFIX, strlen(SUMMARY_TRUNCATED_PREFIX));
 }
 
-uint64_t summary__unnamed_samples(const struct profile *p)
+uint64_t summary__unnamed_samples(const struct profile *p, uint64_t *by_start)
 {
 	uint64_t n = 0;
 	size_t i;
 
+	*by_start = 0;
 	for (i = 0; i < profile__sample_count(p); i++) {
 		const struct profile_sample *smp = profile__sample(p, i);
+		bool none = false, start = false;
 
 		for (uint32_t j = 0; j < smp->nframes; j++) {
 			const struct profile_frame *f = profile__frame(p, smp->frames[j]);
 
 			/* A truncated walk's marker names no code: the walk's report counts it. */
 			if (f->unknown && !f->kernel && !truncation_marker(f)) {
-				n += smp->count;
-				break;
+				start |= f->function_start;
+				none |= !f->function_start;
 			}
 		}
+		n += none ? smp->count : 0;
+		*by_start += start ? smp->count : 0;
 	}
 	return n;
 }
@@ -707,7 +711,8 @@ int summary__add_comments(struct profile *p, const struct summary_info *in)
 	if (err)
 		return err;
 	snprintf(buf, sizeof(buf),
-		 "cprof: samples with a user frame no symbol names %" PRIu64
+		 "cprof: samples with a user frame with no name at all %" PRIu64
+		 ", named by function start only %" PRIu64
 		 "; distinct frames without a symbol: user %" PRIu64 " of %" PRIu64
 		 " (in no known mapping %" PRIu64 "), kernel %" PRIu64 " of %" PRIu64
 		 "; processes read from /proc %" PRIu64 ", of which gone before their maps were "
@@ -715,12 +720,13 @@ int summary__add_comments(struct profile *p, const struct summary_info *in)
 		 ", code mappings followed %" PRIu64 ", ended spaces released %" PRIu64
 		 "; lost first-sight notifications %" PRIu64 "; perf buffer records lost %" PRIu64
 		 " (each counted above under its reason)",
-		 in->unnamed_samples, in->sym[SYM_STAT_UNKNOWN_USER], in->sym[SYM_STAT_USER_FRAMES],
-		 in->sym[SYM_STAT_USER_UNMAPPED], in->sym[SYM_STAT_UNKNOWN_KERNEL],
-		 in->sym[SYM_STAT_KERNEL_FRAMES], in->sym[SYM_STAT_PROCESSES],
-		 in->sym[SYM_STAT_PROCESSES_GONE], in->sym[SYM_STAT_SPACES_FOLLOWED],
-		 in->sym[SYM_STAT_MAPPINGS_FOLLOWED], in->sym[SYM_STAT_SPACES_FORGOTTEN],
-		 in->stats[CPROF_STAT_NOTIFY_LOST], in->lost_notifications);
+		 in->unnamed_samples, in->function_start_samples, in->sym[SYM_STAT_UNKNOWN_USER],
+		 in->sym[SYM_STAT_USER_FRAMES], in->sym[SYM_STAT_USER_UNMAPPED],
+		 in->sym[SYM_STAT_UNKNOWN_KERNEL], in->sym[SYM_STAT_KERNEL_FRAMES],
+		 in->sym[SYM_STAT_PROCESSES], in->sym[SYM_STAT_PROCESSES_GONE],
+		 in->sym[SYM_STAT_SPACES_FOLLOWED], in->sym[SYM_STAT_MAPPINGS_FOLLOWED],
+		 in->sym[SYM_STAT_SPACES_FORGOTTEN], in->stats[CPROF_STAT_NOTIFY_LOST],
+		 in->lost_notifications);
 	err = profile__add_comment(p, buf);
 	if (err)
 		return err;
@@ -900,20 +906,30 @@ static void print_user_stacks(FILE *f, const struct summary_info *in)
 			plural(n, "has its user stack", "have their user stacks"));
 }
 
+/* Distinct user frames with no name at all: not even their function's start. */
+static uint64_t unnamed_user_frames(const struct summary_info *in)
+{
+	uint64_t all = in->sym[SYM_STAT_UNKNOWN_USER], starts = in->sym[SYM_STAT_FUNCTION_STARTS];
+
+	return all > starts ? all - starts : 0;
+}
+
 static void print_unnamed(FILE *f, uint64_t total, const struct summary_info *in)
 {
 	char line[512], who[SHOWN_SIZE];
 	uint64_t n;
 
-	if (in->sym[SYM_STAT_UNKNOWN_USER] || in->sym[SYM_STAT_UNKNOWN_KERNEL])
+	/* Frames named by their function's start are named, if not by a symbol: said apart. */
+	n = unnamed_user_frames(in);
+	if (n || in->unnamed_samples || in->sym[SYM_STAT_UNKNOWN_KERNEL])
 		fprintf(f,
-			"cprof: %" PRIu64 " of %" PRIu64 " %s (%.1f%%) %s a user frame no symbol "
-			"names; distinct frames without a symbol, shown as module+offset: user "
+			"cprof: %" PRIu64 " of %" PRIu64 " %s (%.1f%%) %s a user frame with no "
+			"name at all; distinct frames without one, shown as module+offset: user "
 			"%" PRIu64 " of %" PRIu64 ", kernel %" PRIu64 " of %" PRIu64 "\n",
 			in->unnamed_samples, total, plural(total, "sample", "samples"),
 			pct(in->unnamed_samples, total), in->unnamed_samples == 1 ? "has" : "have",
-			in->sym[SYM_STAT_UNKNOWN_USER], in->sym[SYM_STAT_USER_FRAMES],
-			in->sym[SYM_STAT_UNKNOWN_KERNEL], in->sym[SYM_STAT_KERNEL_FRAMES]);
+			n, in->sym[SYM_STAT_USER_FRAMES], in->sym[SYM_STAT_UNKNOWN_KERNEL],
+			in->sym[SYM_STAT_KERNEL_FRAMES]);
 	n = in->unmapped_samples;
 	if (n)
 		fprintf(f,
@@ -931,9 +947,13 @@ static void print_unnamed(FILE *f, uint64_t total, const struct summary_info *in
 	n = in->sym[SYM_STAT_FUNCTION_STARTS];
 	if (n)
 		fprintf(f,
-			"cprof: %" PRIu64 " %s named by function start (no symbol), shown as "
-			"FILE+0xSTART of their function (from .eh_frame)\n",
-			n, plural(n, "frame", "frames"));
+			"cprof: %" PRIu64 " of %" PRIu64 " %s (%.1f%%) %s a user frame named by "
+			"its function's start, not by a symbol (a stripped file; the start from "
+			".eh_frame), shown as FILE+0xSTART: %" PRIu64 " distinct %s\n",
+			in->function_start_samples, total, plural(total, "sample", "samples"),
+			pct(in->function_start_samples, total),
+			in->function_start_samples == 1 ? "has" : "have", n,
+			plural(n, "frame", "frames"));
 	n = in->sym[SYM_STAT_PERF_MAP_BAD_LINES];
 	if (n)
 		fprintf(f, "cprof: %" PRIu64 " malformed perf map %s skipped\n", n,

@@ -343,6 +343,7 @@ int profile__set_frame_names(struct profile *p, uint32_t idx, const char *name,
 	key.name = profile__intern(p, name);
 	key.system_name = system_name ? profile__intern(p, system_name) : key.name;
 	key.unknown = unknown;
+	key.function_start = key.function_start && unknown;
 	if (!key.name || !key.system_name)
 		return -ENOMEM;
 	index_remove(&p->frame_index, frame_hash(&p->frames[idx - 1]), idx);
@@ -439,6 +440,7 @@ static int symbolized_frame(struct profile *p, const struct symbolizer *s, uint3
 		.system_name = f->system_name,
 		.kernel = f->kernel,
 		.unknown = f->unknown,
+		.function_start = f->function_start,
 	};
 	if (f->module) {
 		err = symbolized_mapping(p, s, f->module, &pf.mapping);

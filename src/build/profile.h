@@ -44,6 +44,7 @@ struct profile_frame {
 	const char *system_name; /* interned raw/mangled name; == name when no demangling */
 	bool kernel;		 /* kernel-space frame */
 	bool unknown;		 /* no symbol was found: name is a module+offset fallback */
+	bool function_start;	 /* unknown, named FILE+0xSTART of its function (no symbol) */
 };
 
 struct profile_labels {

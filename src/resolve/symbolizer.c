@@ -1694,6 +1694,7 @@ static uint32_t unnamed_frame(struct symbolizer *s, struct mapping *m, uint32_t 
 				     .address = addr,
 				     .name = buf,
 				     .unknown = true,
+				     .function_start = *fstart,
 				     .waiting = waiting,
 			     });
 }
