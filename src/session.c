@@ -1198,7 +1198,10 @@ static int prepare(struct run *r)
 		.stack_entries = o->map_entries,
 		.count_entries = o->map_entries,
 	};
-	struct profile_meta meta = {.hz = o->hz, .period_ns = 1000000000ull / o->hz};
+	struct profile_meta meta = {.hz = o->hz,
+				    .period_ns = 1000000000ull / o->hz,
+				    .whole_system = !o->npids && !o->command,
+				    .main_pid = r->npids == 1 ? r->pids[0] : 0};
 	struct sampler_head_start head;
 	size_t i;
 	int err;
@@ -1240,6 +1243,8 @@ static int prepare(struct run *r)
 			err = sampler__add_command(r->sampler, (uint32_t)target__pid(r->cmd));
 		if (err)
 			return err;
+		/* The command's program is the profile's main binary (pprof's "File:"). */
+		profile__set_main_pid(r->prof, (uint32_t)target__pid(r->cmd));
 		/* Tracked from its fork, so its exec's records build its regions. */
 		if (r->feed)
 			region_feed__note_command(r->feed, (uint32_t)target__pid(r->cmd));

@@ -673,10 +673,8 @@ int summary__add_comments(struct profile *p, const struct summary_info *in)
 
 	snprintf(buf, sizeof(buf),
 		 "cprof: samples taken %" PRIu64 ", in profile %" PRIu64 ", lost %" PRIu64
-		 " (counts map full, or no room for a spilled or copied stack); never taken, the "
-		 "kernel skipped the sampling program %" PRIu64 "; of the command before its "
-		 "exec, not kept %" PRIu64 "; ticks %" PRIu64 " at %" PRIu64
-		 " Hz on %d CPUs; kernel.perf_event_max_sample_rate %" PRIu64,
+		 "; never taken %" PRIu64 "; before exec %" PRIu64 "; ticks %" PRIu64 " at %" PRIu64
+		 " Hz on %d CPUs; max rate %" PRIu64,
 		 in->stats[CPROF_STAT_SAMPLES], profile__total_count(p), lost_samples(in),
 		 in->skipped_samples, in->stats[CPROF_STAT_BEFORE_EXEC],
 		 in->stats[CPROF_STAT_TICKS], in->hz, in->ncpus, in->kernel_max_rate);
@@ -700,10 +698,9 @@ int summary__add_comments(struct profile *p, const struct summary_info *in)
 			return err;
 	}
 	snprintf(buf, sizeof(buf),
-		 "cprof: stacks lost (sample kept with a placeholder frame): user collisions "
-		 "%" PRIu64 ", kernel collisions %" PRIu64 ", user errors %" PRIu64
-		 ", kernel errors %" PRIu64 ", vanished %" PRIu64
-		 "; samples kept whole past a stack-map collision %" PRIu64,
+		 "cprof: stacks lost: user collisions %" PRIu64 ", kernel collisions %" PRIu64
+		 ", user errors %" PRIu64 ", kernel errors %" PRIu64 ", vanished %" PRIu64
+		 "; kept whole past a stack-map collision %" PRIu64,
 		 in->stats[CPROF_STAT_USER_COLLISION], in->stats[CPROF_STAT_KERN_COLLISION],
 		 in->stats[CPROF_STAT_USER_STACK_ERR], in->stats[CPROF_STAT_KERN_STACK_ERR],
 		 in->missing_stacks, in->stats[CPROF_STAT_SPILLED]);
@@ -711,18 +708,23 @@ int summary__add_comments(struct profile *p, const struct summary_info *in)
 	if (err)
 		return err;
 	snprintf(buf, sizeof(buf),
-		 "cprof: samples with a user frame with no name at all %" PRIu64
-		 ", named by function start only %" PRIu64
-		 "; distinct frames without a symbol: user %" PRIu64 " of %" PRIu64
-		 " (in no known mapping %" PRIu64 "), kernel %" PRIu64 " of %" PRIu64
-		 "; processes read from /proc %" PRIu64 ", of which gone before their maps were "
-		 "read %" PRIu64 "; address spaces followed from their fork or exec %" PRIu64
-		 ", code mappings followed %" PRIu64 ", ended spaces released %" PRIu64
-		 "; lost first-sight notifications %" PRIu64 "; perf buffer records lost %" PRIu64
-		 " (each counted above under its reason)",
-		 in->unnamed_samples, in->function_start_samples, in->sym[SYM_STAT_UNKNOWN_USER],
-		 in->sym[SYM_STAT_USER_FRAMES], in->sym[SYM_STAT_USER_UNMAPPED],
-		 in->sym[SYM_STAT_UNKNOWN_KERNEL], in->sym[SYM_STAT_KERNEL_FRAMES],
+		 "cprof: samples unnamed %" PRIu64 ", by function start %" PRIu64
+		 ", unmapped %" PRIu64 "%s%s%s; frames unnamed: user %" PRIu64 " of %" PRIu64
+		 " (unmapped %" PRIu64 "), kernel %" PRIu64 " of %" PRIu64
+		 "; files unopened %" PRIu64 "%s%s%s",
+		 in->unnamed_samples, in->function_start_samples, in->unmapped_samples,
+		 in->unmapped_who[0] ? " (" : "", in->unmapped_who, in->unmapped_who[0] ? ")" : "",
+		 in->sym[SYM_STAT_UNKNOWN_USER], in->sym[SYM_STAT_USER_FRAMES],
+		 in->sym[SYM_STAT_USER_UNMAPPED], in->sym[SYM_STAT_UNKNOWN_KERNEL],
+		 in->sym[SYM_STAT_KERNEL_FRAMES], in->sym[SYM_STAT_FILES_UNOPENED],
+		 in->unopened_who[0] ? " (" : "", in->unopened_who, in->unopened_who[0] ? ")" : "");
+	err = profile__add_comment(p, buf);
+	if (err)
+		return err;
+	snprintf(buf, sizeof(buf),
+		 "cprof: processes: from /proc %" PRIu64 ", gone first %" PRIu64
+		 "; followed spaces %" PRIu64 ", mappings %" PRIu64 "; released %" PRIu64
+		 "; notifications lost %" PRIu64 "; perf records lost %" PRIu64 " (counted above)",
 		 in->sym[SYM_STAT_PROCESSES], in->sym[SYM_STAT_PROCESSES_GONE],
 		 in->sym[SYM_STAT_SPACES_FOLLOWED], in->sym[SYM_STAT_MAPPINGS_FOLLOWED],
 		 in->sym[SYM_STAT_SPACES_FORGOTTEN], in->stats[CPROF_STAT_NOTIFY_LOST],
@@ -730,46 +732,36 @@ int summary__add_comments(struct profile *p, const struct summary_info *in)
 	err = profile__add_comment(p, buf);
 	if (err)
 		return err;
-	snprintf(buf, sizeof(buf),
-		 "cprof: samples with a user address in no mapping known to its process %" PRIu64
-		 "%s%s%s; mapped files that could not be opened (gone, or replaced) %" PRIu64
-		 "%s%s%s",
-		 in->unmapped_samples, in->unmapped_who[0] ? " (" : "", in->unmapped_who,
-		 in->unmapped_who[0] ? ")" : "", in->sym[SYM_STAT_FILES_UNOPENED],
-		 in->unopened_who[0] ? " (" : "", in->unopened_who, in->unopened_who[0] ? ")" : "");
-	err = profile__add_comment(p, buf);
-	if (err)
-		return err;
 	if (in->followed)
 		snprintf(buf, sizeof(buf),
-			 "cprof: the kernel's records of forks, execs and mmaps: read %" PRIu64
+			 "cprof: kernel records: read %" PRIu64
 			 ", lost by the kernel (ring full) %" PRIu64 ", malformed %" PRIu64
-			 ", out of time order %" PRIu64 "; hook runs the kernel skipped %" PRIu64
-			 ", children those records showed a skipped fork hook %" PRIu64,
+			 ", late %" PRIu64 "; hook runs skipped %" PRIu64
+			 ", forks found late %" PRIu64,
 			 in->records, in->records_lost, in->records_broken, in->records_late,
 			 in->skipped_hooks, in->forks_late);
 	else
 		snprintf(buf, sizeof(buf),
-			 "cprof: processes not followed as they began (no kernel records): "
-			 "each was read from /proc when first sampled");
+			 "cprof: kernel records: none (processes read from /proc when first "
+			 "sampled)");
 	err = profile__add_comment(p, buf);
 	if (err)
 		return err;
 	snprintf(buf, sizeof(buf),
-		 "cprof: symbols: separate debug files used %" PRIu64
-		 "; malformed perf map lines skipped %" PRIu64 "; ELF files read %" PRIu64
-		 ", closed when no process had mapped them for a minute %" PRIu64
-		 "; frames named by function start (no symbol) %" PRIu64
-		 "; let go while too many were open %" PRIu64 ", opened again %" PRIu64,
+		 "cprof: symbols: debug files %" PRIu64 "; bad perf map lines %" PRIu64
+		 "; ELF files %" PRIu64 ", closed idle %" PRIu64 ", let go %" PRIu64
+		 ", reopened %" PRIu64 "; frames named by function start (no symbol) %" PRIu64,
 		 in->sym[SYM_STAT_DEBUG_FILES], in->sym[SYM_STAT_PERF_MAP_BAD_LINES],
 		 in->sym[SYM_STAT_ELF_FILES], in->sym[SYM_STAT_ELF_FILES_CLOSED],
-		 in->sym[SYM_STAT_FUNCTION_STARTS], in->sym[SYM_STAT_ELF_FILES_RELEASED],
-		 in->sym[SYM_STAT_ELF_FILES_REOPENED]);
+		 in->sym[SYM_STAT_ELF_FILES_RELEASED], in->sym[SYM_STAT_ELF_FILES_REOPENED],
+		 in->sym[SYM_STAT_FUNCTION_STARTS]);
 	err = profile__add_comment(p, buf);
 	if (err)
 		return err;
 	memcpy(buf, "cprof: ", 7);
-	refusals_sentence(buf + 7, sizeof(buf) - 7, in, true);
+	refusals_sentence(buf + 7, sizeof(buf) - 7, in, false);
+	if (!buf[7]) /* every count 0: said in a few words */
+		snprintf(buf + 7, sizeof(buf) - 7, "perf maps and debug files refused: none");
 	err = profile__add_comment(p, buf);
 	if (err)
 		return err;

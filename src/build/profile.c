@@ -626,6 +626,11 @@ void profile__set_time(struct profile *p, uint64_t time_ns)
 	p->meta.time_ns = time_ns;
 }
 
+void profile__set_main_pid(struct profile *p, uint32_t pid)
+{
+	p->meta.main_pid = pid;
+}
+
 size_t profile__mapping_count(const struct profile *p)
 {
 	return p->nmappings;
