@@ -699,6 +699,7 @@ static uint32_t copy_frame(struct profile *dst, const struct profile *src, struc
 int profile__split_by_pid(const struct profile *p, struct profile ***parts_out, size_t *nparts)
 {
 	struct u64map *by_pid = u64map__new(), **frame_maps = NULL;
+	struct profile_meta meta = p->meta;
 	struct profile **parts = NULL;
 	uint32_t *frames = NULL;
 	size_t n = 0, cap = 0, i, j, maxf = 0;
@@ -734,7 +735,10 @@ int profile__split_by_pid(const struct profile *p, struct profile ***parts_out, 
 				frame_maps = nm;
 				cap = nc;
 			}
-			parts[n] = profile__new(&p->meta);
+			/* One process's profile: its program is the main binary. */
+			meta.whole_system = false;
+			meta.main_pid = s->labels.pid;
+			parts[n] = profile__new(&meta);
 			frame_maps[n] = u64map__new();
 			k = n++;
 			if (!parts[k] || !frame_maps[k] || u64map__set(by_pid, s->labels.pid, k)) {

@@ -129,9 +129,10 @@ uint64_t profile__total_count(const struct profile *p);
 
 /*
  * One profile per process (labels.pid), in order of first appearance, for
- * servers that keep a series per process. Each part has p's meta and
- * comments and only the frames and mappings its samples use, renumbered
- * 1..N. The caller frees each part and the array.
+ * servers that keep a series per process. Each part has p's meta (its
+ * process's program the main binary) and comments and only the frames and
+ * mappings its samples use, renumbered 1..N. The caller frees each part
+ * and the array.
  */
 int profile__split_by_pid(const struct profile *p, struct profile ***parts, size_t *nparts);
 
