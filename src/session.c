@@ -163,6 +163,7 @@ struct run {
 	uint64_t interval_start;
 	struct summary_info prev; /* counters at the last boundary (they are cumulative) */
 	uint64_t intervals, empty_intervals, unbatched, samples, unnamed_samples, unmapped_samples;
+	uint64_t function_start_samples;
 };
 
 static void walk_copies(struct run *r, uint64_t before);
@@ -794,8 +795,9 @@ static int end_interval(struct run *r, uint64_t now, bool last)
 	delta = since(&cur, &r->prev);
 	delta.interval = true;
 	delta.duration_ns = now - r->interval_start;
-	delta.unnamed_samples = summary__unnamed_samples(r->prof);
+	delta.unnamed_samples = summary__unnamed_samples(r->prof, &delta.function_start_samples);
 	r->unnamed_samples += delta.unnamed_samples;
+	r->function_start_samples += delta.function_start_samples;
 	delta.unmapped_samples =
 		summary__unmapped_samples(r->prof, delta.unmapped_who, sizeof(delta.unmapped_who));
 	r->unmapped_samples += delta.unmapped_samples;
@@ -1197,7 +1199,10 @@ static int prepare(struct run *r)
 		.stack_entries = o->map_entries,
 		.count_entries = o->map_entries,
 	};
-	struct profile_meta meta = {.hz = o->hz, .period_ns = 1000000000ull / o->hz};
+	struct profile_meta meta = {.hz = o->hz,
+				    .period_ns = 1000000000ull / o->hz,
+				    .whole_system = !o->npids && !o->command,
+				    .main_pid = r->npids == 1 ? r->pids[0] : 0};
 	struct sampler_head_start head;
 	size_t i;
 	int err;
@@ -1247,6 +1252,8 @@ static int prepare(struct run *r)
 			err = sampler__add_command(r->sampler, (uint32_t)target__pid(r->cmd));
 		if (err)
 			return err;
+		/* The command's program is the profile's main binary (pprof's "File:"). */
+		profile__set_main_pid(r->prof, (uint32_t)target__pid(r->cmd));
 		/* Tracked from its fork, so its exec's records build its regions. */
 		if (r->feed)
 			region_feed__note_command(r->feed, (uint32_t)target__pid(r->cmd));
@@ -1465,7 +1472,7 @@ static int finish_oneshot(struct run *r, uint64_t now)
 		 (unsigned long long)r->bad_copies);
 	log_unwinding(r);
 	info.duration_ns = now - r->start;
-	info.unnamed_samples = summary__unnamed_samples(r->prof);
+	info.unnamed_samples = summary__unnamed_samples(r->prof, &info.function_start_samples);
 	info.unmapped_samples =
 		summary__unmapped_samples(r->prof, info.unmapped_who, sizeof(info.unmapped_who));
 	info.truncated_samples =
@@ -1491,6 +1498,7 @@ static int finish_intervals(struct run *r, uint64_t now)
 	info = r->prev;
 	info.duration_ns = now - r->start;
 	info.unnamed_samples = r->unnamed_samples;
+	info.function_start_samples = r->function_start_samples;
 	info.unmapped_samples = r->unmapped_samples;
 	info.unmapped_who[0] = '\0';
 	/* The markers were in the intervals' profiles, each counted in its own comments. */

@@ -8,6 +8,8 @@
 #include "build/profile.h"
 #include "lib/kernel_caps.h"
 #include "lib/proc_file.h"
+#include "lib/short_name.h"
+#include "lib/strpool.h"
 #include "lib/term_text.h"
 #include "lib/load_budget.h"
 #include "lib/u64map.h"
@@ -71,6 +73,22 @@ static uint32_t find_func(const struct func_total *funcs, uint32_t first, const 
 }
 
 /*
+ * The name a function is listed under: a demangled signature shortened
+ * (lib/short_name.h), interned in names, so that overloads are one line as
+ * in pprof; any other name (C, perf maps, the kernel) as it is.
+ */
+static const char *function_name(const struct profile_frame *f, struct strpool *names)
+{
+	char buf[1024];
+	long id;
+
+	if (!names || !f->system_name || f->system_name == f->name)
+		return f->name;
+	id = strpool__add(names, short_name__trim(f->name, buf, sizeof(buf)));
+	return id < 0 ? f->name : strpool__str(names, (size_t)id);
+}
+
+/*
  * Self and total per function: name and module, so that the hot_a of two
  * programs are two lines. Total counts a sample once even when a
  * function appears several times in its stack (recursion): each function
@@ -79,7 +97,8 @@ static uint32_t find_func(const struct func_total *funcs, uint32_t first, const 
  * per frame of every sample (a qsort profile has thousands of distinct
  * stacks of 20 frames).
  */
-static struct func_total *function_totals(const struct profile *p, size_t *n_out)
+static struct func_total *function_totals(const struct profile *p, struct strpool *names,
+					  size_t *n_out)
 {
 	size_t nframes = profile__frame_count(p), n = 0, cap = 0, i;
 	uint32_t *func_of = calloc(nframes + 1, sizeof(*func_of)); /* by frame id, from 1 */
@@ -96,7 +115,9 @@ static struct func_total *function_totals(const struct profile *p, size_t *n_out
 
 		for (j = 0; j < s->nframes; j++) {
 			const struct profile_frame *f = profile__frame(p, s->frames[j]);
-			uint64_t key = (uintptr_t)f->name;
+			const char *name =
+				func_of[s->frames[j]] ? f->name : function_name(f, names);
+			uint64_t key = (uintptr_t)name;
 			const char *module = frame_module(p, f);
 			uint32_t last = 0;
 
@@ -114,7 +135,7 @@ static struct func_total *function_totals(const struct profile *p, size_t *n_out
 						goto fail;
 					funcs = tmp;
 				}
-				funcs[n] = (struct func_total){.name = f->name, .module = module};
+				funcs[n] = (struct func_total){.name = name, .module = module};
 				v = (uint32_t)n++;
 				if (last)
 					funcs[last - 1].next = v + 1;
@@ -181,23 +202,27 @@ static bool truncation_marker(const struct profile_frame *f)
 	       !strncmp(f->name, SUMMARY_TRUNCATED_PREFIX, strlen(SUMMARY_TRUNCATED_PREFIX));
 }
 
-uint64_t summary__unnamed_samples(const struct profile *p)
+uint64_t summary__unnamed_samples(const struct profile *p, uint64_t *by_start)
 {
 	uint64_t n = 0;
 	size_t i;
 
+	*by_start = 0;
 	for (i = 0; i < profile__sample_count(p); i++) {
 		const struct profile_sample *smp = profile__sample(p, i);
+		bool none = false, start = false;
 
 		for (uint32_t j = 0; j < smp->nframes; j++) {
 			const struct profile_frame *f = profile__frame(p, smp->frames[j]);
 
 			/* A truncated walk's marker names no code: the walk's report counts it. */
 			if (f->unknown && !f->kernel && !truncation_marker(f)) {
-				n += smp->count;
-				break;
+				start |= f->function_start;
+				none |= !f->function_start;
 			}
 		}
+		n += none ? smp->count : 0;
+		*by_start += start ? smp->count : 0;
 	}
 	return n;
 }
@@ -282,26 +307,47 @@ static void list_who(struct u64map *by, char *who, size_t size)
 	free(pairs);
 }
 
+/*
+ * The name a process is listed under: its own, or "[pid N]" (interned in
+ * pool) when that shows nothing to tell it by. NULL: no memory.
+ */
+static const char *listed_name(const struct profile_labels *l, struct strpool *pool)
+{
+	char buf[32];
+	long id;
+
+	if (l->comm && !term_text__blank(l->comm))
+		return l->comm;
+	snprintf(buf, sizeof(buf), "[pid %" PRIu32 "]", l->pid);
+	id = pool ? strpool__add(pool, buf) : -ENOMEM;
+	return id < 0 ? NULL : strpool__str(pool, (size_t)id);
+}
+
 uint64_t summary__unmapped_samples(const struct profile *p, char *who, size_t size)
 {
 	struct u64map *by = u64map__new(); /* interned comm -> samples */
+	struct strpool *pids = strpool__new();
 	uint64_t n = 0;
 	size_t i;
 
 	for (i = 0; i < profile__sample_count(p); i++) {
 		const struct profile_sample *smp = profile__sample(p, i);
-		const char *comm = smp->labels.comm ? smp->labels.comm : "?";
 
 		for (uint32_t j = 0; j < smp->nframes; j++) {
+			const char *name;
+
 			if (!unmapped(profile__frame(p, smp->frames[j])))
 				continue;
 			n += smp->count;
-			count_who(by, comm, smp->count);
+			name = listed_name(&smp->labels, pids);
+			if (name)
+				count_who(by, name, smp->count);
 			break;
 		}
 	}
 	list_who(by, who, size);
 	u64map__free(by);
+	strpool__free(pids);
 	return n;
 }
 
@@ -627,10 +673,8 @@ int summary__add_comments(struct profile *p, const struct summary_info *in)
 
 	snprintf(buf, sizeof(buf),
 		 "cprof: samples taken %" PRIu64 ", in profile %" PRIu64 ", lost %" PRIu64
-		 " (counts map full, or no room for a spilled or copied stack); never taken, the "
-		 "kernel skipped the sampling program %" PRIu64 "; of the command before its "
-		 "exec, not kept %" PRIu64 "; ticks %" PRIu64 " at %" PRIu64
-		 " Hz on %d CPUs; kernel.perf_event_max_sample_rate %" PRIu64,
+		 "; never taken %" PRIu64 "; before exec %" PRIu64 "; ticks %" PRIu64 " at %" PRIu64
+		 " Hz on %d CPUs; max rate %" PRIu64,
 		 in->stats[CPROF_STAT_SAMPLES], profile__total_count(p), lost_samples(in),
 		 in->skipped_samples, in->stats[CPROF_STAT_BEFORE_EXEC],
 		 in->stats[CPROF_STAT_TICKS], in->hz, in->ncpus, in->kernel_max_rate);
@@ -654,10 +698,9 @@ int summary__add_comments(struct profile *p, const struct summary_info *in)
 			return err;
 	}
 	snprintf(buf, sizeof(buf),
-		 "cprof: stacks lost (sample kept with a placeholder frame): user collisions "
-		 "%" PRIu64 ", kernel collisions %" PRIu64 ", user errors %" PRIu64
-		 ", kernel errors %" PRIu64 ", vanished %" PRIu64
-		 "; samples kept whole past a stack-map collision %" PRIu64,
+		 "cprof: stacks lost: user collisions %" PRIu64 ", kernel collisions %" PRIu64
+		 ", user errors %" PRIu64 ", kernel errors %" PRIu64 ", vanished %" PRIu64
+		 "; kept whole past a stack-map collision %" PRIu64,
 		 in->stats[CPROF_STAT_USER_COLLISION], in->stats[CPROF_STAT_KERN_COLLISION],
 		 in->stats[CPROF_STAT_USER_STACK_ERR], in->stats[CPROF_STAT_KERN_STACK_ERR],
 		 in->missing_stacks, in->stats[CPROF_STAT_SPILLED]);
@@ -665,63 +708,60 @@ int summary__add_comments(struct profile *p, const struct summary_info *in)
 	if (err)
 		return err;
 	snprintf(buf, sizeof(buf),
-		 "cprof: samples with a user frame no symbol names %" PRIu64
-		 "; distinct frames without a symbol: user %" PRIu64 " of %" PRIu64
-		 " (in no known mapping %" PRIu64 "), kernel %" PRIu64 " of %" PRIu64
-		 "; processes read from /proc %" PRIu64 ", of which gone before their maps were "
-		 "read %" PRIu64 "; address spaces followed from their fork or exec %" PRIu64
-		 ", code mappings followed %" PRIu64 ", ended spaces released %" PRIu64
-		 "; lost first-sight notifications %" PRIu64 "; perf buffer records lost %" PRIu64
-		 " (each counted above under its reason)",
-		 in->unnamed_samples, in->sym[SYM_STAT_UNKNOWN_USER], in->sym[SYM_STAT_USER_FRAMES],
+		 "cprof: samples unnamed %" PRIu64 ", by function start %" PRIu64
+		 ", unmapped %" PRIu64 "%s%s%s; frames unnamed: user %" PRIu64 " of %" PRIu64
+		 " (unmapped %" PRIu64 "), kernel %" PRIu64 " of %" PRIu64
+		 "; files unopened %" PRIu64 "%s%s%s",
+		 in->unnamed_samples, in->function_start_samples, in->unmapped_samples,
+		 in->unmapped_who[0] ? " (" : "", in->unmapped_who, in->unmapped_who[0] ? ")" : "",
+		 in->sym[SYM_STAT_UNKNOWN_USER], in->sym[SYM_STAT_USER_FRAMES],
 		 in->sym[SYM_STAT_USER_UNMAPPED], in->sym[SYM_STAT_UNKNOWN_KERNEL],
-		 in->sym[SYM_STAT_KERNEL_FRAMES], in->sym[SYM_STAT_PROCESSES],
-		 in->sym[SYM_STAT_PROCESSES_GONE], in->sym[SYM_STAT_SPACES_FOLLOWED],
-		 in->sym[SYM_STAT_MAPPINGS_FOLLOWED], in->sym[SYM_STAT_SPACES_FORGOTTEN],
-		 in->stats[CPROF_STAT_NOTIFY_LOST], in->lost_notifications);
+		 in->sym[SYM_STAT_KERNEL_FRAMES], in->sym[SYM_STAT_FILES_UNOPENED],
+		 in->unopened_who[0] ? " (" : "", in->unopened_who, in->unopened_who[0] ? ")" : "");
 	err = profile__add_comment(p, buf);
 	if (err)
 		return err;
 	snprintf(buf, sizeof(buf),
-		 "cprof: samples with a user address in no mapping known to its process %" PRIu64
-		 "%s%s%s; mapped files that could not be opened (gone, or replaced) %" PRIu64
-		 "%s%s%s",
-		 in->unmapped_samples, in->unmapped_who[0] ? " (" : "", in->unmapped_who,
-		 in->unmapped_who[0] ? ")" : "", in->sym[SYM_STAT_FILES_UNOPENED],
-		 in->unopened_who[0] ? " (" : "", in->unopened_who, in->unopened_who[0] ? ")" : "");
+		 "cprof: processes: from /proc %" PRIu64 ", gone first %" PRIu64
+		 "; followed spaces %" PRIu64 ", mappings %" PRIu64 "; released %" PRIu64
+		 "; notifications lost %" PRIu64 "; perf records lost %" PRIu64 " (counted above)",
+		 in->sym[SYM_STAT_PROCESSES], in->sym[SYM_STAT_PROCESSES_GONE],
+		 in->sym[SYM_STAT_SPACES_FOLLOWED], in->sym[SYM_STAT_MAPPINGS_FOLLOWED],
+		 in->sym[SYM_STAT_SPACES_FORGOTTEN], in->stats[CPROF_STAT_NOTIFY_LOST],
+		 in->lost_notifications);
 	err = profile__add_comment(p, buf);
 	if (err)
 		return err;
 	if (in->followed)
 		snprintf(buf, sizeof(buf),
-			 "cprof: the kernel's records of forks, execs and mmaps: read %" PRIu64
+			 "cprof: kernel records: read %" PRIu64
 			 ", lost by the kernel (ring full) %" PRIu64 ", malformed %" PRIu64
-			 ", out of time order %" PRIu64 "; hook runs the kernel skipped %" PRIu64
-			 ", children those records showed a skipped fork hook %" PRIu64,
+			 ", late %" PRIu64 "; hook runs skipped %" PRIu64
+			 ", forks found late %" PRIu64,
 			 in->records, in->records_lost, in->records_broken, in->records_late,
 			 in->skipped_hooks, in->forks_late);
 	else
 		snprintf(buf, sizeof(buf),
-			 "cprof: processes not followed as they began (no kernel records): "
-			 "each was read from /proc when first sampled");
+			 "cprof: kernel records: none (processes read from /proc when first "
+			 "sampled)");
 	err = profile__add_comment(p, buf);
 	if (err)
 		return err;
 	snprintf(buf, sizeof(buf),
-		 "cprof: symbols: separate debug files used %" PRIu64
-		 "; malformed perf map lines skipped %" PRIu64 "; ELF files read %" PRIu64
-		 ", closed when no process had mapped them for a minute %" PRIu64
-		 "; frames named by function start (no symbol) %" PRIu64
-		 "; let go while too many were open %" PRIu64 ", opened again %" PRIu64,
+		 "cprof: symbols: debug files %" PRIu64 "; bad perf map lines %" PRIu64
+		 "; ELF files %" PRIu64 ", closed idle %" PRIu64 ", let go %" PRIu64
+		 ", reopened %" PRIu64 "; frames named by function start (no symbol) %" PRIu64,
 		 in->sym[SYM_STAT_DEBUG_FILES], in->sym[SYM_STAT_PERF_MAP_BAD_LINES],
 		 in->sym[SYM_STAT_ELF_FILES], in->sym[SYM_STAT_ELF_FILES_CLOSED],
-		 in->sym[SYM_STAT_FUNCTION_STARTS], in->sym[SYM_STAT_ELF_FILES_RELEASED],
-		 in->sym[SYM_STAT_ELF_FILES_REOPENED]);
+		 in->sym[SYM_STAT_ELF_FILES_RELEASED], in->sym[SYM_STAT_ELF_FILES_REOPENED],
+		 in->sym[SYM_STAT_FUNCTION_STARTS]);
 	err = profile__add_comment(p, buf);
 	if (err)
 		return err;
 	memcpy(buf, "cprof: ", 7);
-	refusals_sentence(buf + 7, sizeof(buf) - 7, in, true);
+	refusals_sentence(buf + 7, sizeof(buf) - 7, in, false);
+	if (!buf[7]) /* every count 0: said in a few words */
+		snprintf(buf + 7, sizeof(buf) - 7, "perf maps and debug files refused: none");
 	err = profile__add_comment(p, buf);
 	if (err)
 		return err;
@@ -866,20 +906,30 @@ static void print_user_stacks(FILE *f, const struct summary_info *in)
 			plural(n, "has its user stack", "have their user stacks"));
 }
 
+/* Distinct user frames with no name at all: not even their function's start. */
+static uint64_t unnamed_user_frames(const struct summary_info *in)
+{
+	uint64_t all = in->sym[SYM_STAT_UNKNOWN_USER], starts = in->sym[SYM_STAT_FUNCTION_STARTS];
+
+	return all > starts ? all - starts : 0;
+}
+
 static void print_unnamed(FILE *f, uint64_t total, const struct summary_info *in)
 {
 	char line[512], who[SHOWN_SIZE];
 	uint64_t n;
 
-	if (in->sym[SYM_STAT_UNKNOWN_USER] || in->sym[SYM_STAT_UNKNOWN_KERNEL])
+	/* Frames named by their function's start are named, if not by a symbol: said apart. */
+	n = unnamed_user_frames(in);
+	if (n || in->unnamed_samples || in->sym[SYM_STAT_UNKNOWN_KERNEL])
 		fprintf(f,
-			"cprof: %" PRIu64 " of %" PRIu64 " %s (%.1f%%) %s a user frame no symbol "
-			"names; distinct frames without a symbol, shown as module+offset: user "
+			"cprof: %" PRIu64 " of %" PRIu64 " %s (%.1f%%) %s a user frame with no "
+			"name at all; distinct frames without one, shown as module+offset: user "
 			"%" PRIu64 " of %" PRIu64 ", kernel %" PRIu64 " of %" PRIu64 "\n",
 			in->unnamed_samples, total, plural(total, "sample", "samples"),
 			pct(in->unnamed_samples, total), in->unnamed_samples == 1 ? "has" : "have",
-			in->sym[SYM_STAT_UNKNOWN_USER], in->sym[SYM_STAT_USER_FRAMES],
-			in->sym[SYM_STAT_UNKNOWN_KERNEL], in->sym[SYM_STAT_KERNEL_FRAMES]);
+			n, in->sym[SYM_STAT_USER_FRAMES], in->sym[SYM_STAT_UNKNOWN_KERNEL],
+			in->sym[SYM_STAT_KERNEL_FRAMES]);
 	n = in->unmapped_samples;
 	if (n)
 		fprintf(f,
@@ -897,9 +947,13 @@ static void print_unnamed(FILE *f, uint64_t total, const struct summary_info *in
 	n = in->sym[SYM_STAT_FUNCTION_STARTS];
 	if (n)
 		fprintf(f,
-			"cprof: %" PRIu64 " %s named by function start (no symbol), shown as "
-			"FILE+0xSTART of their function (from .eh_frame)\n",
-			n, plural(n, "frame", "frames"));
+			"cprof: %" PRIu64 " of %" PRIu64 " %s (%.1f%%) %s a user frame named by "
+			"its function's start, not by a symbol (a stripped file; the start from "
+			".eh_frame), shown as FILE+0xSTART: %" PRIu64 " distinct %s\n",
+			in->function_start_samples, total, plural(total, "sample", "samples"),
+			pct(in->function_start_samples, total),
+			in->function_start_samples == 1 ? "has" : "have", n,
+			plural(n, "frame", "frames"));
 	n = in->sym[SYM_STAT_PERF_MAP_BAD_LINES];
 	if (n)
 		fprintf(f, "cprof: %" PRIu64 " malformed perf map %s skipped\n", n,
@@ -1031,6 +1085,7 @@ void summary__print(FILE *f, const struct profile *p, const struct summary_info 
 {
 	uint64_t total = profile__total_count(p);
 	struct func_total *funcs;
+	struct strpool *names;
 	char name[SHOWN_SIZE], module[SHOWN_SIZE];
 	size_t nfuncs = 0, i;
 
@@ -1041,7 +1096,8 @@ void summary__print(FILE *f, const struct profile *p, const struct summary_info 
 	summary__print_losses(f, total, in);
 	if (!total || uncounted_samples(total, in))
 		return;
-	funcs = function_totals(p, &nfuncs);
+	names = strpool__new();
+	funcs = function_totals(p, names, &nfuncs);
 	fprintf(f, "cprof: top functions by self samples:\n");
 	fprintf(f, "  %6s %6s %8s  %s\n", "self%", "total%", "samples", "function");
 	for (i = 0; i < nfuncs && (int)i < top_n; i++) {
@@ -1053,4 +1109,5 @@ void summary__print(FILE *f, const struct profile *p, const struct summary_info 
 			*funcs[i].module ? ")" : "");
 	}
 	free(funcs);
+	strpool__free(names);
 }

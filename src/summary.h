@@ -33,7 +33,9 @@ struct summary_info {
 	struct debuginfod_counts fetched; /* the run's fetches so far, by outcome */
 	int include_idle;
 	bool targeted;		  /* -p or a command: other processes and idle CPUs are not ours */
-	uint64_t unnamed_samples; /* samples with a user frame no symbol names */
+	uint64_t unnamed_samples; /* samples with a user frame with no name at all */
+	/* Samples with a user frame named only by its function's start (no symbol). */
+	uint64_t function_start_samples;
 	/* Of those, samples with a user address in no known mapping, and whose they were. */
 	uint64_t unmapped_samples;
 	char unmapped_who[160];	      /* "make 12, sh 3" (the processes with the most), or "" */
@@ -95,13 +97,16 @@ struct summary_info {
  */
 #define SUMMARY_TRUNCATED_PREFIX "[truncated: "
 
-/* Samples of p that have at least one user frame without a symbol. */
-uint64_t summary__unnamed_samples(const struct profile *p);
+/*
+ * Samples of p that have at least one user frame with no name at all;
+ * *by_start gets those with one named only by its function's start.
+ */
+uint64_t summary__unnamed_samples(const struct profile *p, uint64_t *by_start);
 
 /*
  * Samples of p with a user address in no mapping known to its process
  * ("[unknown]" frames); who gets the names of the processes that had most
- * of them, with their counts.
+ * of them, with their counts ("[pid N]" for a name that shows nothing).
  */
 uint64_t summary__unmapped_samples(const struct profile *p, char *who, size_t size);
 

@@ -49,13 +49,15 @@ pprof_top() {
 	go tool pprof -top -nodecount=1000 "$1" 2>/dev/null |
 		awk '$2 ~ /%$/ && NF >= 6 { sub(/%$/, "", $2); name=$6; for (i = 7; i <= NF; i++) name = name " " $i; print $2, name }'
 }
-# pprof_flat FILE FUNCTION: the function's flat share in percent (0 if absent).
+# pprof_flat FILE FUNCTION: the function's flat share in percent (0 if absent);
+# FUNCTION is the whole name, spaces and backslashes included.
 pprof_flat() {
-	pprof_top "$1" | awk -v f="$2" '$2 == f { print $1; found=1 } END { if (!found) print 0 }'
+	pprof_top "$1" | F=$2 awk '{ v = $1; sub(/^[^ ]* /, "") }
+		$0 == ENVIRON["F"] { print v; found=1 } END { if (!found) print 0 }'
 }
 # folded_share FILE SUFFIX: percent of samples whose folded stack ends with SUFFIX.
 folded_share() {
-	awk -v s="$2" '{ n = $NF; total += n; line = $0; sub(/ [0-9]+$/, "", line);
+	S=$2 awk 'BEGIN { s = ENVIRON["S"] } { n = $NF; total += n; line = $0; sub(/ [0-9]+$/, "", line);
 		if (substr(line, length(line) - length(s) + 1) == s) hit += n }
 		END { printf "%.1f\n", total ? 100 * hit / total : 0 }' "$1"
 }

@@ -343,6 +343,7 @@ int profile__set_frame_names(struct profile *p, uint32_t idx, const char *name,
 	key.name = profile__intern(p, name);
 	key.system_name = system_name ? profile__intern(p, system_name) : key.name;
 	key.unknown = unknown;
+	key.function_start = key.function_start && unknown;
 	if (!key.name || !key.system_name)
 		return -ENOMEM;
 	index_remove(&p->frame_index, frame_hash(&p->frames[idx - 1]), idx);
@@ -439,6 +440,7 @@ static int symbolized_frame(struct profile *p, const struct symbolizer *s, uint3
 		.system_name = f->system_name,
 		.kernel = f->kernel,
 		.unknown = f->unknown,
+		.function_start = f->function_start,
 	};
 	if (f->module) {
 		err = symbolized_mapping(p, s, f->module, &pf.mapping);
@@ -624,6 +626,11 @@ void profile__set_time(struct profile *p, uint64_t time_ns)
 	p->meta.time_ns = time_ns;
 }
 
+void profile__set_main_pid(struct profile *p, uint32_t pid)
+{
+	p->meta.main_pid = pid;
+}
+
 size_t profile__mapping_count(const struct profile *p)
 {
 	return p->nmappings;
@@ -692,6 +699,7 @@ static uint32_t copy_frame(struct profile *dst, const struct profile *src, struc
 int profile__split_by_pid(const struct profile *p, struct profile ***parts_out, size_t *nparts)
 {
 	struct u64map *by_pid = u64map__new(), **frame_maps = NULL;
+	struct profile_meta meta = p->meta;
 	struct profile **parts = NULL;
 	uint32_t *frames = NULL;
 	size_t n = 0, cap = 0, i, j, maxf = 0;
@@ -727,7 +735,10 @@ int profile__split_by_pid(const struct profile *p, struct profile ***parts_out, 
 				frame_maps = nm;
 				cap = nc;
 			}
-			parts[n] = profile__new(&p->meta);
+			/* One process's profile: its program is the main binary. */
+			meta.whole_system = false;
+			meta.main_pid = s->labels.pid;
+			parts[n] = profile__new(&meta);
 			frame_maps[n] = u64map__new();
 			k = n++;
 			if (!parts[k] || !frame_maps[k] || u64map__set(by_pid, s->labels.pid, k)) {

@@ -25,6 +25,14 @@ struct profile_meta {
 	uint64_t period_ns;   /* 1e9 / hz: the CPU time one sample stands for */
 	uint64_t time_ns;     /* wall-clock start of the profile, ns since the epoch */
 	uint64_t duration_ns; /* wall-clock length of the profile */
+	/*
+	 * Whose program is the profile's main binary (pprof's "File:"): none in
+	 * a whole-system profile; else main_pid's (the command, or the one -p
+	 * PID), or when it has no samples in its own file (or main_pid is 0),
+	 * the program with the most.
+	 */
+	bool whole_system;
+	uint32_t main_pid;
 };
 
 struct profile_mapping {
@@ -44,6 +52,7 @@ struct profile_frame {
 	const char *system_name; /* interned raw/mangled name; == name when no demangling */
 	bool kernel;		 /* kernel-space frame */
 	bool unknown;		 /* no symbol was found: name is a module+offset fallback */
+	bool function_start;	 /* unknown, named FILE+0xSTART of its function (no symbol) */
 };
 
 struct profile_labels {
@@ -107,6 +116,7 @@ int profile__add_comment(struct profile *p, const char *text);
 const struct profile_meta *profile__meta(const struct profile *p);
 void profile__set_duration(struct profile *p, uint64_t duration_ns);
 void profile__set_time(struct profile *p, uint64_t time_ns);
+void profile__set_main_pid(struct profile *p, uint32_t pid);
 size_t profile__mapping_count(const struct profile *p);
 const struct profile_mapping *profile__mapping(const struct profile *p, uint32_t idx);
 size_t profile__frame_count(const struct profile *p);
@@ -119,9 +129,10 @@ uint64_t profile__total_count(const struct profile *p);
 
 /*
  * One profile per process (labels.pid), in order of first appearance, for
- * servers that keep a series per process. Each part has p's meta and
- * comments and only the frames and mappings its samples use, renumbered
- * 1..N. The caller frees each part and the array.
+ * servers that keep a series per process. Each part has p's meta (its
+ * process's program the main binary) and comments and only the frames and
+ * mappings its samples use, renumbered 1..N. The caller frees each part
+ * and the array.
  */
 int profile__split_by_pid(const struct profile *p, struct profile ***parts, size_t *nparts);
 

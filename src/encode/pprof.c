@@ -4,9 +4,13 @@
  * attribute its pprof ID; the second streams the message through pb_writer
  * without building it in memory. Choices the format leaves open:
  *
- * - IDs: mapping and location IDs are the profile model's 1-based indices and
- *   function IDs are 1..N in order of first use: Parca requires dense IDs
- *   in table order.
+ * - IDs: location IDs are the profile model's 1-based indices, mapping and
+ *   function IDs 1..N in table order: Parca requires dense IDs.
+ * - The first mapping is what pprof's tools take for the main binary ("File:
+ *   NAME" in every report): the program of the profile's command or -p
+ *   process (profile_meta), and in a whole-system profile, which has none, a
+ *   mapping of nothing with no file, so that pprof names no program rather
+ *   than whichever came first.
  * - One Location per model frame, each with exactly one Line: cprof has no
  *   inline or line-number information, and unresolved frames keep their
  *   "module+offset" fallback name so that every frame is readable without
@@ -16,6 +20,12 @@
  *   binary path there would make `pprof -list` try to read the binary as
  *   source. Functions are deduplicated by (name, system_name), as pprof's own
  *   symbolizer does when it has no source files.
+ * - Function.system_name is left empty when it would be the name and the
+ *   name holds parentheses or angle brackets. pprof takes a function whose
+ *   system_name is its name for one it must still demangle, and cuts every
+ *   (...) and <...> out of a name that looks like C++ to it ("::" or
+ *   brackets): V8's perf map name "RegExp:([a-z]+)(\d+)" became "RegExp:",
+ *   every expression one function.
  * - Mapping.has_functions is set when at least one frame of the mapping was
  *   resolved. pprof re-symbolizes the mappings where it is false when it
  *   finds their binaries, replacing the "module+offset" fallback names.
@@ -72,7 +82,8 @@ struct encoder {
 	size_t nfuncs;
 	struct mapping_info *maps;
 	uint32_t *map_id; /* the ID each mapping is written with, by mapping index - 1 */
-	uint32_t *map_at; /* the mapping index written at each position */
+	uint32_t *map_at; /* the mapping index written at each position (0: of nothing) */
+	size_t nmaps;	  /* mappings written */
 	struct sample_info *samples;
 	uint64_t *comments; /* string IDs */
 };
@@ -134,12 +145,11 @@ static int collect_samples(struct encoder *e)
 }
 
 /*
- * The program whose own file has the most samples: its mapping goes first,
- * as pprof's tools take the first mapping for the profile's main binary
- * ("File: xz", not the libc or kernel that happened to be seen first).
- * 0 when no sample is in a program's file.
+ * The program whose own file has the most samples (of process pid; 0: of
+ * all), or 0 when no such sample is in a program's file: "File: xz", not
+ * the libc or kernel that happened to be seen first.
  */
-static uint32_t main_mapping(const struct encoder *e, size_t n)
+static uint32_t most_sampled_program(const struct encoder *e, size_t n, uint32_t pid)
 {
 	uint64_t *weight = calloc(n + 1, sizeof(*weight)), best_w = 0;
 	size_t *seen = calloc(n + 1, sizeof(*seen)), i, j;
@@ -148,7 +158,7 @@ static uint32_t main_mapping(const struct encoder *e, size_t n)
 	for (i = 0; weight && seen && i < profile__sample_count(e->p); i++) {
 		const struct profile_sample *smp = profile__sample(e->p, i);
 
-		for (j = 0; j < smp->nframes; j++) {
+		for (j = 0; j < smp->nframes && (!pid || smp->labels.pid == pid); j++) {
 			m = profile__frame(e->p, smp->frames[j])->mapping;
 			if (!m || m > n || seen[m] == i + 1 || !profile__mapping(e->p, m)->main_exe)
 				continue;
@@ -165,22 +175,42 @@ static uint32_t main_mapping(const struct encoder *e, size_t n)
 	return best;
 }
 
-/* Mapping IDs: the main program's mapping 1, the others in their order. */
+/* The profile's main binary: its mapping index, or 0 for none (see the top). */
+static uint32_t main_mapping(const struct encoder *e, size_t n)
+{
+	const struct profile_meta *meta = profile__meta(e->p);
+	uint32_t m = 0;
+
+	if (meta->whole_system)
+		return 0;
+	if (meta->main_pid)
+		m = most_sampled_program(e, n, meta->main_pid);
+	return m ? m : most_sampled_program(e, n, 0);
+}
+
+/*
+ * Mapping IDs: the main program's mapping 1, the others in their order;
+ * with no main program, 1 is a mapping of nothing (map_at 0).
+ */
 static int order_mappings(struct encoder *e, size_t n)
 {
 	uint32_t first = main_mapping(e, n), at = 0, i;
 
 	e->map_id = calloc(n + 1, sizeof(*e->map_id));
-	e->map_at = calloc(n + 1, sizeof(*e->map_at));
+	e->map_at = calloc(n + 2, sizeof(*e->map_at));
 	if (!e->map_id || !e->map_at)
 		return -ENOMEM;
 	if (first)
 		e->map_at[at++] = first;
+	else if (profile__meta(e->p)->whole_system)
+		e->map_at[at++] = 0;
 	for (i = 1; i <= n; i++)
 		if (i != first)
 			e->map_at[at++] = i;
+	e->nmaps = at;
 	for (i = 0; i < at; i++)
-		e->map_id[e->map_at[i] - 1] = i + 1;
+		if (e->map_at[i])
+			e->map_id[e->map_at[i] - 1] = i + 1;
 	return 0;
 }
 
@@ -232,6 +262,8 @@ static int collect_functions(struct encoder *e)
 					 &fi.system_name);
 		if (err)
 			goto cleanup;
+		if (fi.system_name == fi.name && strpbrk(f->name, "()<>"))
+			fi.system_name = 0; /* the empty string: no other name */
 		key = (uint64_t)fi.name << 32 | fi.system_name;
 		if (!u64map__get(ids, key, &id)) {
 			e->funcs[e->nfuncs++] = fi;
@@ -359,10 +391,14 @@ static int encode_mapping(struct pb_writer *w, const void *msg)
 {
 	const struct item *it = msg;
 	uint32_t idx = it->e->map_at[it->i];
-	const struct profile_mapping *m = profile__mapping(it->e->p, idx);
-	const struct mapping_info *mi = &it->e->maps[idx - 1];
+	const struct profile_mapping *m;
+	const struct mapping_info *mi;
 
 	put_u64(w, MAPPING_ID, it->i + 1);
+	if (!idx)
+		return w->err; /* the whole system's: no program, no file */
+	m = profile__mapping(it->e->p, idx);
+	mi = &it->e->maps[idx - 1];
 	put_u64(w, MAPPING_MEMORY_START, m->start);
 	put_u64(w, MAPPING_MEMORY_LIMIT, m->limit);
 	put_u64(w, MAPPING_FILE_OFFSET, m->offset);
@@ -423,7 +459,7 @@ static int encode_profile(struct pb_writer *w, const struct encoder *e)
 	pb_writer__submessage(w, PROFILE_SAMPLE_TYPE, encode_value_type, &count);
 	pb_writer__submessage(w, PROFILE_SAMPLE_TYPE, encode_value_type, &cpu);
 	encode_table(w, e, PROFILE_SAMPLE, profile__sample_count(e->p), encode_sample);
-	encode_table(w, e, PROFILE_MAPPING, profile__mapping_count(e->p), encode_mapping);
+	encode_table(w, e, PROFILE_MAPPING, e->nmaps, encode_mapping);
 	encode_table(w, e, PROFILE_LOCATION, profile__frame_count(e->p), encode_location);
 	encode_table(w, e, PROFILE_FUNCTION, e->nfuncs, encode_function);
 	for (i = 0; i < nstrings && !w->err; i++)

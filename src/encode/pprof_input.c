@@ -573,7 +573,7 @@ static bool has_prefix(const uint8_t *s, size_t n, const char *prefix)
 	return n >= len && !memcmp(s, prefix, len);
 }
 
-/* cprof's loss comment: "cprof: samples taken N, in profile N, lost N (...". */
+/* cprof's loss comment: "cprof: samples taken N, in profile N, lost N; ...". */
 static void read_loss(struct reader *r, const uint8_t *s, size_t n)
 {
 	static const char key[] = ", lost ";

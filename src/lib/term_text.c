@@ -81,3 +81,18 @@ const char *term_text__escape(const char *s, char *buf, size_t size)
 	buf[off] = '\0';
 	return buf;
 }
+
+bool term_text__blank(const char *s)
+{
+	size_t n = strlen(s), i = 0;
+	bool control;
+
+	while (i < n) {
+		size_t len = term_text__char(s + i, n - i, &control);
+
+		if (!control && s[i] != ' ')
+			return false;
+		i += len;
+	}
+	return true;
+}

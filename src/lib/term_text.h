@@ -27,4 +27,10 @@ size_t term_text__char(const char *s, size_t n, bool *control);
  */
 const char *term_text__escape(const char *s, char *buf, size_t size);
 
+/*
+ * Whether s shows nothing to tell it by: empty, or only spaces and control
+ * characters (whose escapes say nothing of what they name).
+ */
+bool term_text__blank(const char *s);
+
 #endif

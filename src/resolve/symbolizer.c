@@ -1751,6 +1751,7 @@ static uint32_t unnamed_frame(struct symbolizer *s, struct mapping *m, struct el
 				     .address = addr,
 				     .name = buf,
 				     .unknown = true,
+				     .function_start = *fstart,
 				     .waiting = waiting,
 			     });
 }

@@ -97,6 +97,7 @@ struct symbolizer_frame {
 	const char *system_name; /* raw/mangled name; == name when no demangling */
 	bool kernel;		 /* kernel-space frame */
 	bool unknown;		 /* no symbol: name is a module+offset fallback or a placeholder */
+	bool function_start;	 /* unknown, named FILE+0xSTART of its function (.eh_frame_hdr) */
 	bool waiting;		 /* its name comes with symbolizer__finish; a stand-in until then */
 };
 

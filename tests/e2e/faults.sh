@@ -104,7 +104,7 @@ wait "$storm"
 children=$(cat "$TMP/storm.count")
 check fork_storm_exit_zero [ "$rc" -eq 0 ]
 check fork_storm_profile_valid go tool pprof -raw "$TMP/storm.pb.gz"
-released=$(comment_field "$TMP/storm.pb.gz" "ended spaces released")
+released=$(comment_field "$TMP/storm.pb.gz" "released")
 # RSS stays bounded: state for dead processes is released as they go.
 # (sanitized.sh raises the limit: ASan's quarantine and shadow memory.)
 rss_limit=${CPROF_RSS_LIMIT_KB:-131072}

@@ -41,6 +41,20 @@ bid=$(eu-readelf -n "$FIX/known_tree" | awk '/Build ID:/ { print $3 }')
 check mapping_has_path_and_build_id grep -qE "/known_tree $bid" "$TMP/cmd.raw"
 check lost_comment grep -q '^Comment: cprof: samples taken' "$TMP/cmd.raw"
 check summary_top_functions grep -qE '^ +[0-9.]+% +[0-9.]+% +[0-9]+ +hot_a \(known_tree\)' "$TMP/cmd.err"
+# Issue 38, item 11: pprof's header names the program ("File:") and its
+# comments stay, each line short (they were 130 to 414 characters). The
+# list of an old kernel's fallbacks (old_kernel.sh) is as long as it is.
+go tool pprof -top "$TMP/cmd.pb.gz" >"$TMP/cmd.top" 2>&1
+check pprof_header_names_program grep -qx 'File: known_tree' "$TMP/cmd.top"
+check pprof_header_comments_short awk '/^Type:/ { exit !(n >= 9) }
+	/^cprof: / && !/^cprof: kernel fallbacks/ { n++; if (length($0) > 200) exit 1 }' "$TMP/cmd.top"
+# The profile of a command names the command's program, not the child
+# program with the most samples (the loop below runs in the shell's own code).
+sh_prog=$(basename "$(readlink -f /bin/sh)")
+"$CPROF" -F 499 -o "$TMP/parent.pb.gz" -- sh -c \
+	'i=0; while [ $i -lt 200000 ]; do i=$((i+1)); done; "$0" 3; true' "$FIX/known_tree" 2>/dev/null
+go tool pprof -top "$TMP/parent.pb.gz" >"$TMP/parent.top" 2>&1
+check command_names_its_program grep -qx "File: $sh_prog" "$TMP/parent.top"
 check summary_lost_line grep -q 'lost samples: 0' "$TMP/cmd.err"
 "$CPROF" -F 499 --format folded -o "$TMP/cmd.folded" -- "$FIX/known_tree" 2 2>/dev/null
 check_tree command "$TMP/cmd.pb.gz" "$TMP/cmd.folded"

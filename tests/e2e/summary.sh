@@ -13,7 +13,7 @@ fi
 
 # comment_numbers FILE.pb.gz: "taken in_profile lost before_exec" from the first comment.
 comment_numbers() {
-	go tool pprof -raw "$1" 2>/dev/null | sed -n 's/^Comment: cprof: samples taken \([0-9]*\), in profile \([0-9]*\), lost \([0-9]*\) .*before its exec, not kept \([0-9]*\);.*/\1 \2 \3 \4/p'
+	go tool pprof -raw "$1" 2>/dev/null | sed -n 's/^Comment: cprof: samples taken \([0-9]*\), in profile \([0-9]*\), lost \([0-9]*\);.*; before exec \([0-9]*\);.*/\1 \2 \3 \4/p'
 }
 
 # --- every sample taken is in the profile or counted as lost, once -----------

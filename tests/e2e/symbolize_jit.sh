@@ -15,7 +15,7 @@ fi
 hot='LazyCompile:*hotLoop /app/jit.js:10'
 cold='Stub:cold_path'
 
-# check_jit NAME FOLDED: both blobs named, under their caller, about 70/30.
+# check_jit NAME FOLDED: both blobs ($hot, $cold) named, under their caller, about 70/30.
 check_jit() {
 	local a b
 	a=$(folded_share "$2" ";main;run_jit;$hot")
@@ -45,6 +45,26 @@ fi
 check nofp_summary_reason grep -q "truncated: [0-9]* ([0-9.]*%) no CFI, and no frame pointer" \
 	"$TMP/nofp.err"
 check nofp_no_read_blamed bash -c "! grep -q 'stack memory unreadable' '$TMP/nofp.err'"
+
+# Issue 38, item 5: names as runtimes write them, with spaces, parentheses
+# and brackets, are the whole function name in pprof (which took them for
+# C++ it had to simplify: "RegExp:([a-z]+)(\d+)" was "RegExp:") and in
+# folded stacks.
+hot='RegExp:([a-z]+)(\d+)'
+cold='LazyCompile:*parse(a, [b]) /app/x.js:3'
+"$CPROF" -d 2 -F 499 -o "$TMP/names.pb.gz" -- "$FIX/jit_perfmap" 3 "$hot" "$cold" \
+	2>"$TMP/names.err"
+check names_exit_zero [ $? -eq 0 ]
+pprof_top "$TMP/names.pb.gz" >"$TMP/names.top"
+a=$(pprof_flat "$TMP/names.pb.gz" "$hot")
+b=$(pprof_flat "$TMP/names.pb.gz" "$cold")
+if within "$a" 70 10 && within "$b" 30 10; then ok pprof_whole_perf_map_names; else
+	not_ok pprof_whole_perf_map_names "'$hot' $a%, '$cold' $b% (want 70/30): $(head -3 "$TMP/names.top" | tr '\n' '|')"; fi
+"$CPROF" -d 2 -F 499 --format folded -o "$TMP/names.folded" -- "$FIX/jit_perfmap" 3 "$hot" \
+	"$cold" 2>>"$TMP/names.err"
+check_jit names "$TMP/names.folded"
+hot='LazyCompile:*hotLoop /app/jit.js:10'
+cold='Stub:cold_path'
 
 if ! unshare -m -p -f --mount-proc true 2>/dev/null; then
 	skip namespaced_jit_frames_named "unshare -m -p cannot make namespaces here"

@@ -29,7 +29,7 @@ else
 	names=$(grep -oE '[^;]+_\[k\]' "$TMP/h.folded" | sort -u | tr '\n' ' ')
 	check hidden_kernel_frames_kept_as_kernel [ "$names" = "[kernel]_[k] " ]
 	check hidden_user_frames_named grep -qE '^syscall_heavy;.*main;(do_reads;)?read;(\[kernel\]_\[k\];)*\[kernel\]_\[k\] [0-9]+$' "$TMP/h.folded"
-	check hidden_counted_unknown grep -qE 'distinct frames without a symbol, shown as module\+offset: user [0-9]+ of [0-9]+, kernel ([1-9][0-9]*) of \1$' "$TMP/h.err"
+	check hidden_counted_unknown grep -qE 'distinct frames without one, shown as module\+offset: user [0-9]+ of [0-9]+, kernel ([1-9][0-9]*) of \1$' "$TMP/h.err"
 fi
 
 # --- names from the kernel's own lookup -------------------------------------------------

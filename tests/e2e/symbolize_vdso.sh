@@ -56,9 +56,9 @@ at_fde_starts() {
 # shown as FILE+0xOFFSET (other files' unnamed code counts too).
 counted() {
 	if [ -n "$(grouped_offsets "$1")" ]; then
-		grep -qE '^cprof: [1-9][0-9]* frames? named by function start \(no symbol\)' "$2"
+		grep -qE "^cprof: [1-9][0-9]* of [0-9]+ samples? \([0-9.]+%\) ha(s|ve) a user frame named by its function's start" "$2"
 	elif ! grep -qE '\+0x[0-9a-f]+' "$1"; then
-		! grep -q 'named by function start' "$2"
+		! grep -q "named by its function's start" "$2"
 	fi
 }
 # leaf_prefix_share FOLDED PREFIX: percent of samples whose leaf starts with PREFIX.

@@ -20,6 +20,12 @@ check all_summary_processes grep -qE 'samples in [0-9.]+ s at 199 Hz on [0-9]+ C
 # Default mode is whole-system.
 "$CPROF" -d 1 -F 99 -o "$TMP/default.pb.gz" 2>"$TMP/default.err"
 check default_is_whole_system go tool pprof -raw "$TMP/default.pb.gz"
+# Issue 38, item 11: a whole-system profile names no program as its main
+# binary. pprof's "File:" is its first mapping's file: whichever program
+# came first ("File: cc1") before; now a mapping of nothing, with no file.
+go tool pprof -top "$TMP/default.pb.gz" >"$TMP/default.top" 2>&1
+check whole_system_names_no_program bash -c "! grep -q '^File: ' '$TMP/default.top'"
+check whole_system_top_has_rows grep -qE '^ +[0-9.]+[mun]?s +[0-9.]+% ' "$TMP/default.top"
 
 for sig in INT TERM; do
 	"$CPROF" -a -d 30 -F 199 -o "$TMP/sig.pb.gz" 2>"$TMP/sig.err" &

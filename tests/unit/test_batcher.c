@@ -18,8 +18,11 @@
 /* pid 10: main->a (x2); pid 20: main->b (x3) and kernel->main (x1). */
 static struct profile *two_processes(void)
 {
-	struct profile_meta meta = {
-		.hz = 99, .period_ns = 10101010, .time_ns = 5, .duration_ns = 7};
+	struct profile_meta meta = {.hz = 99,
+				    .period_ns = 10101010,
+				    .time_ns = 5,
+				    .duration_ns = 7,
+				    .whole_system = true};
 	struct profile *p = profile__new(&meta);
 	struct profile_mapping exe = {
 		.start = 0x1000, .limit = 0x2000, .path = "/bin/x", .build_id = "ab"};
@@ -77,6 +80,9 @@ TEST(split_by_pid_dense_and_minimal)
 		  profile__total_count(p));
 	CHECK_U64(profile__meta(parts[1])->time_ns, ==, 5);
 	CHECK_U64(profile__meta(parts[1])->duration_ns, ==, 7);
+	/* One process's series names its program, even in a whole-system run. */
+	CHECK(!profile__meta(parts[1])->whole_system);
+	CHECK_INT(profile__meta(parts[1])->main_pid, ==, 20);
 	CHECK_INT(profile__comment_count(parts[1]), ==, 1);
 	CHECK_STR(profile__comment(parts[1], 0), "note");
 	profile__free(parts[0]);

@@ -425,6 +425,68 @@ TEST(pprof_main_program_mapping_first)
 	profile__free(p);
 }
 
+/*
+ * Issue 38, item 11: the first mapping is pprof's main binary ("File:").
+ * Whole system: a mapping of nothing, no program named. A command: its
+ * process's program, not the one with the most samples.
+ */
+TEST(pprof_main_binary_rule)
+{
+	struct profile_meta meta = {.period_ns = 1, .whole_system = true};
+	struct profile_mapping cc1 = {.start = 0x400000,
+				      .limit = 0x401000,
+				      .path = "/usr/lib/gcc/cc1",
+				      .build_id = "",
+				      .main_exe = true},
+			       make = {.start = 0x500000,
+				       .limit = 0x501000,
+				       .path = "/usr/bin/make",
+				       .build_id = "",
+				       .main_exe = true};
+	struct profile_frame f1 = {.mapping = 1, .address = 0x400100, .name = "parse"},
+			     f2 = {.mapping = 2, .address = 0x500100, .name = "main"};
+	struct profile_labels lc = {.pid = 20, .comm = "cc1"}, lm = {.pid = 10, .comm = "make"};
+	struct profile *p;
+	struct field f;
+	uint32_t s1, s2;
+	uint8_t *out;
+	size_t len;
+	int pass;
+
+	for (pass = 0; pass < 3; pass++) {
+		p = profile__new(&meta);
+		CHECK(p);
+		CHECK_INT(profile__add_mapping(p, &cc1), ==, 1);
+		CHECK_INT(profile__add_mapping(p, &make), ==, 2);
+		s1 = profile__add_frame(p, &f1);
+		s2 = profile__add_frame(p, &f2);
+		CHECK_INT(profile__add_sample(p, &s1, 1, &lc, 90), ==, 0);
+		CHECK_INT(profile__add_sample(p, &s2, 1, &lm, 10), ==, 0);
+		if (pass == 2)
+			profile__set_main_pid(p, 10);
+		encode(p, &out, &len);
+		CHECK(find_field(out, len, 3, 0, &f) == 0);
+		CHECK_U64(varint_field(f.data, f.len, 1), ==, 1);
+		if (pass == 0) {
+			/* Whole system: mapping 1 has no addresses and no file; cc1 is 2. */
+			CHECK_U64(varint_field(f.data, f.len, 2), ==, 0);
+			CHECK_U64(varint_field(f.data, f.len, 5), ==, 0);
+			CHECK(find_field(out, len, 3, 2, &f) == 0);
+			CHECK_U64(varint_field(f.data, f.len, 2), ==, 0x500000);
+			CHECK(find_field(out, len, 4, 0, &f) == 0);
+			CHECK_U64(varint_field(f.data, f.len, 2), ==, 2);
+		} else {
+			/* Targeted: the most sampled (cc1), or main_pid's program (make). */
+			CHECK_U64(varint_field(f.data, f.len, 2), ==,
+				  pass == 1 ? 0x400000 : 0x500000);
+			CHECK(find_field(out, len, 3, 2, &f) != 0);
+		}
+		free(out);
+		profile__free(p);
+		meta.whole_system = false;
+	}
+}
+
 /* gz decompresses to want[0..len); frees gz. */
 static void check_gunzips_to(uint8_t *gz, size_t gz_len, const uint8_t *want, size_t len)
 {

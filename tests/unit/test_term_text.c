@@ -60,3 +60,16 @@ TEST(term_text_char_lengths)
 	CHECK_INT(term_text__char(" ", 1, &control), ==, 1);
 	CHECK(!control);
 }
+
+/* A name that shows nothing to tell it by: a list shows something else for it. */
+TEST(term_text_blank_names)
+{
+	CHECK(term_text__blank(""));
+	CHECK(term_text__blank("   "));
+	CHECK(term_text__blank("\x01\x1b\t"));
+	CHECK(term_text__blank(" \xc2\x9b\xff"));
+	CHECK(!term_text__blank("sh"));
+	CHECK(!term_text__blank(" a "));
+	CHECK(!term_text__blank("\x1b[2J"));
+	CHECK(!term_text__blank("\xc3\xa9"));
+}
