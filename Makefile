@@ -201,7 +201,7 @@ $(OUT)/obj/unwind/table_store.o: $(OUT)/table_builder.h
 # The symbol loader, likewise: symbols kept on disk (src/resolve/symbol_file.h)
 # are read back only by the loader that made them.
 SYMBOL_LOADER_SRCS := src/resolve/elf_symtab.c src/resolve/elf_plt.c src/resolve/elf_plt.h \
-	src/resolve/go_pclntab.c src/resolve/go_pclntab.h src/resolve/symbol_rank.h \
+	src/lib/go_pclntab.c src/lib/go_pclntab.h src/resolve/symbol_rank.h \
 	src/resolve/symbol_file.c src/resolve/symbol_file.h src/lib/elf_build_id.c \
 	src/unwind/eh_frame_hdr.c src/unwind/eh_frame_hdr.h src/unwind/cfi_entries.c \
 	src/lib/kept_image.c

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Go programs as they are shipped, stripped (-ldflags='-s -w': no .symtab,
 # no DWARF), are named from .gopclntab, Go's own function table, which the
-# runtime keeps for its stack traces (src/resolve/go_pclntab.c): before,
+# runtime keeps for its stack traces (src/lib/go_pclntab.c): before,
 # their frames were MODULE+0xOFFSET (go+0x3bdd6). Two programs:
 #  - go_work (fixtures/src/unwind/go_work.go, nearly all its time in
 #    main.hot) built stripped by the test: main.hot must be the leaf of
