@@ -191,7 +191,8 @@ $(OUT)/obj/encode/svg.o: $(OUT)/flamegraph_js.inc $(OUT)/flamegraph_css.inc
 # The unwind table builder, named by a hash of its sources: a table kept on
 # disk (src/unwind/table_store.c) is read back only by the builder that made it.
 TABLE_BUILDER_SRCS := $(sort $(wildcard src/unwind/*.c src/unwind/*.h)) bpf/unwind_abi.h \
-	bpf/sampler_abi.h bpf/mix64.h src/lib/elf_image.c src/lib/elf_image.h src/lib/kept_image.c
+	bpf/sampler_abi.h bpf/mix64.h src/lib/elf_image.c src/lib/elf_image.h src/lib/kept_image.c \
+	src/lib/go_pclntab.c src/lib/go_pclntab.h
 $(OUT)/table_builder.h: $(TABLE_BUILDER_SRCS) | $(OUT)/obj
 	$(Q)printf '#define CPROF_TABLE_BUILDER "%s"\n' \
 		"$$(cat $(TABLE_BUILDER_SRCS) | sha256sum | cut -c1-16)" > $@
