@@ -502,7 +502,7 @@ int go_pclntab__pcsp(const struct go_pclntab *t, const void *data, size_t size, 
 	struct table tab;
 	uint64_t off, at, pc, end;
 	uint32_t uv, pcd;
-	int32_t val = -1;
+	uint32_t val = UINT32_MAX; /* -1, in the int32 arithmetic Go's wraps */
 	bool first = true;
 	int err;
 
@@ -531,8 +531,8 @@ int go_pclntab__pcsp(const struct go_pclntab *t, const void *data, size_t size, 
 		if (off - at > *budget)
 			return -EFBIG;
 		*budget -= off - at;
-		val += (int32_t)(-(uv & 1) ^ (uv >> 1));
-		run = (struct go_pcsp_run){pc, pc + (uint64_t)pcd * t->info.min_lc, val};
+		val += -(uv & 1) ^ (uv >> 1);
+		run = (struct go_pcsp_run){pc, pc + (uint64_t)pcd * t->info.min_lc, (int32_t)val};
 		/* A run past the function's end is cut there: what lies beyond is another's. */
 		if (run.end > end || run.end < run.begin)
 			run.end = end;

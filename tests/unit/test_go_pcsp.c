@@ -322,6 +322,12 @@ static int count_run(const struct go_pcsp_run *run, void *arg)
 	return 0;
 }
 
+static int first_run(const struct go_pcsp_run *run, void *arg)
+{
+	*(int32_t *)arg = run->sp;
+	return 1;
+}
+
 /* Every function's table read in turn: 0, or the first error. */
 static int read_all(const struct copy *c, uint64_t budget, size_t *runs)
 {
@@ -337,8 +343,22 @@ static int read_all(const struct copy *c, uint64_t budget, size_t *runs)
 	return err;
 }
 
+/* Function k's first run's SP delta. */
+static int one_function(const struct copy *c, uint32_t k, int32_t *sp)
+{
+	struct go_pclntab *t;
+	uint64_t budget = UINT64_MAX;
+	int err;
+
+	CHECK_INT(go_pclntab__from_elf(c->image, c->size, &t), ==, 0);
+	err = go_pclntab__pcsp(t, c->table, c->table_size, k, &budget, first_run, sp);
+	go_pclntab__free(t);
+	return err;
+}
+
 TEST(go_pcsp_corrupt_tables)
 {
+	int32_t sp = 0;
 	uint32_t k, v, saved;
 	struct copy c;
 	size_t runs, real_runs;
@@ -361,6 +381,11 @@ TEST(go_pcsp_corrupt_tables)
 	memcpy(pcsp_field(&c, k), &v, 4);
 	CHECK_INT(read_all(&c, UINT64_MAX, &runs), ==, -EBADMSG);
 	memcpy(pcsp_field(&c, k), &saved, 4);
+	/* A value delta of INT32_MIN from -1: wraps as Go's int32 does (found by the fuzzer). */
+	memcpy(&v, c.table + 8 + 6 * 8, 4);
+	memcpy(c.table + v + saved, "\xff\xff\xff\xff\x0f\x01\x00", 7);
+	CHECK_INT(one_function(&c, k, &sp), ==, 1);
+	CHECK_INT(sp, ==, INT32_MAX);
 	/* Every function on one table: the bytes read are capped, not the table's size. */
 	for (k = 0; k < c.nfunc; k++)
 		memcpy(pcsp_field(&c, k), &saved, 4);
