@@ -83,7 +83,9 @@ total=$(samples "$TMP/g.folded" go)
 runtime=$(samples "$TMP/g.folded" go '^runtime\.')
 cmdgo=$(samples "$TMP/g.folded" go '^cmd/go/')
 # go+0xOFFSET frames outside .plt, as "COUNT FRAME" lines.
-read -r plt_off plt_size < <(readelf -SW "$gobin" | awk '$2 == ".plt" { print $5, $6 }')
+# The name's field: "[ 2]" is two fields, "[12]" one.
+read -r plt_off plt_size < <(readelf -SW "$gobin" |
+	awk '{ for (i = 1; i < NF; i++) if ($i == ".plt") { print $(i + 3), $(i + 4); exit } }')
 awk -v lo="${plt_off:-0}" -v size="${plt_size:-0}" "$HEX_AWK"'
 	{ n = $NF; line = $0; sub(/ [0-9]+$/, "", line); k = split(line, f, ";")
 	  if (f[1] != "go") next
