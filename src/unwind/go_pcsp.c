@@ -135,7 +135,7 @@ struct cprof_unwind_rule go_pcsp__rule(enum cfi_arch arch, int32_t sp, unsigned 
 	if (flags & GO_FUNC_TOPFRAME)
 		return (struct cprof_unwind_rule){.cfa_kind = CPROF_CFA_END};
 	if (flags & GO_FUNC_SPWRITE)
-		return unwind_rule_stop(CPROF_STOP_UNSUPPORTED);
+		return unwind_rule_stop(CPROF_STOP_GO_SWITCH);
 	/* A frame above the entry's SP: the table lies. */
 	if (sp < 0 || sp > INT32_MAX - 8)
 		return unwind_rule_stop(CPROF_STOP_BAD_CFI);

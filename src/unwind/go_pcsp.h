@@ -20,8 +20,8 @@
  *            caller's FP at CFA - sp - 8
  * Functions flagged TOPFRAME (goexit, mstart, rt0_go) end the walk; those
  * that write SP themselves (SPWRITE: systemstack, mcall, morestack,
- * asmcgocall, gogo) stop it, counted as a rule the unwinder does not run:
- * past them the stack is another one (a goroutine's, g0's), which only the
+ * asmcgocall, gogo, time.now) stop it, counted as a Go stack switch: past
+ * them the stack is another one (a goroutine's, g0's), which only the
  * runtime's g and m structures tell. Go's signal handler (runtime.sigtramp,
  * flagged TOPFRAME) is walked through: it returns to a signal trampoline,
  * runtime.sigreturn__sigaction on x86_64 (which gets that rule), the vDSO's

@@ -237,7 +237,7 @@ TEST(go_pcsp_stripped_program)
 	CHECK_INT(top.cfa_kind, ==, CPROF_CFA_END);
 	sw = rule_in(names, t, rules, "runtime.systemstack", &start, &end);
 	CHECK_INT(sw.cfa_kind, ==, CPROF_CFA_STOP);
-	CHECK_INT(sw.stop, ==, CPROF_STOP_UNSUPPORTED);
+	CHECK_INT(sw.stop, ==, CPROF_STOP_GO_SWITCH);
 	/* The signal handler's return: a signal frame, from the byte before (a return address - 1).
 	 */
 	CHECK_INT(rule_in(names, t, rules, "runtime.sigreturn", &start, &end).cfa_kind, ==,
