@@ -79,6 +79,7 @@ enum cprof_unwind_stop {
 	CPROF_STOP_COPY_END,	 /* user space: the walk left the copied part of the stack */
 	CPROF_STOP_COPY_LOST,	 /* to be walked from a copy, which the full ring refused */
 	CPROF_STOP_NO_FP,	 /* code without CFI whose frame pointer is no frame's (JIT code) */
+	CPROF_STOP_GO_SWITCH,	 /* Go code that switched stacks (systemstack, mcall, morestack) */
 	CPROF_STOP_MAX,
 };
 

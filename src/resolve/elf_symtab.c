@@ -49,7 +49,7 @@
 #include "lib/u64map.h"
 #include "resolve/elf_plt.h"
 #include "resolve/elf_symtab.h"
-#include "resolve/go_pclntab.h"
+#include "lib/go_pclntab.h"
 #include "resolve/symbol_file.h"
 #include "symbol_loader.h"
 #include "unwind/table_store.h"

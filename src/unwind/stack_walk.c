@@ -110,6 +110,7 @@ static const struct {
 	[CPROF_STOP_COPY_END] = {"beyond the stack copy", "copy_end"},
 	[CPROF_STOP_COPY_LOST] = {"stack copy lost (ring full)", "copy_lost"},
 	[CPROF_STOP_NO_FP] = {"no CFI, and no frame pointer", "no_fp"},
+	[CPROF_STOP_GO_SWITCH] = {"Go stack switch", "go_switch"},
 };
 
 const char *stack_walk__stop_name(uint32_t stop)

@@ -11,6 +11,7 @@
 #include "lib/load_budget.h"
 #include "lib/u64map.h"
 #include "unwind/elf_cfi.h"
+#include "unwind/go_pcsp.h"
 #include "unwind/table_cache.h"
 #include "unwind/table_store.h"
 
@@ -119,12 +120,31 @@ static void count_refusal(struct table_cache *c, int err)
 	c->budget->cfi_abandoned += err == -ETIME;
 }
 
+/*
+ * Go's function table, for a file whose Go code has no CFI: a Go program
+ * without .debug_frame (stripped, or never had one). Go writes no
+ * .eh_frame; one that a Go program has is its C code's (cgo).
+ */
+static int go_source(Elf *elf, const struct elf_cfi *cfi, struct go_pcsp **out)
+{
+	size_t size;
+	const char *image;
+	int err;
+
+	*out = NULL;
+	if (cfi->has_debug_frame)
+		return 0;
+	image = elf_rawfile(elf, &size);
+	err = image ? go_pcsp__open(image, size, cfi->arch, out) : -ENOENT;
+	return err == -ENOENT ? 0 : err;
+}
+
 /* Reads the file's CFI into e; a file without any is an answer, not an error. */
 static int build(struct table_cache *c, struct entry *e, int fd)
 {
 	uint64_t t0 = clock__mono_ns();
 	struct unwind_table *t = NULL;
-	struct unwind_sources src;
+	struct unwind_sources src = {0};
 	struct table_file_id id;
 	struct elf_cfi cfi;
 	bool loaded;
@@ -144,10 +164,14 @@ static int build(struct table_cache *c, struct entry *e, int fd)
 	if (!err && !loaded) {
 		elf_cfi__sources(&cfi, NULL, &src);
 		src.budget = c->budget;
+		err = go_source(elf, &cfi, &src.go);
+	}
+	if (!err && !loaded) {
 		err = unwind_table__build(&src, c->rules, &t, &e->t.stats);
 		if (!err && c->store)
 			table_store__save(c->store, &id, t, c->rules, &e->t.stats);
 	}
+	go_pcsp__free(src.go);
 	elf_end(elf);
 	if (err == -ENOMEM)
 		return err;

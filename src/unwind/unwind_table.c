@@ -15,15 +15,19 @@
 #include <string.h>
 
 #include "lib/load_budget.h"
+#include "unwind/go_pcsp.h"
 #include "unwind/unwind_rule.h"
 #include "unwind/unwind_table.h"
 
 struct fde_ref {
 	uint64_t begin;
 	uint64_t end;
-	uint64_t off;	  /* in its section */
-	uint32_t section; /* index in unwind_sources: an earlier section wins a tie */
+	uint64_t off;	  /* in its section; a Go function's index */
+	uint32_t section; /* index in unwind_sources (GO_SOURCE last): an earlier one wins a tie */
 };
+
+/* The section index of Go's functions: after both sections. */
+#define GO_SOURCE 2
 
 struct fde_list {
 	struct fde_ref *v;
@@ -38,8 +42,9 @@ struct builder {
 	size_t rows_cap, pages_cap;
 	uint64_t last_addr; /* of the last row */
 	uint32_t last_rule;
-	uint64_t clip; /* rows before this address are an earlier FDE's */
-	uint64_t end;  /* the end of what the rows cover */
+	uint64_t clip;	/* rows before this address are an earlier FDE's */
+	uint64_t end;	/* the end of what the rows cover */
+	uint64_t go_pc; /* the end of a Go function's last rule so far */
 };
 
 static int grow(void **v, size_t *cap, size_t n, size_t size)
@@ -54,6 +59,34 @@ static int grow(void **v, size_t *cap, size_t n, size_t size)
 		return -ENOMEM;
 	*v = p;
 	*cap = c;
+	return 0;
+}
+
+static int add_ref(struct fde_list *l, const struct fde_ref *ref)
+{
+	if (l->n >= LOAD_MAX_CFI_FDES)
+		return -EFBIG;
+	if (grow((void **)&l->v, &l->cap, l->n, sizeof(*l->v)))
+		return -ENOMEM;
+	l->v[l->n++] = *ref;
+	return 0;
+}
+
+/* Go's functions, as if each had an FDE of the source after the sections. */
+static int collect_go(const struct unwind_sources *src, struct fde_list *l)
+{
+	size_t i, n = go_pcsp__count(src->go);
+	struct fde_ref ref = {.section = GO_SOURCE};
+	int err;
+
+	for (i = 0; i < n; i++) {
+		if (i % LOAD_CHECK_EVERY == LOAD_CHECK_EVERY - 1 && load_budget__over(src->budget))
+			return -ETIME;
+		go_pcsp__range(src->go, i, &ref.begin, &ref.end);
+		ref.off = i;
+		if (ref.begin < ref.end && (err = add_ref(l, &ref)))
+			return err;
+	}
 	return 0;
 }
 
@@ -82,15 +115,14 @@ static int collect(const struct unwind_sources *src, struct fde_list *l,
 			stats->fdes++;
 			if (!fde.pc_range)
 				continue;
-			if (l->n >= LOAD_MAX_CFI_FDES)
-				return -EFBIG;
-			if (grow((void **)&l->v, &l->cap, l->n, sizeof(*l->v)))
-				return -ENOMEM;
-			l->v[l->n++] = (struct fde_ref){fde.pc_begin, fde.pc_begin + fde.pc_range,
-							fde.vaddr - s->vaddr, i};
+			err = add_ref(l,
+				      &(struct fde_ref){fde.pc_begin, fde.pc_begin + fde.pc_range,
+							fde.vaddr - s->vaddr, i});
+			if (err)
+				return err;
 		}
 	}
-	return 0;
+	return src->go ? collect_go(src, l) : 0;
 }
 
 /* Whether x goes before y: by address, an earlier section first, then as they came. */
@@ -171,20 +203,16 @@ static int push_row(struct builder *b, uint64_t addr, uint32_t rule)
 	return 0;
 }
 
-static int on_row(const struct cfi_row *row, void *arg)
+/* A rule over [begin, end), but for what an earlier FDE covered. */
+static int add_rule(struct builder *b, uint64_t begin, uint64_t end, struct cprof_unwind_rule rule)
 {
-	struct builder *b = arg;
-	struct cprof_unwind_rule rule;
-	uint64_t begin = row->begin;
 	uint32_t id;
 	int err;
 
-	b->stats->cfi_rows++;
-	if (row->end <= b->clip)
+	if (end <= b->clip)
 		return 0;
 	if (begin < b->clip)
 		begin = b->clip;
-	rule = unwind_rule_from_cfi(&b->ctx, row);
 	err = unwind_rules__id(b->rules, &rule, &id);
 	if (err == -ENOSPC) {
 		rule = unwind_rule_stop(CPROF_STOP_NO_RULE_ROOM);
@@ -195,6 +223,51 @@ static int on_row(const struct cfi_row *row, void *arg)
 	if (rule.cfa_kind == CPROF_CFA_STOP)
 		b->stats->stops[rule.stop]++;
 	return push_row(b, begin, id);
+}
+
+static int on_row(const struct cfi_row *row, void *arg)
+{
+	struct builder *b = arg;
+
+	b->stats->cfi_rows++;
+	if (row->end <= b->clip)
+		return 0;
+	return add_rule(b, row->begin, row->end, unwind_rule_from_cfi(&b->ctx, row));
+}
+
+static int on_go_rule(uint64_t begin, uint64_t end, const struct cprof_unwind_rule *rule, void *arg)
+{
+	struct builder *b = arg;
+
+	b->go_pc = end;
+	return add_rule(b, begin, end, *rule);
+}
+
+/*
+ * A Go function's rules from its pcsp table. What the table leaves
+ * uncovered (none, a corrupt one, one that ends early) has no CFI.
+ */
+static int add_go(struct builder *b, const struct unwind_sources *src, const struct fde_ref *ref)
+{
+	int err;
+
+	b->go_pc = ref->begin;
+	err = go_pcsp__rules(src->go, ref->off, on_go_rule, b);
+	if (err == -EBADMSG) {
+		b->stats->bad_entries++;
+		err = 0;
+	}
+	b->stats->go_funcs++;
+	if (b->go_pc < b->clip)
+		b->go_pc = b->clip;
+	if (err || b->go_pc >= ref->end)
+		return err;
+	/* Go's table ends a function where the next begins: the padding between has no row. */
+	if (src->is_padding && src->is_padding(src->padding_arg, b->go_pc, ref->end)) {
+		b->stats->padding_gaps++;
+		return 0;
+	}
+	return push_row(b, b->go_pc, CPROF_RULE_NO_CFI);
 }
 
 static int add_fde(struct builder *b, const struct unwind_sources *src, struct cfi_program *prog,
@@ -217,12 +290,17 @@ static int add_fde(struct builder *b, const struct unwind_sources *src, struct c
 		if (err)
 			return err;
 	}
+	b->clip = b->end > ref->begin ? b->end : 0;
+	if (ref->section == GO_SOURCE) {
+		err = add_go(b, src, ref);
+		b->end = ref->end;
+		return err;
+	}
 	err = cfi_section__fde_at(src->sections[ref->section], ref->off, &fde);
 	if (err) {
 		b->stats->bad_entries++;
 		return 0;
 	}
-	b->clip = b->end > ref->begin ? b->end : 0;
 	b->ctx.ra_column = fde.ra_column;
 	b->ctx.signal_frame = fde.signal_frame;
 	err = cfi_program__run(prog, &fde, on_row, b);

@@ -7,7 +7,8 @@
  * functions, and a page index for a bounded search.
  *
  * Built from .eh_frame and, for functions it lacks, .debug_frame (of the
- * file or its separate debug file). Addresses are the file's own (ELF
+ * file or its separate debug file), then Go's own table (go_pcsp.h) for the
+ * Go functions of a file without .debug_frame. Addresses are the file's own (ELF
  * virtual addresses, as linked).
  */
 #ifndef CPROF_UNWIND_TABLE_H
@@ -33,18 +34,26 @@ struct unwind_table {
 /* What a build found, for the summary and for -v. */
 struct unwind_table_stats {
 	uint64_t fdes;
-	uint64_t bad_entries;		/* CIEs or FDEs that could not be read */
-	uint64_t cfi_rows;		/* rows of the CFI programs */
-	uint64_t overlaps;		/* FDEs that overlapped an earlier one (the earlier wins) */
-	uint64_t padding_gaps;		/* gaps between functions that hold only padding: no row */
+	uint64_t go_funcs;     /* Go functions whose rules came from Go's table (go_pcsp.h) */
+	uint64_t bad_entries;  /* CIEs or FDEs that could not be read */
+	uint64_t cfi_rows;     /* rows of the CFI programs */
+	uint64_t overlaps;     /* FDEs that overlapped an earlier one (the earlier wins) */
+	uint64_t padding_gaps; /* gaps between functions that hold only padding: no row */
 	uint64_t stops[CPROF_STOP_MAX]; /* CFI rows the unwinder cannot run, by reason */
 };
 
-/* Where the CFI comes from: up to two sections, .eh_frame first. */
+struct go_pcsp;
+
+/*
+ * Where the CFI comes from: up to two sections, .eh_frame first, and Go's
+ * function table for the Go code of a file that has no .debug_frame.
+ */
 struct unwind_sources {
 	enum cfi_arch arch;
 	const struct cfi_section *sections[2];
 	size_t nsections;
+	/* Optional: Go's functions; where an FDE covers one too, the FDE wins. */
+	struct go_pcsp *go;
 	/*
 	 * Optional: whether [begin, end) holds only padding (no code could
 	 * run there), so that a gap between two functions needs no row.
@@ -57,8 +66,8 @@ struct unwind_sources {
 
 /*
  * Builds the table; rule ids come from (and are added to) rules. -ENOENT
- * when no section holds a single FDE, -ENOMEM. Corrupt entries and rules
- * it cannot run are counted in stats, not errors.
+ * when no section holds a single FDE and there is no Go function, -ENOMEM. Corrupt entries and
+ * rules it cannot run are counted in stats, not errors.
  */
 int unwind_table__build(const struct unwind_sources *src, struct unwind_rules *rules,
 			struct unwind_table **out, struct unwind_table_stats *stats);

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Go programs as they are shipped, stripped (-ldflags='-s -w': no .symtab,
 # no DWARF), are named from .gopclntab, Go's own function table, which the
-# runtime keeps for its stack traces (src/resolve/go_pclntab.c): before,
+# runtime keeps for its stack traces (src/lib/go_pclntab.c): before,
 # their frames were MODULE+0xOFFSET (go+0x3bdd6). Two programs:
 #  - go_work (fixtures/src/unwind/go_work.go, nearly all its time in
 #    main.hot) built stripped by the test: main.hot must be the leaf of
@@ -83,7 +83,9 @@ total=$(samples "$TMP/g.folded" go)
 runtime=$(samples "$TMP/g.folded" go '^runtime\.')
 cmdgo=$(samples "$TMP/g.folded" go '^cmd/go/')
 # go+0xOFFSET frames outside .plt, as "COUNT FRAME" lines.
-read -r plt_off plt_size < <(readelf -SW "$gobin" | awk '$2 == ".plt" { print $5, $6 }')
+# The name's field: "[ 2]" is two fields, "[12]" one.
+read -r plt_off plt_size < <(readelf -SW "$gobin" |
+	awk '{ for (i = 1; i < NF; i++) if ($i == ".plt") { print $(i + 3), $(i + 4); exit } }')
 awk -v lo="${plt_off:-0}" -v size="${plt_size:-0}" "$HEX_AWK"'
 	{ n = $NF; line = $0; sub(/ [0-9]+$/, "", line); k = split(line, f, ";")
 	  if (f[1] != "go") next

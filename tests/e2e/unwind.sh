@@ -29,6 +29,7 @@
 #   ...] 18-20%
 # - signal_work: G;main;loop;main_spin 72%, G;main;loop;main_spin;libc.so.6+0x3c04f;handler;busy 27%
 # - go_work: main.hot alone; eu-stack: runtime.goexit.abi0;runtime.main;main.main;main.work;main.hot
+# - go_stripped (go_spin built with -ldflags='-s -w'): perf and eu-stack find no CFI
 # - brief_nofp: G;main;work;brief_a 64%, ...;brief_b 33%, ...;clock_gettime;__vdso_clock_gettime 4%
 # - dlopen_call_nofp: G;run_plugin;plugin_work;plugin_spin 96%, ...;clock_gettime;... 3%
 # The rest of each profile is mostly ld.so loading the program, under 0.5%;
@@ -414,6 +415,64 @@ case_go_work() {
 		0 threads 'runtime\.(clone|mstart|rt0_go)(\.abi0)?;*.+'
 }
 
+# --- stripped Go -------------------------------------------------------------------------
+# go_spin built with -ldflags='-s -w' has no .debug_frame, only Go's own
+# function table, whose pcsp deltas give each frame (src/unwind/go_pcsp.c).
+# Its leaves set up no frame: by frame pointers (cprof before go_pcsp.c)
+# main.spinMid is never seen, runtime.goexit;runtime.main;main.main;
+# main.spinLeafA 68%, ...;main.spinLeafB 29%. Go's own CPU profile of the
+# same run (runtime/pprof, read by go tool pprof -traces) gives the leaves'
+# split to compare with: Go samples by its own timer, far fewer samples
+# (about 50 a second on this VM), so the split agrees within 8 points.
+go_pprof_split() {
+	go tool pprof -traces "$1" "$2" 2>/dev/null | awk '
+		/^-+\+/ { if (v != "") { if (s ~ /main\.spinLeafA;main\.spinMid;/) a += v
+			if (s ~ /main\.spinLeafB;main\.spinMid;/) b += v }; v = ""; s = ""; next }
+		v == "" && $1 ~ /^[0-9.]+(ms|s|us)$/ { v = $1; sub(/[a-z]+$/, "", v)
+			if ($1 ~ /[^m]s$/ && $1 !~ /us$/) v *= 1000; s = $2 ";"; next }
+		v != "" { s = s $1 ";" }
+		END { if (v != "") { if (s ~ /main\.spinLeafA;main\.spinMid;/) a += v
+			if (s ~ /main\.spinLeafB;main\.spinMid;/) b += v }
+			printf "%d %d\n", a, b }'
+}
+case_go_stripped() {
+	local out=$TMP/go_spin prof=$TMP/${TAG}go_spin.pprof a b s c
+	if [ "$REFERENCE" = perf ]; then
+		skip go_stripped "perf does not unwind stripped Go (no CFI at all)"
+		return
+	fi
+	if ! command -v go >/dev/null; then
+		skip go_stripped "go is not installed (Debian: golang-go, which ./build.sh test installs)"
+		return
+	fi
+	if [ ! -x "$out" ] && ! (cd "$ROOT/fixtures/src/unwind" &&
+		GOFLAGS='' go build -ldflags='-s -w' -o "$out" go_spin.go) >"$TMP/go_build.log" 2>&1; then
+		not_ok go_stripped_build "go build failed: $(tail -c 300 "$TMP/go_build.log")"
+		return
+	fi
+	# Every sample whole: from a goroutine's or a thread's first frame. A
+	# stack copy holds the signal stack alone: the samples in Go's signal
+	# handler (its own profiler's, about 1%) end there with --stack-copies.
+	local whole=99
+	[ "$TAG" = copies_ ] && whole=98
+	profile go_stripped "$out" "$((SECONDS_EACH + 2))" "$prof"
+	expect_stacks go_stripped go_spin 'runtime\.(goexit|mstart|rt0_go)' "$whole" \
+		55 leaf_a 'runtime\.goexit;runtime\.main;main\.main;main\.spinMid;main\.spinLeafA' \
+		20 leaf_b 'runtime\.goexit;runtime\.main;main\.main;main\.spinMid;main\.spinLeafB' \
+		0 goroutines 'runtime\.goexit;*.+' \
+		0 threads 'runtime\.(mstart|rt0_go);*.+'
+	expect_split go_stripped leaf_a leaf_b 70 5
+	read -r a b <<<"$(go_pprof_split "$out" "$prof")"
+	c=$(pct "${COUNT[leaf_a]:-0}" $((${COUNT[leaf_a]:-0} + ${COUNT[leaf_b]:-0})))
+	s=$(pct "${a:-0}" $((${a:-0} + ${b:-0})))
+	echo "figure ${TAG}go_stripped_pprof: Go's own profile spinLeafA ${a}ms spinLeafB ${b}ms" \
+		"($s%), cprof $c%"
+	if [ $((${a:-0} + ${b:-0})) -gt 0 ] && within "$s" "$c" 8; then ok "${TAG}go_stripped_pprof"; else
+		not_ok "${TAG}go_stripped_pprof" "spinLeafA under spinMid: $s% in Go's own profile" \
+			"(${a}ms, ${b}ms), $c% in cprof's, want within 8 points"
+	fi
+}
+
 # --- brief: 50 ms processes, from a shell and through env --------------------------------------
 # perf loses the frames above __libc_start_call_main in most processes of a
 # recording that has several (perf 6.1): its reference is one 2 s run.
@@ -463,7 +522,7 @@ EOF
 # UNWIND_ONLY=REGEX runs the cases whose fixture's name it matches.
 TAG='' CPROF_ARGS=()
 for c in nofp_gcc nofp_clang static_musl static_musl_gcc fp_leaf qsort_cb threads_nofp cxx_nofp \
-	signal_work go_work brief_nofp dlopen_call_nofp; do
+	signal_work go_work go_stripped brief_nofp dlopen_call_nofp; do
 	[[ $c =~ ${UNWIND_ONLY:-.} ]] && "case_$c"
 done
 # The same stacks walked in user space from the copies perf samples carry,
@@ -471,7 +530,8 @@ done
 # C++ exceptions, musl, brief processes and a dlopen, from their first sample.
 if [ "$REFERENCE" != perf ]; then
 	TAG=copies_ CPROF_ARGS=(--stack-copies)
-	for c in nofp_gcc static_musl threads_nofp cxx_nofp signal_work brief_nofp dlopen_call_nofp; do
+	for c in nofp_gcc static_musl threads_nofp cxx_nofp signal_work go_stripped brief_nofp \
+		dlopen_call_nofp; do
 		[[ $c =~ ${UNWIND_ONLY:-.} ]] && "case_$c"
 	done
 fi

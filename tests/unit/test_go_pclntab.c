@@ -46,7 +46,7 @@
 
 #include "lib/load_budget.h"
 #include "resolve/elf_symtab.h"
-#include "resolve/go_pclntab.h"
+#include "lib/go_pclntab.h"
 #include "test.h"
 
 /* --- real programs ------------------------------------------------------------------------ */

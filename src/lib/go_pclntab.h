@@ -17,6 +17,12 @@
  * fails any check is refused whole (-EINVAL for a header that is not one,
  * -EBADMSG for a corrupt body), never read out of bounds.
  *
+ * Each function's SP deltas (its pcsp table, what Go's own unwinder and
+ * the .debug_frame Go's linker writes come from) are read on demand from
+ * the same bytes, for unwinding code without CFI (src/unwind/go_pcsp.c):
+ * the reader is here, below both stages, as the symbolizer and the
+ * unwinder read the one table.
+ *
  * The inline tree (FUNCDATA_InlTree) is not read: its records live outside
  * the table (in go:func.*, in .rodata up to Go 1.25), at a base address
  * only the runtime's moduledata knows.
@@ -38,6 +44,20 @@ struct go_pclntab_info {
 	uint64_t text_start; /* 1.18+: what entry offsets were added to; else 0 */
 	size_t entries;	     /* the table's entries, unnamed ones included */
 	const char *where;   /* go_pclntab__from_elf's: the section's name, or a segment search */
+	uint64_t offset;     /* go_pclntab__from_elf's: where in the image the table starts */
+	uint64_t size;	     /* the table's bytes */
+};
+
+/* A function's funcFlag bits (Go 1.17+), as the runtime names them. */
+#define GO_FUNC_TOPFRAME 1 /* the outermost frame of its stack (goexit, mstart, rt0_go) */
+#define GO_FUNC_SPWRITE	 2 /* writes SP itself (a stack switch): its deltas say nothing past it */
+
+/* One run of a function's pcsp table: SP is sp bytes below its value at the entry in [begin, end).
+ */
+struct go_pcsp_run {
+	uint64_t begin;
+	uint64_t end;
+	int32_t sp;
 };
 
 /*
@@ -80,5 +100,21 @@ const char *go_pclntab__lookup(const struct go_pclntab *t, uint64_t pc, uint64_t
  * keeps the names beyond t copies it whole and rebases them.
  */
 const char *go_pclntab__names(const struct go_pclntab *t, size_t *size);
+
+/*
+ * Function i's pcsp table, run by run in address order within the
+ * function, into fn (whose nonzero return ends the walk and is returned).
+ * data and size are the bytes the table was parsed from (for
+ * go_pclntab__from_elf, info.size bytes at info.offset in the image): the
+ * object keeps none of them. *budget is what the caller lets the tables
+ * of a file read, in bytes (functions may share bytes, so the table's size
+ * does not bound it): -EFBIG once spent. A function without a table gives
+ * no run; -EBADMSG for one that leaves the bytes, -EINVAL for other bytes.
+ */
+int go_pclntab__pcsp(const struct go_pclntab *t, const void *data, size_t size, size_t i,
+		     uint64_t *budget, int (*fn)(const struct go_pcsp_run *run, void *arg),
+		     void *arg);
+/* Function i's GO_FUNC_* flags, 0 where the layout has none (before Go 1.17) or on error. */
+unsigned int go_pclntab__flags(const struct go_pclntab *t, const void *data, size_t size, size_t i);
 
 #endif

@@ -33,7 +33,7 @@
 #include "lib/load_budget.h"
 #include "lib/range.h"
 #include "lib/u64map.h"
-#include "resolve/go_pclntab.h"
+#include "lib/go_pclntab.h"
 
 #define GO12_MAGIC  0xfffffffbu
 #define GO116_MAGIC 0xfffffffau
@@ -48,7 +48,8 @@
 struct go_func {
 	uint64_t start; /* start and end first: range_find */
 	uint64_t end;
-	size_t name; /* offset in go_pclntab.names */
+	uint32_t name; /* offset in go_pclntab.names */
+	uint32_t rec;  /* of its record (_func) in the table: its frame tables start there */
 };
 
 struct go_pclntab {
@@ -57,6 +58,9 @@ struct go_pclntab {
 	char *names;
 	size_t names_size;
 	struct go_pclntab_info info;
+	uint64_t pctab;	    /* what a record's pcvalue table offsets count from */
+	unsigned int pcsp;  /* where in a record its pcsp offset is */
+	unsigned int flags; /* ... and its funcFlag byte (1.17+) */
 };
 
 /* The table's bytes, in its byte order and pointer size. */
@@ -74,6 +78,7 @@ struct layout {
 	uint64_t func_base;   /* what funcoff counts from */
 	uint64_t name_base;   /* what nameOff counts from */
 	uint64_t text;	      /* added to entries (1.18+) */
+	uint64_t pctab;	      /* what pcvalue table offsets count from */
 	unsigned int field;   /* bytes of a function table field */
 	unsigned int entry_w; /* bytes of a record's entry */
 };
@@ -173,6 +178,7 @@ static int read_header(struct table *t, uint64_t text_start, struct layout *l,
 		break;
 	case 116:
 		l->name_base = w[2];
+		l->pctab = w[5];
 		l->functab = l->func_base = w[6];
 		l->field = t->ptr;
 		l->entry_w = t->ptr;
@@ -182,6 +188,7 @@ static int read_header(struct table *t, uint64_t text_start, struct layout *l,
 		if (!l->text)
 			return -ENODATA;
 		l->name_base = w[3];
+		l->pctab = w[6];
 		l->functab = l->func_base = w[7];
 		l->field = 4;
 		l->entry_w = 4;
@@ -242,14 +249,17 @@ static int add_name(struct names *n, const struct table *t, uint64_t off, size_t
  * with the same entry. *named is false for a record without a name.
  */
 static int read_record(const struct table *t, const struct layout *l, uint64_t raw,
-		       uint64_t funcoff, struct names *n, size_t *name, bool *named)
+		       uint64_t funcoff, struct names *n, struct go_func *f, bool *named)
 {
 	uint64_t rec, entry, name_off, at;
+	size_t name = 0;
+	int err;
 
 	*named = false;
 	if (add_overflows(l->func_base, funcoff, &rec) || !read_uint(t, rec, l->entry_w, &entry) ||
 	    !read_uint(t, rec + l->entry_w, 4, &name_off) || entry != raw)
 		return -EBADMSG;
+	f->rec = (uint32_t)rec; /* below the table's size, which parse held under 4 GiB */
 	/* In 1.2 tables offset 0 is the header; since 1.16 it is the first name. */
 	if (!name_off && !l->name_base)
 		return 0;
@@ -259,7 +269,9 @@ static int read_record(const struct table *t, const struct layout *l, uint64_t r
 	if (!t->p[at])
 		return 0;
 	*named = true;
-	return add_name(n, t, at, name);
+	err = add_name(n, t, at, &name);
+	f->name = (uint32_t)name;
+	return err;
 }
 
 static int read_functions(struct go_pclntab *g, const struct table *t, const struct layout *l)
@@ -306,7 +318,7 @@ static int read_functions(struct go_pclntab *g, const struct table *t, const str
 			err = -EBADMSG;
 			goto cleanup;
 		}
-		err = read_record(t, l, raw, funcoff, &n, &g->funcs[g->n].name, &named);
+		err = read_record(t, l, raw, funcoff, &n, &g->funcs[g->n], &named);
 		if (err)
 			goto cleanup;
 		if (named) {
@@ -324,6 +336,30 @@ cleanup:
 	return err;
 }
 
+/*
+ * Where a record's pcsp offset and funcFlag byte are: after the entry come
+ * 32-bit fields (nameOff, args, deferreturn, pcsp, pcfile, pcln, npcdata,
+ * then cuOffset since 1.16 and startLine since 1.20), then the funcID byte
+ * and, since 1.17, the flag byte (a zero pad in 1.16).
+ */
+static void set_frame_layout(struct go_pclntab *g, const struct layout *l)
+{
+	g->pctab = l->pctab;
+	g->pcsp = l->entry_w + 12;
+	switch (g->info.version) {
+	case 116:
+	case 118:
+		g->flags = l->entry_w + 33;
+		break;
+	case 120:
+		g->flags = l->entry_w + 37;
+		break;
+	default:
+		g->flags = 0;
+		break;
+	}
+}
+
 int go_pclntab__parse(const void *data, size_t size, uint64_t text_start, struct go_pclntab **out)
 {
 	struct table t = {.p = data, .size = size};
@@ -332,6 +368,9 @@ int go_pclntab__parse(const void *data, size_t size, uint64_t text_start, struct
 	int err;
 
 	*out = NULL;
+	/* Offsets into it are kept in 32 bits; the largest Go programs' are tens of MB. */
+	if (size > UINT32_MAX)
+		return -EFBIG;
 	g = calloc(1, sizeof(*g));
 	if (!g)
 		return -ENOMEM;
@@ -343,6 +382,8 @@ int go_pclntab__parse(const void *data, size_t size, uint64_t text_start, struct
 		return err;
 	}
 	g->info.entries = l.nfunc;
+	g->info.size = size;
+	set_frame_layout(g, &l);
 	/* Most tables name every entry; shrink when they did not. */
 	if (g->n && g->n < l.nfunc) {
 		struct go_func *f = realloc(g->funcs, g->n * sizeof(*g->funcs));
@@ -402,6 +443,107 @@ const char *go_pclntab__names(const struct go_pclntab *t, size_t *size)
 {
 	*size = t ? t->names_size : 0;
 	return t ? t->names : NULL;
+}
+
+/* --- the frame tables -------------------------------------------------------------------- */
+
+/* A varint of at most 32 bits, as the runtime's readvarint reads it. */
+static bool read_varint(const struct table *t, uint64_t *off, uint32_t *v)
+{
+	uint32_t x = 0;
+	unsigned int shift;
+
+	for (shift = 0; shift < 35; shift += 7) {
+		uint8_t b;
+
+		if (*off >= t->size)
+			return false;
+		b = t->p[(*off)++];
+		x |= (uint32_t)(b & 0x7f) << shift;
+		if (!(b & 0x80)) {
+			*v = x;
+			return true;
+		}
+	}
+	return false;
+}
+
+static bool frame_table(const struct go_pclntab *g, const void *data, size_t size, size_t i,
+			struct table *t)
+{
+	*t = (struct table){.p = data,
+			    .size = size,
+			    .be = g && g->info.big_endian,
+			    .ptr = g ? g->info.ptr_size : 0};
+	return g && data && i < g->n && size == g->info.size;
+}
+
+unsigned int go_pclntab__flags(const struct go_pclntab *t, const void *data, size_t size, size_t i)
+{
+	struct table tab;
+	uint64_t v;
+
+	if (!frame_table(t, data, size, i, &tab) || !t->flags ||
+	    !read_uint(&tab, t->funcs[i].rec + t->flags, 1, &v))
+		return 0;
+	return (unsigned int)v & (GO_FUNC_TOPFRAME | GO_FUNC_SPWRITE);
+}
+
+/*
+ * The runtime's pcvalue walk: pairs of (value delta, zigzag varint; PC
+ * delta, varint in instruction quanta) from value -1 at the entry, until a
+ * value delta of 0 after the first pair.
+ */
+int go_pclntab__pcsp(const struct go_pclntab *t, const void *data, size_t size, size_t i,
+		     uint64_t *budget, int (*fn)(const struct go_pcsp_run *run, void *arg),
+		     void *arg)
+{
+	struct go_pcsp_run run;
+	struct table tab;
+	uint64_t off, at, pc, end;
+	uint32_t uv, pcd;
+	uint32_t val = UINT32_MAX; /* -1, in the int32 arithmetic Go's wraps */
+	bool first = true;
+	int err;
+
+	if (!frame_table(t, data, size, i, &tab))
+		return -EINVAL;
+	if (!read_uint(&tab, t->funcs[i].rec + t->pcsp, 4, &off))
+		return -EBADMSG;
+	/* Offset 0: no table (the runtime's value -1). */
+	if (!off)
+		return 0;
+	if (add_overflows(t->pctab, off, &off) || off >= tab.size)
+		return -EBADMSG;
+	pc = t->funcs[i].start;
+	end = t->funcs[i].end;
+	while (pc < end) {
+		at = off;
+		if (off >= tab.size)
+			return -EBADMSG;
+		/* The end: a zero byte where a value delta would be, after the first pair. */
+		if (!tab.p[off] && !first)
+			break;
+		if (!read_varint(&tab, &off, &uv) || !read_varint(&tab, &off, &pcd))
+			return -EBADMSG;
+		first = false;
+		/* The bytes read across a file's functions, which may share them. */
+		if (off - at > *budget)
+			return -EFBIG;
+		*budget -= off - at;
+		val += -(uv & 1) ^ (uv >> 1);
+		run = (struct go_pcsp_run){pc, pc + (uint64_t)pcd * t->info.min_lc, (int32_t)val};
+		/* A run past the function's end is cut there: what lies beyond is another's. */
+		if (run.end > end || run.end < run.begin)
+			run.end = end;
+		pc = run.end;
+		if (run.end > run.begin) {
+			err = fn(&run, arg);
+			if (err)
+				return err;
+		}
+	}
+	return 0;
 }
 
 /* --- finding the table in an ELF image --------------------------------------------------- */
@@ -471,6 +613,7 @@ static int search_segments(const struct elf_image *img, uint64_t text, struct go
 			if (err == -EFBIG)
 				return err;
 			if (!err) {
+				t->info.offset = s.offset + off;
 				if (t->n) {
 					*out = t;
 					return 0;
@@ -504,8 +647,10 @@ int go_pclntab__from_elf(const void *image, size_t size, struct go_pclntab **out
 		if (!elf_image__find_section(&img, names[i], SHT_PROGBITS, &s))
 			continue;
 		err = go_pclntab__parse(img.p + s.offset, s.size, text, out);
-		if (!err)
+		if (!err) {
 			(*out)->info.where = names[i];
+			(*out)->info.offset = s.offset;
+		}
 		return err;
 	}
 	/* Any stripped file would do, but only Go programs are worth the search. */
