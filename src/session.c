@@ -39,6 +39,7 @@
 #include "lib/block_pool.h"
 #include "lib/cancel.h"
 #include "lib/clock.h"
+#include "lib/fuse_file.h"
 #include "lib/kernel_caps.h"
 #include "lib/load_budget.h"
 #include "lib/procfs.h"
@@ -1340,6 +1341,7 @@ static int drain_when_due(struct run *r, uint64_t now)
 		if (r->next_boundary <= now)
 			r->next_boundary = now + interval;
 		r->next_drain = now + DRAIN_INTERVAL_MS * 1000000ull;
+		fuse_file__new_interval();
 	} else if (now >= r->next_drain || sampler__should_drain(r->sampler)) {
 		drain(r);
 		r->next_drain = now + DRAIN_INTERVAL_MS * 1000000ull;

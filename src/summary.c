@@ -767,7 +767,7 @@ int summary__add_comments(struct profile *p, const struct summary_info *in)
 		return err;
 	snprintf(buf, sizeof(buf),
 		 "cprof: files on FUSE (or a user's overlay) read through a child process %" PRIu64
-		 ", reads given up (no answer within %d ms, or the run's %d ms spent) %" PRIu64,
+		 ", reads given up (no answer within %d ms, or the profile's %d ms spent) %" PRIu64,
 		 in->fuse.copied, FUSE_FILE_TIMEOUT_MS, FUSE_FILE_RUN_BUDGET_MS,
 		 in->fuse.unanswered);
 	err = profile__add_comment(p, buf);
@@ -965,9 +965,8 @@ static void print_unnamed(FILE *f, uint64_t total, const struct summary_info *in
 	if (n)
 		fprintf(f,
 			"cprof: %" PRIu64 " %s of files on FUSE given up: the FUSE server did not "
-			"answer within %d ms (none of its files was tried again), or the run's %d "
-			"ms "
-			"for such reads were spent\n",
+			"answer within %d ms (none of its files was tried again), or the %d ms a "
+			"profile gives such reads were spent\n",
 			n, plural(n, "read", "reads"), FUSE_FILE_TIMEOUT_MS,
 			FUSE_FILE_RUN_BUDGET_MS);
 	debuginfod_sentence(line, sizeof(line), in);

@@ -43,7 +43,7 @@ static struct {
 	pthread_mutex_t lock;
 	uint64_t silent[MAX_SILENT]; /* mounts whose server did not answer */
 	unsigned nsilent;
-	uint64_t spent_ns;    /* in all FUSE reads so far */
+	uint64_t spent_ns;    /* in all FUSE reads of this profile so far */
 	pid_t left[MAX_LEFT]; /* children not waited for yet */
 	unsigned nleft;
 	struct fuse_file_counts counts;
@@ -342,5 +342,12 @@ void fuse_file__counts(struct fuse_file_counts *c)
 {
 	pthread_mutex_lock(&fuse.lock);
 	*c = fuse.counts;
+	pthread_mutex_unlock(&fuse.lock);
+}
+
+void fuse_file__new_interval(void)
+{
+	pthread_mutex_lock(&fuse.lock);
+	fuse.spent_ns = 0;
 	pthread_mutex_unlock(&fuse.lock);
 }

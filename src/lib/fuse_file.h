@@ -27,9 +27,10 @@
 /* How long a child may take to open and copy one file. */
 #define FUSE_FILE_TIMEOUT_MS 1000
 /*
- * How long all of a run's FUSE reads may take together: past it none is
- * tried, so that daemons that answer slowly, or not at all, on many mounts
- * cost a run at most this much.
+ * How long all FUSE reads of a run, or of one profile of continuous mode,
+ * may take together: past it none is tried until the next profile, so that
+ * daemons that answer slowly, or not at all, on many mounts cost a profile
+ * at most this much, and a daemon's weeks of quick reads never spend it.
  */
 #define FUSE_FILE_RUN_BUDGET_MS 2000
 /* The largest file copied (whole: a memfd in memory). */
@@ -66,5 +67,7 @@ struct fuse_file_counts {
 };
 
 void fuse_file__counts(struct fuse_file_counts *c);
+/* A profile begins (continuous mode): its FUSE reads get the budget afresh. */
+void fuse_file__new_interval(void);
 
 #endif
