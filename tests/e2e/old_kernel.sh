@@ -6,7 +6,8 @@
 # known_tree (two threads, 70/30 between hot_a and hot_b) must hold a
 # plausible count for its duration, rate and CPUs, the count the summary
 # says, the fixture's split, no drain error, and one line naming the
-# fallbacks. Then the core script profile.sh runs whole as on 4.18.
+# fallbacks. Then the core scripts run as on 4.18: profile.sh, system.sh,
+# upload_continuous.sh and mappings.sh's exec and dlopen cases.
 # tag: quick
 source "$(dirname "$0")/../lib.sh"
 
@@ -60,15 +61,34 @@ if [ $rc -eq 2 ] && [ "$(wc -l <"$TMP/bad.err")" -eq 1 ] && grep -q 'CPROF_KERNE
 	ok refuses_unknown_release
 else not_ok refuses_unknown_release "exit $rc: $(head -c 200 "$TMP/bad.err")"; fi
 
-# The core script, whole, as on 4.18: its lines again, named as_4_18_...
-while read -r status rest; do
-	case "$status" in
-	ok) ok "as_4_18_$rest" ;;
-	not)
-		rest=${rest#ok }
-		not_ok "as_4_18_${rest%% - *}" "${rest#* - }"
-		;;
-	skip) skip "as_4_18_${rest%% - *}" "${rest#* - }" ;;
-	esac
-done < <(CPROF_KERNEL_AS=4.18 "$(dirname "$0")/profile.sh" 2>&1 | grep -E '^(ok|not ok|skip) ')
+# as_4_18 PREFIX SCRIPT: an e2e script run as on 4.18, its lines named
+# as_4_18_PREFIX... (a script's own skip stays a skip); a script that
+# reports nothing fails.
+as_4_18() {
+	local prefix=$1 status rest lines=0
+	while read -r status rest; do
+		lines=$((lines + 1))
+		case "$status" in
+		ok) ok "as_4_18_$prefix$rest" ;;
+		not)
+			rest=${rest#ok }
+			not_ok "as_4_18_$prefix${rest%% - *}" "${rest#* - }"
+			;;
+		skip) skip "as_4_18_$prefix${rest%% - *}" "${rest#* - }" ;;
+		esac
+	done < <(CPROF_KERNEL_AS=4.18 bash "$(dirname "$0")/$2" 2>&1 | grep -E '^(ok|not ok|skip) ')
+	[ "$lines" -gt 0 ] || not_ok "as_4_18_${prefix}ran" "$2 reported nothing"
+}
+
+# The core scripts as on 4.18, where an old kernel's fallbacks change the
+# path: profile.sh whole (-p PID, commands, threads, formats); system.sh
+# (-a, signals, idle, sampling across the first drain, which drains key by
+# key there); upload_continuous.sh (uploads of one-second intervals, each a
+# drain, a server outage and the spool); mappings.sh's loop and dlopen
+# cases (maps followed through exec, also through env, and dlopen, stacks
+# walked from copies).
+as_4_18 "" profile.sh
+as_4_18 system_ system.sh
+as_4_18 upload_ upload_continuous.sh
+CPROF_MAPPINGS_CASES="loop dlopen" as_4_18 mappings_ mappings.sh
 finish
