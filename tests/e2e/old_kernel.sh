@@ -20,7 +20,7 @@ HZ=499
 
 # check_as RELEASE: known_tree profiled as on RELEASE.
 check_as() {
-	local v=$1 n=as_${1/./_} err folded total said secs cpus max a b
+	local v=$1 n=as_${1/./_} err folded total said secs cpus max a b root
 	err=$TMP/$n.err folded=$TMP/$n.folded
 	CPROF_KERNEL_AS=$v "$CPROF" -F $HZ --format folded -o "$folded" -- "$FIX/known_tree" 3 2 2>"$err"
 	check "${n}_exit_zero" [ $? -eq 0 ]
@@ -48,6 +48,12 @@ check_as() {
 		ok "${n}_fallbacks_named_once"
 	else not_ok "${n}_fallbacks_named_once" "$(grep -m1 'fallbacks' "$err" || echo 'no line names the fallbacks')"; fi
 	check "${n}_stack_copies" grep -q 'every user stack walked in user space from a copy' "$err"
+	# known_tree and glibc have CFI throughout: the walks from copies reach
+	# the root (100% here), as the in-kernel walk does. (Static musl stops
+	# at libc_start_main_stage2 on every path: its libc.a has no CFI.)
+	root=$(sed -nE 's/^cprof: user stacks walked with the CFI tables: [0-9]+ of [0-9]+ samples \(([0-9.]+)%\) reached a thread root.*/\1/p' "$err")
+	if awk -v p="${root:-0}" 'BEGIN { exit !(p >= 80) }'; then ok "${n}_walks_reach_root"; else
+		not_ok "${n}_walks_reach_root" "$(grep -m1 'walked with the CFI tables' "$err" | cut -c1-200 || echo 'no line on the walks')"; fi
 }
 
 check_as 4.18
