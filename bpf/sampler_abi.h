@@ -141,6 +141,12 @@ struct cprof_spill {
  * before) and no comm.
  */
 #define CPROF_COPY_FROM_PERF 1
+/*
+ * The perf sample had no user registers: a kernel thread's, or a task's
+ * past exit_mm in its exit (the in-kernel walk still reads its registers
+ * there, a perf sample does not). Nothing to walk: its user part is absent.
+ */
+#define CPROF_COPY_NO_USER 2
 
 /*
  * Also through `events`: a sample of a process whose unwind tables are not

@@ -355,6 +355,9 @@ static void add_entry(struct run *r, const struct sampler_entry *e)
 		n += e->user_n;
 	} else if (e->user_err) {
 		frames[n++] = lost_stack_frame(r, e->user_err, 0);
+	} else if (!e->comm[0] && symbolizer__user_frames(r->sym, &task, NULL, 0, NULL)) {
+		/* A perf copy carries no name: its process, looked up, names it (swapper for 0). */
+		goto fail;
 	}
 	count_walk(r, e);
 	if (e->user_walked && e->user_n && e->user_stop != CPROF_STOP_NONE)
@@ -401,6 +404,12 @@ static void walk_copy(struct run *r, const struct cprof_copy *c)
 	struct walk_result w;
 
 	memcpy(e.comm, c->comm, CPROF_COMM_LEN);
+	/* Without user registers pc 0 would be walked and shown as [unknown]. */
+	if (c->flags & CPROF_COPY_NO_USER) {
+		e.user_walked = false;
+		add_entry(r, &e);
+		return;
+	}
 	e.space = region_feed__space_of(r->feed, c);
 	region_feed__walk(r->feed, c, &w);
 	e.user_ips = w.ips;

@@ -220,6 +220,8 @@ static int parse_body(struct cursor *c, const struct perf_sample_layout *l, stru
 		return -EINVAL;
 	if ((l->sample_type & PERF_SAMPLE_REGS_USER) && read_regs(c, l, out, &user))
 		return -EINVAL;
+	if (!user)
+		out->flags |= CPROF_COPY_NO_USER;
 	if ((l->sample_type & PERF_SAMPLE_STACK_USER) && read_stack(c, user, out))
 		return -EINVAL;
 	/* Bytes left over: the event has fields the layout does not know of. */
@@ -249,7 +251,7 @@ int perf_sample__parse(const void *rec, size_t size, const struct perf_sample_la
 		return err;
 	}
 	out->magic = CPROF_COPY_MAGIC;
-	out->flags = CPROF_COPY_FROM_PERF;
+	out->flags |= CPROF_COPY_FROM_PERF;
 	/* A sample has no space id; its space is the last one begun before its time. */
 	out->space = out->time;
 	return 0;

@@ -140,7 +140,7 @@ BRIEF_WORK='^(work|brief_a|brief_b)$'
 # burns CPU time, so load does not change the count); main's cprof, before the
 # map rewrite, filed 896-961 (56-60%) there, and most of the rest under env.
 case_loop() {
-	local min=1199 bad comms brief_pct
+	local min=1199 max=2397 bad comms brief_pct
 	"$CPROF" -F 999 --format folded -o "$TMP/loop.folded" -- sh "$TMP/loop.sh" "$FIX/brief" 20 \
 		2>"$TMP/loop.err"
 	echo "figure loop.folded processes: $(processes "$TMP/loop.folded" | paste -sd' ')"
@@ -151,9 +151,11 @@ case_loop() {
 			"frames and $leaf an unnamed leaf: $(lines "$TMP/loop.folded" env '\[unknown\]|work')"
 	fi
 	stats "$TMP/loop.folded" brief brief "$BRIEF_WORK" "$BRIEF_ROOT"
-	if [ "$total" -ge "$min" ]; then ok loop_samples_under_brief; else
-		fail loop_samples_under_brief "$total samples under brief, want >= $min" \
-			"(75% of 40 runs x 40 ms at 999 Hz); processes: $(processes "$TMP/loop.folded" | paste -sd' ')"
+	# At most 1.5 times what brief's CPU time gives: a drain that counted a
+	# failed batched call (before 5.6) made it 10^15.
+	if [ "$total" -ge "$min" ] && [ "$total" -le "$max" ]; then ok loop_samples_under_brief; else
+		fail loop_samples_under_brief "$total samples under brief, want $min to $max" \
+			"(75% to 150% of 40 runs x 40 ms at 999 Hz); processes: $(processes "$TMP/loop.folded" | paste -sd' ')"
 	fi
 	check_named loop "$TMP/loop.folded" brief brief
 	check_rooted loop "$TMP/loop.folded" brief "$BRIEF_ROOT" "$BRIEF_WORK"
@@ -445,10 +447,9 @@ compare_with_perf() {
 	fi
 }
 
-case_loop
-case_dlopen
-case_short
-case_deleted
-case_exec_chain
-case_make
+# CPROF_MAPPINGS_CASES picks cases (old_kernel.sh runs the ones an old
+# kernel's fallbacks change); default all.
+for c in ${CPROF_MAPPINGS_CASES:-loop dlopen short deleted exec_chain make}; do
+	"case_$c"
+done
 finish

@@ -6,7 +6,8 @@
 # known_tree (two threads, 70/30 between hot_a and hot_b) must hold a
 # plausible count for its duration, rate and CPUs, the count the summary
 # says, the fixture's split, no drain error, and one line naming the
-# fallbacks. Then the core script profile.sh runs whole as on 4.18.
+# fallbacks. Then the core scripts run as on 4.18: profile.sh, system.sh,
+# upload_continuous.sh and mappings.sh's exec and dlopen cases.
 # tag: quick
 source "$(dirname "$0")/../lib.sh"
 
@@ -19,7 +20,7 @@ HZ=499
 
 # check_as RELEASE: known_tree profiled as on RELEASE.
 check_as() {
-	local v=$1 n=as_${1/./_} err folded total said secs cpus max a b
+	local v=$1 n=as_${1/./_} err folded total said secs cpus max a b root
 	err=$TMP/$n.err folded=$TMP/$n.folded
 	CPROF_KERNEL_AS=$v "$CPROF" -F $HZ --format folded -o "$folded" -- "$FIX/known_tree" 3 2 2>"$err"
 	check "${n}_exit_zero" [ $? -eq 0 ]
@@ -47,6 +48,12 @@ check_as() {
 		ok "${n}_fallbacks_named_once"
 	else not_ok "${n}_fallbacks_named_once" "$(grep -m1 'fallbacks' "$err" || echo 'no line names the fallbacks')"; fi
 	check "${n}_stack_copies" grep -q 'every user stack walked in user space from a copy' "$err"
+	# known_tree and glibc have CFI throughout: the walks from copies reach
+	# the root (100% here), as the in-kernel walk does. (Static musl stops
+	# at libc_start_main_stage2 on every path: its libc.a has no CFI.)
+	root=$(sed -nE 's/^cprof: user stacks walked with the CFI tables: [0-9]+ of [0-9]+ samples \(([0-9.]+)%\) reached a thread root.*/\1/p' "$err")
+	if awk -v p="${root:-0}" 'BEGIN { exit !(p >= 80) }'; then ok "${n}_walks_reach_root"; else
+		not_ok "${n}_walks_reach_root" "$(grep -m1 'walked with the CFI tables' "$err" | cut -c1-200 || echo 'no line on the walks')"; fi
 }
 
 check_as 4.18
@@ -60,15 +67,34 @@ if [ $rc -eq 2 ] && [ "$(wc -l <"$TMP/bad.err")" -eq 1 ] && grep -q 'CPROF_KERNE
 	ok refuses_unknown_release
 else not_ok refuses_unknown_release "exit $rc: $(head -c 200 "$TMP/bad.err")"; fi
 
-# The core script, whole, as on 4.18: its lines again, named as_4_18_...
-while read -r status rest; do
-	case "$status" in
-	ok) ok "as_4_18_$rest" ;;
-	not)
-		rest=${rest#ok }
-		not_ok "as_4_18_${rest%% - *}" "${rest#* - }"
-		;;
-	skip) skip "as_4_18_${rest%% - *}" "${rest#* - }" ;;
-	esac
-done < <(CPROF_KERNEL_AS=4.18 "$(dirname "$0")/profile.sh" 2>&1 | grep -E '^(ok|not ok|skip) ')
+# as_4_18 PREFIX SCRIPT: an e2e script run as on 4.18, its lines named
+# as_4_18_PREFIX... (a script's own skip stays a skip); a script that
+# reports nothing fails.
+as_4_18() {
+	local prefix=$1 status rest lines=0
+	while read -r status rest; do
+		lines=$((lines + 1))
+		case "$status" in
+		ok) ok "as_4_18_$prefix$rest" ;;
+		not)
+			rest=${rest#ok }
+			not_ok "as_4_18_$prefix${rest%% - *}" "${rest#* - }"
+			;;
+		skip) skip "as_4_18_$prefix${rest%% - *}" "${rest#* - }" ;;
+		esac
+	done < <(CPROF_KERNEL_AS=4.18 bash "$(dirname "$0")/$2" 2>&1 | grep -E '^(ok|not ok|skip) ')
+	[ "$lines" -gt 0 ] || not_ok "as_4_18_${prefix}ran" "$2 reported nothing"
+}
+
+# The core scripts as on 4.18, where an old kernel's fallbacks change the
+# path: profile.sh whole (-p PID, commands, threads, formats); system.sh
+# (-a, signals, idle, sampling across the first drain, which drains key by
+# key there); upload_continuous.sh (uploads of one-second intervals, each a
+# drain, a server outage and the spool); mappings.sh's loop and dlopen
+# cases (maps followed through exec, also through env, and dlopen, stacks
+# walked from copies).
+as_4_18 "" profile.sh
+as_4_18 system_ system.sh
+as_4_18 upload_ upload_continuous.sh
+CPROF_MAPPINGS_CASES="loop dlopen" as_4_18 mappings_ mappings.sh
 finish

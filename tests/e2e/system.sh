@@ -60,7 +60,9 @@ wait "$bg"
 
 # Sampling goes on across the first drain, where the events move to the
 # program that uses both map sets (src/sample/sampler.c). With every CPU busy every
-# tick is a sample, idle ones included: the count follows from the rate.
+# tick is a sample, idle ones included: the count follows from the rate, and
+# no timer gives more (5% and 50 samples of slack): a drain that counted a
+# failed batched call, as before 5.6, made it 10^15.
 ncpu=$(nproc)
 "$FIX/known_tree" 4 "$((ncpu > 64 ? 64 : ncpu))" &
 bg=$!
@@ -71,7 +73,8 @@ read -r n secs cpus < <(sed -nE \
 	"$TMP/rate.err")
 if [ -z "${n:-}" ]; then
 	not_ok samples_across_first_drain "no summary line: $(tail -n 2 "$TMP/rate.err" | tr '\n' ' ')"
-elif awk -v n="$n" -v s="$secs" -v c="$cpus" 'BEGIN { exit !(n >= 0.85 * 199 * c * s) }'; then
+elif awk -v n="$n" -v s="$secs" -v c="$cpus" 'BEGIN { exit !(n >= 0.85 * 199 * c * s &&
+	n <= 1.05 * 199 * c * s + 50) }'; then
 	ok samples_across_first_drain
 else
 	not_ok samples_across_first_drain "$n samples in $secs s on $cpus CPUs at 199 Hz"

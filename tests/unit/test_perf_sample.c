@@ -227,7 +227,7 @@ static void check_common(const struct cprof_copy *c)
 		CHECK_U64(c->comm[i], ==, 0);
 	CHECK_U64(c->time, ==, TIME);
 	CHECK_U64(c->space, ==, TIME);
-	CHECK_INT(c->flags, ==, CPROF_COPY_FROM_PERF);
+	CHECK_INT(c->flags & CPROF_COPY_FROM_PERF, ==, CPROF_COPY_FROM_PERF);
 }
 
 static void check_stack(const struct cprof_copy *c, size_t bytes)
@@ -338,6 +338,8 @@ TEST(perf_sample_kernel_thread)
 	CHECK_U64(c->kern[0], ==, KIP(7));
 	CHECK_U64(c->kern[1], ==, KIP(8));
 	check_no_user(c);
+	/* Said, so that user space walks nothing rather than pc 0. */
+	CHECK_INT(c->flags, ==, CPROF_COPY_FROM_PERF | CPROF_COPY_NO_USER);
 	/* The same on arm64, whose LR would otherwise be valid. */
 	memset(c, POISON, sizeof(*c));
 	CHECK_INT(parse_len(&r, r.n, &arm64, c), ==, 0);
