@@ -480,11 +480,15 @@ static void fallbacks_sentence(char *buf, size_t size, const struct summary_info
 	appendf(buf, size, &off, "kernel fallbacks");
 	if (in->kernel_as)
 		appendf(buf, size, &off, " (as Linux %s, CPROF_KERNEL_AS)", in->kernel_as);
-	for (c = 0; c < KCAP_MAX; c++)
-		if (in->kernel_fallbacks & (1u << c)) {
-			appendf(buf, size, &off, "%s%s", sep, kernel_caps__fallback_name(c));
-			sep = "; ";
-		}
+	for (c = 0; c < KCAP_MAX; c++) {
+		if (!(in->kernel_fallbacks & (1u << c)))
+			continue;
+		/* Without an in-kernel walk, how it would be verified is moot. */
+		if (c == KCAP_BPF_LOOP && (in->kernel_fallbacks & (1u << KCAP_UNWINDER)))
+			continue;
+		appendf(buf, size, &off, "%s%s", sep, kernel_caps__fallback_name(c));
+		sep = "; ";
+	}
 }
 
 /*

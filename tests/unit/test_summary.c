@@ -724,6 +724,14 @@ TEST(summary_kernel_fallbacks)
 		     "drained and filled key by key (no batched map operations); the in-kernel "
 		     "walk verified frame by frame (no bpf_loop)\n"));
 	free(text);
+	/* Where no walk runs in the kernel (before 5.5), nothing is said of its verification. */
+	in.kernel_fallbacks |= 1u << KCAP_UNWINDER;
+	in.kernel_as = "4.19";
+	text = losses(&in, 0);
+	CHECK(strstr(text,
+		     "user stacks walked in user space from stack copies (no in-kernel walk)"));
+	CHECK(!strstr(text, "bpf_loop"));
+	free(text);
 }
 
 /*
