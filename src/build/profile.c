@@ -331,7 +331,7 @@ static void index_remove(struct index *ix, uint32_t hash, uint32_t idx1)
 }
 
 int profile__set_frame_names(struct profile *p, uint32_t idx, const char *name,
-			     const char *system_name, bool unknown)
+			     const char *system_name, bool unknown, bool function_start)
 {
 	struct profile_frame key;
 	struct slot *sl;
@@ -343,7 +343,7 @@ int profile__set_frame_names(struct profile *p, uint32_t idx, const char *name,
 	key.name = profile__intern(p, name);
 	key.system_name = system_name ? profile__intern(p, system_name) : key.name;
 	key.unknown = unknown;
-	key.function_start = key.function_start && unknown;
+	key.function_start = function_start && unknown;
 	if (!key.name || !key.system_name)
 		return -ENOMEM;
 	index_remove(&p->frame_index, frame_hash(&p->frames[idx - 1]), idx);
@@ -494,7 +494,7 @@ int profile__finish_frames(struct profile *p, struct symbolizer *s, bool last)
 	for (i = 0; i < p->nwaiting; i++) {
 		f = symbolizer__frame(s, p->waiting[i].id);
 		e = f ? profile__set_frame_names(p, p->waiting[i].frame, f->name, f->system_name,
-						 f->unknown)
+						 f->unknown, f->function_start)
 		      : -EINVAL;
 		if (e && !copy_err)
 			copy_err = e;

@@ -82,11 +82,12 @@ uint32_t profile__add_frame(struct profile *p, const struct profile_frame *f);
 
 /*
  * Replaces the names of frame idx, for names resolved after the frame was
- * added (kernel symbols, named in one batch before the profile is used).
- * Samples refer to frames by index and follow. 0, -EINVAL or -ENOMEM.
+ * added (kernel symbols, named in one batch before the profile is used;
+ * function_start: an unknown one named by its function's start). Samples
+ * refer to frames by index and follow. 0, -EINVAL or -ENOMEM.
  */
 int profile__set_frame_names(struct profile *p, uint32_t idx, const char *name,
-			     const char *system_name, bool unknown);
+			     const char *system_name, bool unknown, bool function_start);
 
 /*
  * Copies the frames a symbolizer answered (ids of symbolizer__user_frames,

@@ -2318,6 +2318,7 @@ static int stand_in_at_start(struct symbolizer *s, const struct uframe_wait *w,
 	    !function_start(w->e->elf, w->file_off, &back))
 		return 0;
 	s->stats[SYM_STAT_FUNCTION_STARTS]++;
+	f->function_start = true;
 	if (!back)
 		return 0;
 	snprintf(buf, sizeof(buf), "%s+0x%" PRIx64, base_name(mod->path), w->vaddr - back);

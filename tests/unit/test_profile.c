@@ -223,9 +223,9 @@ TEST(profile_set_frame_names)
 	}
 	for (i = 1; i <= n; i += 2) {
 		snprintf(renamed, sizeof(renamed), "fn%u", i);
-		CHECK_INT(
-			profile__set_frame_names(p, i, renamed, i % 4 == 1 ? "_raw" : NULL, false),
-			==, 0);
+		CHECK_INT(profile__set_frame_names(p, i, renamed, i % 4 == 1 ? "_raw" : NULL, false,
+						   false),
+			  ==, 0);
 	}
 	for (i = 1; i <= n; i++) {
 		f.address = i % 97;
@@ -259,11 +259,11 @@ TEST(profile_set_frame_names)
 	f.name = "fn2";
 	f.unknown = false;
 	CHECK_INT(profile__add_frame(p, &f), ==, n + 2);
-	CHECK_INT(profile__set_frame_names(p, 2, "fn2", NULL, false), ==, 0);
+	CHECK_INT(profile__set_frame_names(p, 2, "fn2", NULL, false, false), ==, 0);
 	CHECK_INT(profile__add_frame(p, &f), ==, n + 2);
 	CHECK_STR(profile__frame(p, 2)->name, "fn2");
-	CHECK_INT(profile__set_frame_names(p, 0, "x", NULL, false), ==, -EINVAL);
-	CHECK_INT(profile__set_frame_names(p, n + 3, "x", NULL, false), ==, -EINVAL);
+	CHECK_INT(profile__set_frame_names(p, 0, "x", NULL, false, false), ==, -EINVAL);
+	CHECK_INT(profile__set_frame_names(p, n + 3, "x", NULL, false, false), ==, -EINVAL);
 	profile__free(p);
 }
 
@@ -294,7 +294,7 @@ TEST(profile_copies_symbolizer_frames_once)
 	CHECK(f->name == f->system_name);
 	CHECK(f->kernel && f->unknown && !f->mapping && !f->address);
 
-	CHECK_INT(profile__set_frame_names(p, 1, "renamed", NULL, true), ==, 0);
+	CHECK_INT(profile__set_frame_names(p, 1, "renamed", NULL, true, false), ==, 0);
 	CHECK_INT(profile__add_symbolized(p, s, ids, 1, ids), ==, 0);
 	CHECK_INT(ids[0], ==, 1);
 	CHECK_U64(profile__frame_count(p), ==, 2);

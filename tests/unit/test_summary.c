@@ -147,7 +147,7 @@ TEST(summary_function_starts_said_apart)
 			   ".eh_frame), shown as FILE+0xSTART: 800 distinct frames\n"));
 	free(text);
 	/* Named by a symbol later (a debug file came): no longer a function start. */
-	CHECK_INT(profile__set_frame_names(p, f[0], "cc1_main", NULL, false), ==, 0);
+	CHECK_INT(profile__set_frame_names(p, f[0], "cc1_main", NULL, false, false), ==, 0);
 	CHECK_U64(summary__unnamed_samples(p, &in.function_start_samples), ==, 2);
 	CHECK_U64(in.function_start_samples, ==, 0);
 	profile__free(p);
