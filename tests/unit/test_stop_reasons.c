@@ -1,0 +1,193 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Issue 38, item 3: the reason a walk gives is the real one. Each reason
+ * the step can give (bpf/unwind_step.h, run here by the user-space walk
+ * exactly as the BPF program runs it) is produced by a stack and a rule
+ * made for it, and said in its own words. The reasons only the BPF side
+ * or the sampler give are listed with where they come from, so that a
+ * reason added without a case here fails.
+ */
+#include <errno.h>
+#include <stdbool.h>
+#include <string.h>
+
+#include "unwind/stack_walk.h"
+#include "test.h"
+
+#define CODE	 0x400000ull /* code with a table: rule i at CODE + 0x100 * i */
+#define JIT	 0x500000ull /* code without CFI (anonymous memory) */
+#define NOWHERE	 0x900000ull /* in no mapping */
+#define SP0	 0x7ff000000000ull
+#define WORDS	 1024
+#define JUNK_FP	 0x1234ull /* a frame pointer register holding data */
+#define BAD_RULE 99	   /* a row naming no rule of the dictionary */
+
+enum {
+	R_NO_CFI, /* CPROF_RULE_NO_CFI: a file's code its CFI does not cover */
+	R_END,
+	R_FRAME, /* 16 bytes, the return address on top */
+	R_UNSUPPORTED,
+	R_GO_SWITCH,
+	R_CFA_FP, /* CFA from the frame pointer */
+	R_FP_LOST,
+	R_LR,
+	R_FAR,	/* CFA past the copied stack */
+	R_BACK, /* CFA below SP */
+	R_BAD,	/* the row of BAD_RULE */
+	NROWS,
+};
+
+static const struct cprof_unwind_rule rules[] = {
+	[R_NO_CFI] = {.cfa_kind = CPROF_CFA_STOP, .stop = CPROF_STOP_NO_CFI},
+	[R_END] = {.cfa_kind = CPROF_CFA_END},
+	[R_FRAME] = {.cfa_kind = CPROF_CFA_SP, .cfa_off = 16, .ra_off = -8},
+	[R_UNSUPPORTED] = {.cfa_kind = CPROF_CFA_STOP, .stop = CPROF_STOP_UNSUPPORTED},
+	[R_GO_SWITCH] = {.cfa_kind = CPROF_CFA_STOP, .stop = CPROF_STOP_GO_SWITCH},
+	[R_CFA_FP] = {.cfa_kind = CPROF_CFA_FP, .cfa_off = 16, .ra_off = -8},
+	[R_FP_LOST] = {.cfa_kind = CPROF_CFA_SP,
+		       .cfa_off = 16,
+		       .ra_off = -8,
+		       .fp_kind = CPROF_FP_LOST},
+	[R_LR] = {.cfa_kind = CPROF_CFA_SP, .ra_kind = CPROF_RA_IN_LR},
+	[R_FAR] = {.cfa_kind = CPROF_CFA_SP, .cfa_off = 1 << 20, .ra_off = -8},
+	[R_BACK] = {.cfa_kind = CPROF_CFA_SP, .cfa_off = -16, .ra_off = 16},
+};
+
+static uint32_t pages[2] = {0, NROWS};
+static uint32_t rows[NROWS];
+static const struct unwind_table table = {
+	.base = CODE,
+	.npages = 1,
+	.pages = pages,
+	.nrows = NROWS,
+	.rows = rows,
+};
+
+static int find(void *arg, uint64_t pc, struct walk_code *out)
+{
+	(void)arg;
+	if (pc >= CODE && pc < CODE + 0x10000) {
+		*out = (struct walk_code){.table = &table};
+		return 0;
+	}
+	if (pc >= JIT && pc < JIT + 0x1000) {
+		*out = (struct walk_code){.table = NULL};
+		return 0;
+	}
+	return -ENOENT;
+}
+
+/* An address inside rule r's code; as a return address, looked up at itself - 1. */
+static uint64_t in(int r)
+{
+	return CODE + 0x100 * (uint64_t)r + 0x10;
+}
+
+static uint64_t stack[WORDS];
+
+/* Walks from pc with the frame pointer fp over stack[]; the reason it stopped. */
+static uint32_t walk(uint64_t pc, uint64_t fp, struct walk_result *res)
+{
+	const struct stack_walk w = {
+		.rules = rules,
+		.nrules = sizeof(rules) / sizeof(rules[0]),
+		.ra_mask = ~0ull,
+		.find = find,
+	};
+	const struct stack_snapshot snap = {
+		.pc = pc,
+		.sp = SP0,
+		.fp = fp,
+		.stack = (const uint8_t *)stack,
+		.stack_size = sizeof(stack),
+	};
+	int i;
+
+	for (i = 0; i < NROWS; i++)
+		rows[i] =
+			cprof_unwind_row(0x100 * (uint32_t)i, i == R_BAD ? BAD_RULE : (uint32_t)i);
+	stack_walk__run(&w, &snap, res);
+	return res->stop;
+}
+
+static void check_reason(uint32_t got, uint32_t want, const char *words)
+{
+	CHECK_STR(stack_walk__stop_name(got), stack_walk__stop_name(want));
+	CHECK_STR(stack_walk__stop_name(want), words);
+}
+
+TEST(stop_reasons_each_from_its_own_stack)
+{
+	struct walk_result res;
+	int i;
+
+	memset(stack, 0, sizeof(stack));
+	check_reason(walk(in(R_END), 0, &res), CPROF_STOP_NONE, "reached a thread root");
+	/* A file's code outside its CFI, whose frame pointer leads nowhere either. */
+	check_reason(walk(in(R_NO_CFI), JUNK_FP, &res), CPROF_STOP_NO_CFI, "no CFI for the code");
+	check_reason(walk(in(R_BAD), 0, &res), CPROF_STOP_BAD_CFI, "corrupt CFI");
+	check_reason(walk(in(R_UNSUPPORTED), 0, &res), CPROF_STOP_UNSUPPORTED,
+		     "CFI rule not supported");
+	check_reason(walk(in(R_GO_SWITCH), 0, &res), CPROF_STOP_GO_SWITCH, "Go stack switch");
+	check_reason(walk(NOWHERE, 0, &res), CPROF_STOP_NO_MAPPING,
+		     "address in no known code mapping");
+	/* JIT code keeping data in its frame pointer register (Java without frame pointers). */
+	check_reason(walk(JIT + 0x10, JUNK_FP, &res), CPROF_STOP_NO_FP,
+		     "no CFI, and no frame pointer");
+	check_reason(walk(in(R_FAR), 0, &res), CPROF_STOP_COPY_END, "beyond the stack copy");
+	stack[0] = in(R_FRAME);
+	check_reason(walk(in(R_BACK), 0, &res), CPROF_STOP_BAD_FRAME, "implausible frame");
+
+	/* A frame whose rule loses the frame pointer, under one whose CFA needs it. */
+	stack[1] = in(R_CFA_FP) + 1;
+	check_reason(walk(in(R_FP_LOST), SP0 + 64, &res), CPROF_STOP_FP_LOST,
+		     "frame pointer not recoverable");
+	CHECK_INT(res.n, ==, 2);
+	/* The return address in LR is known in the leaf only. */
+	stack[1] = in(R_LR) + 1;
+	check_reason(walk(in(R_FRAME), 0, &res), CPROF_STOP_LR, "return address in an unknown LR");
+
+	/* A recursion deeper than the frames kept. */
+	for (i = 1; i < WORDS; i += 2)
+		stack[i] = in(R_FRAME) + 1;
+	check_reason(walk(in(R_FRAME), 0, &res), CPROF_STOP_DEPTH, "deeper than 127 frames");
+	CHECK_INT(res.n, ==, CPROF_MAX_STACK_DEPTH);
+}
+
+/*
+ * The reasons the BPF program or the sampler give, never the user-space
+ * walk: where each comes from. Every reason is here or above.
+ */
+TEST(stop_reasons_all_accounted_for)
+{
+	static const uint32_t elsewhere[] = {
+		CPROF_STOP_NO_TABLE,	 /* the region's table is not in the BPF maps yet */
+		CPROF_STOP_NO_RULE_ROOM, /* the rule dictionary (BPF map) is full */
+		CPROF_STOP_READ,	 /* a fault in the kernel: here, COPY_END */
+		CPROF_STOP_COPY_LOST,	 /* the ring refused a copy: mappings.sh */
+	};
+	static const uint32_t above[] = {
+		CPROF_STOP_NONE,	CPROF_STOP_NO_CFI,    CPROF_STOP_BAD_CFI,
+		CPROF_STOP_UNSUPPORTED, CPROF_STOP_GO_SWITCH, CPROF_STOP_NO_MAPPING,
+		CPROF_STOP_NO_FP,	CPROF_STOP_COPY_END,  CPROF_STOP_BAD_FRAME,
+		CPROF_STOP_FP_LOST,	CPROF_STOP_LR,	      CPROF_STOP_DEPTH,
+	};
+	bool seen[CPROF_STOP_MAX] = {false};
+	size_t i;
+	uint32_t r, q;
+
+	for (i = 0; i < sizeof(elsewhere) / sizeof(elsewhere[0]); i++)
+		seen[elsewhere[i]] = true;
+	for (i = 0; i < sizeof(above) / sizeof(above[0]); i++)
+		seen[above[i]] = true;
+	for (r = 0; r < CPROF_STOP_MAX; r++) {
+		if (!seen[r])
+			test_fail(__FILE__, __LINE__, "reason %u (%s) has no case", r,
+				  stack_walk__stop_name(r));
+		/* Words and tokens of their own: two reasons never read alike. */
+		for (q = 0; q < r; q++) {
+			CHECK(strcmp(stack_walk__stop_name(q), stack_walk__stop_name(r)));
+			CHECK(strcmp(stack_walk__stop_token(q), stack_walk__stop_token(r)));
+		}
+	}
+}
