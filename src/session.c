@@ -720,6 +720,7 @@ static void read_info(struct run *r, struct summary_info *in)
 	in->kernel_as = kernel_caps__emulated();
 	in->symtabs_refused = r->budget.symtabs_refused;
 	in->symtabs_abandoned = r->budget.symtabs_abandoned;
+	in->symtabs_over_held = r->budget.symtabs_over_held;
 	in->cfi_refused = r->budget.cfi_refused;
 	in->cfi_abandoned = r->budget.cfi_abandoned;
 	if (r->feed) {
@@ -776,6 +777,7 @@ static struct summary_info since(const struct summary_info *cur, const struct su
 	d.forks_late -= prev->forks_late;
 	d.symtabs_refused -= prev->symtabs_refused;
 	d.symtabs_abandoned -= prev->symtabs_abandoned;
+	d.symtabs_over_held -= prev->symtabs_over_held;
 	d.cfi_refused -= prev->cfi_refused;
 	d.cfi_abandoned -= prev->cfi_abandoned;
 	d.regions_over_cap -= prev->regions_over_cap;

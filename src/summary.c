@@ -649,13 +649,14 @@ static void budget_sentence(char *buf, size_t size, const struct summary_info *i
 	size_t off = 0;
 
 	*buf = '\0';
-	if (in->symtabs_refused || in->symtabs_abandoned)
+	if (in->symtabs_refused || in->symtabs_abandoned || in->symtabs_over_held)
 		appendf(buf, size, &off,
 			"symbol tables refused: %" PRIu64
 			" over the cap of %u symbols or %u MiB of "
-			"names, %" PRIu64 " not loaded as the run was over",
+			"names, %" PRIu64 " not loaded as the run was over, %" PRIu64
+			" not loaded while other files held %u symbols",
 			in->symtabs_refused, LOAD_MAX_SYMBOLS, LOAD_MAX_NAME_BYTES >> 20,
-			in->symtabs_abandoned);
+			in->symtabs_abandoned, in->symtabs_over_held, LOAD_MAX_HELD_SYMBOLS);
 	if (in->cfi_refused || in->cfi_abandoned)
 		appendf(buf, size, &off,
 			"%sunwind tables refused: %" PRIu64
@@ -945,7 +946,7 @@ static void print_unnamed(FILE *f, uint64_t total, const struct summary_info *in
 	if (n)
 		fprintf(f,
 			"cprof: %" PRIu64 " mapped %s not be opened (deleted and gone, or replaced "
-			"by another file): %s frames are shown as file+offset%s%s\n",
+			"by another file): %s frames are shown as file@offset%s%s\n",
 			n, plural(n, "file could", "files could"), plural(n, "its", "their"),
 			in->unopened_who[0] ? "; in " : "", shown(in->unopened_who, who));
 	n = in->sym[SYM_STAT_FUNCTION_STARTS];
@@ -985,7 +986,7 @@ static void print_unnamed(FILE *f, uint64_t total, const struct summary_info *in
 	budget_sentence(line, sizeof(line), in);
 	if (*line)
 		fprintf(f,
-			"cprof: %s: frames in refused symbol tables show as file+offset, stacks "
+			"cprof: %s: frames in refused symbol tables show as file+address, stacks "
 			"without an unwind table are walked by frame pointers\n",
 			line);
 }

@@ -34,6 +34,14 @@
 /* Their names: node's are 12.8 MB; C++ names average under 100 bytes. */
 #define LOAD_MAX_NAME_BYTES (256u << 20)
 /*
+ * Symbols held by all loaded files at once: two files at the cap (about
+ * 100 MB each once loaded). A whole-system run here holds under 1M; a user
+ * who maps many files just under the cap would otherwise make cprof hold
+ * one more every second or two. Checked before a load, from the file's
+ * section sizes; files no process maps any more give theirs back.
+ */
+#define LOAD_MAX_HELD_SYMBOLS (2 * LOAD_MAX_SYMBOLS)
+/*
  * CFI (.eh_frame and .debug_frame, uncompressed) of one file: the largest
  * here is libnvrtc's 6.8 MB (libLLVM-15: 5.2 MB); 64 MiB is ten times it.
  */
@@ -77,6 +85,8 @@ struct load_budget {
 	 */
 	int (*stop_requested)(void);
 	_Atomic uint64_t symtabs_refused;   /* files whose symbols were over a cap */
+	_Atomic uint64_t symtabs_over_held; /* not loaded: LOAD_MAX_HELD_SYMBOLS were held */
+	_Atomic uint64_t symbols_held;	    /* by the loaded files, for LOAD_MAX_HELD_SYMBOLS */
 	_Atomic uint64_t symtabs_abandoned; /* symbol loads cut off by the deadline */
 	_Atomic uint64_t cfi_refused;	    /* files whose CFI was over a cap */
 	_Atomic uint64_t cfi_abandoned;	    /* table builds cut off by the deadline */

@@ -107,6 +107,7 @@ struct elf_symtab {
 	bool from_store;
 	struct load_budget *budget; /* borrowed: caps, deadline and counts; NULL: none */
 	bool released;		    /* the file was let go before its symbols were loaded */
+	size_t held;		    /* symbols counted in budget->symbols_held */
 	/* During elf_symtab__load: set from another thread to end the load (NULL: none). */
 	const atomic_bool *stop;
 };
@@ -477,10 +478,19 @@ static void close_file(struct elf_symtab *e)
 	e->debug = NULL;
 }
 
+/* The symbols e held go back to the run's LOAD_MAX_HELD_SYMBOLS. */
+static void release_held(struct elf_symtab *e)
+{
+	if (e->held && e->budget)
+		atomic_fetch_sub(&e->budget->symbols_held, e->held);
+	e->held = 0;
+}
+
 void elf_symtab__free(struct elf_symtab *e)
 {
 	if (!e)
 		return;
+	release_held(e);
 	close_file(e);
 	if (e->fns_fd >= 0)
 		close(e->fns_fd);
@@ -573,6 +583,7 @@ const char *elf_symtab__debuglink(const struct elf_symtab *e, uint32_t *crc)
  */
 static void drop_symbols(struct elf_symtab *e)
 {
+	release_held(e);
 	free(e->ranges);
 	free(e->names);
 	e->ranges = NULL;
@@ -1432,6 +1443,17 @@ static void keep(struct elf_symtab *e, const struct symbol_range *r, size_t n, s
 }
 
 /* The symbols, kept by an earlier run or loaded now (and then kept). */
+/* Whether loading e would hold more than the run's LOAD_MAX_HELD_SYMBOLS. */
+static bool over_held(const struct elf_symtab *e)
+{
+	uint64_t count, bytes;
+
+	if (!e->budget)
+		return false;
+	claimed(e, &count, &bytes);
+	return atomic_load(&e->budget->symbols_held) + count > LOAD_MAX_HELD_SYMBOLS;
+}
+
 static int load_or_recall(struct elf_symtab *e)
 {
 	struct symbol_file_id id;
@@ -1442,6 +1464,8 @@ static int load_or_recall(struct elf_symtab *e)
 	/* Stopped: not even what is kept is read, the run is over. */
 	if (e->stop && atomic_load(e->stop))
 		return -ETIME;
+	if (over_held(e))
+		return -ENOSPC;
 	if (kept && !load_kept(e, &id, key))
 		return 0;
 	if (over_time(e))
@@ -1461,6 +1485,10 @@ void elf_symtab__count_failure(struct elf_symtab *e, int err)
 		pr_debug("%s: symbols not loaded: the run is over", e->path);
 	} else if (err == -EFBIG && e->budget) {
 		e->budget->symtabs_refused++;
+	} else if (err == -ENOSPC && e->budget) {
+		e->budget->symtabs_over_held++;
+		pr_debug("%s: symbols not loaded: %u held by other files", e->path,
+			 LOAD_MAX_HELD_SYMBOLS);
 	} else if (e->released) {
 		/* Let go, and not the same file when opened again: the process had replaced it. */
 		pr_debug("%s: symbols not loaded: the file could not be opened again", e->path);
@@ -1495,6 +1523,10 @@ int elf_symtab__load(struct elf_symtab *e, const atomic_bool *stop)
 		err = load_function_extents(e);
 	else if (!err && !e->has_symtab && !e->debug && e->fd >= 0)
 		e->fns_fd = fcntl(e->fd, F_DUPFD_CLOEXEC, 0);
+	if (!err && e->budget) {
+		atomic_fetch_add(&e->budget->symbols_held, e->nsyms);
+		e->held = e->nsyms;
+	}
 	if (err) {
 		drop_symbols(e);
 		e->loaded = true; /* and it behaves as empty from now on */

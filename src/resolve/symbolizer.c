@@ -2250,7 +2250,7 @@ static void finish_fetches(struct symbolizer *s, bool last)
 
 	if (last && s->nuwait && !debuginfod_queue__wait(s->fetcher, t0 + s->fetch_wait_ns))
 		pr_debug("debug files still on their way after %.1f s: their frames are shown "
-			 "as file+offset",
+			 "as file+address",
 			 s->fetch_wait_ns / 1e9);
 	/* The files waited for are read after the wait, which the budget does not count. */
 	load_budget__postpone(s->budget, clock__mono_ns() - t0);
@@ -2270,7 +2270,7 @@ static void finish_loads(struct symbolizer *s, bool last)
 	pick_up_loads(s, true, last);
 	if (last && !symtab_loader__wait(s->loader, load_budget__deadline(s->budget))) {
 		pr_debug("symbols still loading at the end of the run: not loaded, their frames "
-			 "are shown as file+offset");
+			 "are shown as file+address");
 		/* A load that does not notice in time is blocked in a read: it stays behind. */
 		left = symtab_loader__stop(s->loader, clock__mono_ns() + SYMTAB_LOADER_STOP_NS);
 		if (left && s->budget)

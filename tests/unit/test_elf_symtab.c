@@ -1171,6 +1171,26 @@ TEST(elf_symtab_over_the_cap_refused_whole)
 	CHECK_U64(b.symtabs_abandoned, ==, 0);
 }
 
+/* All files' symbols together are held to LOAD_MAX_HELD_SYMBOLS, given back when a file goes. */
+TEST(elf_symtab_symbols_held_by_all_files_capped)
+{
+	struct load_budget b = {.symbols_held = LOAD_MAX_HELD_SYMBOLS - 500};
+	const char *path = claimed_symtab("held.so", 1000, 1001);
+	struct elf_symtab *e = NULL;
+
+	CHECK_INT(count_with_budget(path, &b), ==, 0);
+	CHECK_U64(b.symtabs_over_held, ==, 1);
+	CHECK_U64(b.symtabs_refused, ==, 0);
+	b.symbols_held = 0;
+	CHECK_INT(elf_symtab__open(path, &e), ==, 0);
+	elf_symtab__set_budget(e, &b);
+	CHECK_INT(elf_symtab__symbol_count(e), ==, 1000);
+	CHECK_U64(b.symbols_held, ==, 1000);
+	elf_symtab__free(e);
+	CHECK_U64(b.symbols_held, ==, 0);
+	CHECK_U64(b.symtabs_over_held, ==, 1);
+}
+
 TEST(elf_symtab_past_the_deadline_not_loaded)
 {
 	struct load_budget b = {.deadline_ns = 1};

@@ -270,7 +270,7 @@ TEST(summary_unopened_files_by_process)
 	snprintf(in.unopened_who, sizeof(in.unopened_who), "make 2");
 	text = losses(&in, 10);
 	CHECK(strstr(text, "cprof: 2 mapped files could not be opened (deleted and gone, or "
-			   "replaced by another file): their frames are shown as file+offset; in "
+			   "replaced by another file): their frames are shown as file@offset; in "
 			   "make 2\n"));
 	free(text);
 }
