@@ -27,7 +27,12 @@ static void check(const uint8_t *rec, size_t size, const struct perf_sample_layo
 			abort();
 		return;
 	}
-	if (copy.magic != CPROF_COPY_MAGIC || copy.flags != CPROF_COPY_FROM_PERF || copy.set)
+	if (copy.magic != CPROF_COPY_MAGIC ||
+	    (copy.flags & ~CPROF_COPY_NO_USER) != CPROF_COPY_FROM_PERF || copy.set)
+		abort();
+	/* No user registers: nothing of the user's to walk, not even a pc of 0. */
+	if ((copy.flags & CPROF_COPY_NO_USER) &&
+	    (copy.pc || copy.sp || copy.lr_valid || copy.stack_bytes))
 		abort();
 	if (copy.space != copy.time || copy.comm[0] || copy.comm[1])
 		abort();
