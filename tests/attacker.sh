@@ -65,3 +65,23 @@ with_sysctl() {
 	sysctl -qw "$name=$old"
 	return $rc
 }
+
+# victim_prof NAME ARGS...: root's cprof with ARGS against what the attacker
+# planted: folded profile in $TMP/NAME.folded, summary in $TMP/NAME.err, wall
+# seconds and peak RSS in KB in $TMP/NAME.time; killed after $VICTIM_KILL_AFTER
+# seconds (60), so a hang is a failed bound, not a stuck suite.
+victim_prof() {
+	local name=$1
+	shift
+	/usr/bin/time -f '%e %M' -o "$TMP/$name.time" timeout -s KILL "${VICTIM_KILL_AFTER:-60}" \
+		"$CPROF" -F 499 --format folded -o "$TMP/$name.folded" "$@" >/dev/null 2>"$TMP/$name.err"
+}
+
+# victim_cost NAME: "WALL RSS" of victim_prof NAME's run, "99 0" when it was
+# killed (time then writes a line about it first) or not measured.
+victim_cost() {
+	local wall rss
+	read -r wall rss < <(tail -1 "$TMP/$1.time")
+	case "$wall$rss" in *[!0-9.]* | "") wall=99 rss=0 ;; esac
+	echo "$wall $rss"
+}

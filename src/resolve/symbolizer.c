@@ -1722,6 +1722,12 @@ static struct mapping *find_code(struct symbolizer *s, struct space *sp, uint64_
 	return m && (m->map.perms & PROC_MAP_EXEC) ? m : NULL;
 }
 
+/* FILE+0xADDRESS: the ELF address addr2line and objdump take (docs/profile.md). */
+static void file_address_name(char *buf, size_t len, const char *path, uint64_t vaddr)
+{
+	snprintf(buf, len, "%s+0x%" PRIx64, base_name(path), vaddr);
+}
+
 /*
  * The honest answer for code no symbol names: its module and offset, never
  * a neighbour's name. *fstart: whether that is its function's start, as
@@ -1738,7 +1744,7 @@ static uint32_t unnamed_frame(struct symbolizer *s, struct mapping *m, struct el
 	/* The address addr2line and objdump take; an unread file has only its offset. */
 	if (m->map.kind == PROC_MAP_FILE && m->elf &&
 	    !elf_symtab__offset_to_vaddr(m->elf, file_off, &vaddr))
-		snprintf(buf, sizeof(buf), "%s+0x%" PRIx64, base_name(m->map.path), vaddr - back);
+		file_address_name(buf, sizeof(buf), m->map.path, vaddr - back);
 	else if (m->map.kind == PROC_MAP_FILE)
 		snprintf(buf, sizeof(buf), "%s@0x%" PRIx64, base_name(m->map.path), file_off);
 	else if (m->map.kind == PROC_MAP_SPECIAL)
@@ -2321,7 +2327,7 @@ static int stand_in_at_start(struct symbolizer *s, const struct uframe_wait *w,
 	f->function_start = true;
 	if (!back)
 		return 0;
-	snprintf(buf, sizeof(buf), "%s+0x%" PRIx64, base_name(mod->path), w->vaddr - back);
+	file_address_name(buf, sizeof(buf), mod->path, w->vaddr - back);
 	name = intern(s, buf);
 	if (!name)
 		return -ENOMEM;

@@ -33,6 +33,7 @@ if ! attacker_create 2>"$TMP/attacker.err"; then
 fi
 STALL=30
 MAX_WALL=5 # -d 2 and 3 s of slack on a loaded machine
+VICTIM_KILL_AFTER=120 # the SIGTERM case runs with -d 60
 # Programs outside /tmp, which case b covers with FUSE in the JIT's namespace.
 HOST_DIR=$(mktemp -d /var/tmp/cprof-e2e.XXXXXX)
 chmod 0755 "$HOST_DIR"
@@ -77,19 +78,10 @@ stop() {
 	umount -l "$1" 2>/dev/null
 }
 
-# prof NAME ARGS...: root's cprof; "WALL RSS_KB" in $TMP/NAME.time.
-prof() {
-	local name=$1
-	shift
-	/usr/bin/time -f '%e %M' -o "$TMP/$name.time" timeout -s KILL 120 \
-		"$CPROF" -F 499 --format folded -o "$TMP/$name.folded" "$@" >/dev/null 2>"$TMP/$name.err"
-}
-
 # verdict NAME [COUNTED]: on time, profile written, the file counted (unless COUNTED is no).
 verdict() {
 	local wall
-	read -r wall _ < <(tail -1 "$TMP/$1.time")
-	case "$wall" in *[!0-9.]* | "") wall=999 ;; esac
+	read -r wall _ < <(victim_cost "$1")
 	echo "# $1: wall ${wall} s"
 	if awk -v w="$wall" -v m="$MAX_WALL" 'BEGIN { exit !(w <= m) }'; then ok "$1_ends_near_d"; else
 		not_ok "$1_ends_near_d" "wall ${wall} s with -d 2"; fi
@@ -101,7 +93,7 @@ verdict() {
 
 # --- a. the program ----------------------------------------------------------------------
 if serve program -u "$ATTACKER_DIR/mnt" "$FIX/known_tree" -- "$ATTACKER_DIR/mnt/known_tree" 60; then
-	prof program -a -d 2
+	victim_prof program -a -d 2
 	verdict program
 else not_ok program_served "see above"; fi
 stop "$ATTACKER_DIR/mnt"
@@ -110,7 +102,7 @@ stop "$ATTACKER_DIR/mnt"
 printf '1000 100 SERVED_BY_FUSE\n' >"$TMP/perf-PID.map"
 if serve perf_map -u "$ATTACKER_DIR/mnt" "$TMP/perf-PID.map" -- unshare -Urm sh -c \
 	"mount --bind $ATTACKER_DIR/mnt /tmp && exec $HOST_DIR/bin/jit_perfmap 60 nomap"; then
-	prof perf_map -a -d 2
+	victim_prof perf_map -a -d 2
 	verdict perf_map
 else not_ok perf_map_served "see above"; fi
 stop "$ATTACKER_DIR/mnt"
@@ -118,14 +110,14 @@ stop "$ATTACKER_DIR/mnt"
 # --- c. a debug file -----------------------------------------------------------------------
 if serve debug_file -u "$HOST_DIR/bin/.debug" "$FIX/known_tree_stripped.debug" -- \
 	"$HOST_DIR/bin/known_tree_stripped" 60; then
-	prof debug_file -a -d 2
+	victim_prof debug_file -a -d 2
 	verdict debug_file
 else not_ok debug_file_served "see above"; fi
 stop "$HOST_DIR/bin/.debug"
 
 # --- d. SIGTERM ------------------------------------------------------------------------------
 if serve sigterm -u "$ATTACKER_DIR/mnt" "$FIX/known_tree" -- "$ATTACKER_DIR/mnt/known_tree" 60; then
-	prof sigterm -a -d 60 &
+	victim_prof sigterm -a -d 60 &
 	sleep 3
 	t0=$(date +%s.%N)
 	pkill -TERM -f "^$CPROF -F 499 --format folded -o $TMP/sigterm.folded"
@@ -149,7 +141,7 @@ if ! as_attacker unshare -Urm true 2>/dev/null; then
 	exit
 fi
 if serve userns_program "$ATTACKER_DIR/own" "$FIX/known_tree" -- "$ATTACKER_DIR/own/known_tree" 60; then
-	prof userns_program -a -d 2
+	victim_prof userns_program -a -d 2
 	verdict userns_program no
 else not_ok userns_program_served "see above"; fi
 stop "$ATTACKER_DIR/own"
@@ -162,7 +154,7 @@ chown "$ATTACKER:$ATTACKER" "$ATTACKER_DIR/upper" "$ATTACKER_DIR/work" "$ATTACKE
 if serve overlay_perf_map "$ATTACKER_DIR/own" "$TMP/perf-PID.map" -- sh -c \
 	"mount -t overlay overlay -o lowerdir=$ATTACKER_DIR/own,upperdir=$ATTACKER_DIR/upper,workdir=$ATTACKER_DIR/work $ATTACKER_DIR/merged &&
 	mount --bind $ATTACKER_DIR/merged /tmp && exec $HOST_DIR/bin/jit_perfmap 60 nomap"; then
-	prof overlay_perf_map -a -d 2
+	victim_prof overlay_perf_map -a -d 2
 	verdict overlay_perf_map
 else not_ok overlay_perf_map_served "see above"; fi
 stop "$ATTACKER_DIR/own"

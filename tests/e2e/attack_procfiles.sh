@@ -71,15 +71,6 @@ secret() {
 	chmod 0600 "$1"
 }
 
-# prof NAME ARGS...: cprof ARGS, folded to $TMP/NAME.folded, summary $TMP/NAME.err,
-# "WALL RSS_KB" in $TMP/NAME.time.
-prof() {
-	local name=$1
-	shift
-	/usr/bin/time -f '%e %M' -o "$TMP/$name.time" timeout -s KILL 60 \
-		"$CPROF" -F 499 --format folded -o "$TMP/$name.folded" "$@" >/dev/null 2>"$TMP/$name.err"
-}
-
 # no_leak NAME REASON: no secret byte in the profile or the summary, and the map was refused.
 no_leak() {
 	if grep -q SECRET "$TMP/$1.folded" "$TMP/$1.err"; then
@@ -94,9 +85,7 @@ no_leak() {
 # within_bounds NAME [MAX_RSS_KB [MAX_WALL]]: wall and peak RSS of the run.
 within_bounds() {
 	local wall rss max=${2:-$MAX_RSS_KB} max_wall=${3:-$MAX_WALL}
-	# (A run killed by the timeout has a line about it first.)
-	read -r wall rss < <(tail -1 "$TMP/$1.time")
-	case "$wall$rss" in *[!0-9.]* | "") wall=99 rss=0 ;; esac
+	read -r wall rss < <(victim_cost "$1")
 	echo "# $1: wall ${wall} s, peak RSS ${rss} KB"
 	if awk -v w="$wall" -v m="$max_wall" 'BEGIN { exit !(w <= m) }'; then ok "$1_ends_near_d"; else
 		not_ok "$1_ends_near_d" "wall ${wall} s with -d 3"; fi
@@ -111,7 +100,7 @@ link_case() {
 	jit_start
 	secret "$SECRET_DIR/secret"
 	as_attacker ln -s "$SECRET_DIR/secret" "/tmp/perf-$pid.map"
-	prof "$name" -p "$pid" -d 2
+	victim_prof "$name" -p "$pid" -d 2
 	jit_stop
 	no_leak "$name" "$reason"
 }
@@ -127,7 +116,7 @@ else
 	userns_link() {
 		jit_start unshare "mount -t tmpfs none /tmp && ln -s $SECRET_DIR/secret2 /tmp/perf-\$\$.map"
 		secret "$SECRET_DIR/secret2"
-		prof userns_link -p "$pid" -d 2
+		victim_prof userns_link -p "$pid" -d 2
 		jit_stop
 		no_leak userns_link "a symbolic link"
 	}
@@ -138,7 +127,7 @@ else
 	jit_start unshare "mount -t tmpfs none /tmp && touch /tmp/perf-\$\$.map &&
 		mount --bind $BIND_SECRET /tmp/perf-\$\$.map"
 	secret "$BIND_SECRET"
-	prof userns_bind_mount -p "$pid" -d 2
+	victim_prof userns_bind_mount -p "$pid" -d 2
 	jit_stop
 	no_leak userns_bind_mount "not owned by the process's user"
 fi
@@ -146,7 +135,7 @@ fi
 # --- c. a 4 GB sparse map --------------------------------------------------------------
 jit_start
 as_attacker truncate -s 4G "/tmp/perf-$pid.map"
-prof sparse_map -p "$pid" -d 3
+victim_prof sparse_map -p "$pid" -d 3
 jit_stop
 within_bounds sparse_map
 check sparse_map_cap_counted grep -q 'capped (only their first 16 MiB or 256Ki lines read) 1' \
@@ -160,7 +149,7 @@ awk -v base=$((0x100000)) 'BEGIN { for (i = 0; i < 4400000; i++)
 	printf "%x 10 jitted_function_with_a_long_enough_name_%d\n", base + i * 16, i }' >"$big"
 chown "$ATTACKER:$ATTACKER" "$big"
 ln "$big" "/tmp/perf-$pid.map"
-prof big_map -p "$pid" -d 3
+victim_prof big_map -p "$pid" -d 3
 jit_stop
 within_bounds big_map
 check big_map_cap_counted grep -q 'capped (only their first 16 MiB or 256Ki lines read) 1' \
@@ -176,7 +165,7 @@ for _ in $(seq 8); do
 	ln "$big" "/tmp/perf-$pid.map"
 	pids=$pids${pids:+,}$pid
 done
-prof big_maps -p "$pids" -d 3
+victim_prof big_maps -p "$pids" -d 3
 for p in ${pids//,/ }; do
 	pid=$p jit_stop
 done
@@ -195,7 +184,7 @@ debuglink_start() {
 	return 1
 }
 debuglink_start 1T
-prof debuglink_tb -p "$pid" -d 3 || head -3 "$TMP/debuglink_tb.err"
+victim_prof debuglink_tb -p "$pid" -d 3 || head -3 "$TMP/debuglink_tb.err"
 jit_stop
 within_bounds debuglink_tb
 check debuglink_tb_refusal_counted grep -q 'debug files refused 1 (over the size cap 1)' \

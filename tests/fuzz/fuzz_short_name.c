@@ -4,28 +4,20 @@
  * bytes, the summary's short name is a terminated string that fits, and no
  * longer than the name.
  */
-#include <stdint.h>
-#include <stdlib.h>
-#include <string.h>
-
+#include "fuzz_cstring.h"
 #include "lib/short_name.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	char *name = malloc(size + 1), *big = malloc(size + 1), small[16];
+	char *name = fuzz_cstring(data, size), *big = malloc(size + 1), small[16];
 
-	if (!name || !big) {
-		free(name);
-		free(big);
-		return 0;
-	}
-	/* Names are C strings: the input up to its first NUL. */
-	memcpy(name, data, size);
-	name[size] = '\0';
+	if (!name || !big)
+		goto cleanup;
 	if (strlen(short_name__trim(name, big, size + 1)) > strlen(name))
 		abort();
 	if (strlen(short_name__trim(name, small, sizeof(small))) >= sizeof(small))
 		abort();
+cleanup:
 	free(name);
 	free(big);
 	return 0;
