@@ -265,7 +265,11 @@ struct cprof_walk {
 	__u32 pad;
 	__u64 mix[2]; /* the hash of u's frames so far, two lanes (see cprof_ustack_hash) */
 	struct cprof_ustack u; /* the user stack */
-	struct cprof_ustack k; /* the kernel stack, read by the last step */
+	/*
+	 * The kernel stack, read by the last step: last, as only its first
+	 * CPROF_MAX_STACK_DEPTH frames are in the BPF map (see walks).
+	 */
+	struct cprof_ustack k;
 };
 
 /* 16 bytes; the dictionary holds up to CPROF_UNWIND_MAX_RULES of them. */

@@ -112,11 +112,18 @@ struct {
 	__type(value, struct cprof_region);
 } unwind_regions SEC(".maps");
 
+/*
+ * The walk's room, a CPU's: without the kernel stack's frames past
+ * CPROF_MAX_STACK_DEPTH, which bpf_get_stack does not give (7 KiB a CPU).
+ */
+#define WALK_VALUE_SIZE \
+	(__builtin_offsetof(struct cprof_walk, k.ips) + CPROF_MAX_STACK_DEPTH * sizeof(__u64))
+
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct cprof_walk);
+	__uint(key_size, sizeof(__u32));
+	__uint(value_size, WALK_VALUE_SIZE);
 } walks SEC(".maps");
 
 struct {
@@ -589,17 +596,18 @@ static __always_inline __u32 frames_of(const struct cprof_ustack *u)
  * there finds the stack already in a ring, which user space reads before it
  * drains the sample's count. 0 if the ring had no room, 1 if user space has
  * it, 2 if it was sent now (a user stack then counts its sample: key).
+ * room: the frames u has in the map, at most.
  */
 static __always_inline int send_stack(struct bpf_perf_event_data *ctx, struct cprof_ustack *u,
-				      const struct cprof_key *key, __u32 set)
+				      __u32 room, const struct cprof_key *key, __u32 set)
 {
 	struct cprof_stack_hash *known = known_slot(&u->hash);
 	__u32 n = frames_of(u);
 
 	if (known && known->lo == u->hash.lo && known->hi == u->hash.hi)
 		return 1;
-	if (n > CPROF_UNWIND_MAX_DEPTH)
-		n = CPROF_UNWIND_MAX_DEPTH;
+	if (n > room)
+		n = room;
 	u->magic = CPROF_USTACK_MAGIC;
 	u->count_set = 0;
 	if (key) {
@@ -683,7 +691,7 @@ static __always_inline long keep_kernel(struct bpf_perf_event_data *ctx, struct 
 		return n ? n : -14 /* EFAULT: none */;
 	w->k.n = (__u32)n / sizeof(__u64);
 	hash_read(&w->k, CPROF_USTACK_KERNEL, loop);
-	return send_stack(ctx, &w->k, NULL, 0) ? 0 : -28 /* ENOSPC */;
+	return send_stack(ctx, &w->k, CPROF_MAX_STACK_DEPTH, NULL, 0) ? 0 : -28 /* ENOSPC */;
 }
 
 /*
@@ -717,7 +725,7 @@ static __always_inline void keep_stacks(struct bpf_perf_event_data *ctx, struct 
 		hash_read(&w->u, CPROF_USTACK_FP, loop);
 	}
 	if (w->u.n) {
-		sent = send_stack(ctx, &w->u, &w->key, w->set);
+		sent = send_stack(ctx, &w->u, CPROF_UNWIND_MAX_DEPTH, &w->key, w->set);
 		if (sent == 2) {
 			/* Counted by the record: a new process is still announced. */
 			announce(ctx, &w->key);
