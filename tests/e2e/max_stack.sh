@@ -93,6 +93,13 @@ for mode in loop tail_calls copies; do
 	fi
 done
 
+# The profile carries them too: go tool pprof's deepest trace.
+CPROF_KERNEL_AS="" "$CPROF" -F 999 --max-stack 1024 -o "$TMP/deep.pb.gz" -- "$FIXTURE" 1 2>"$TMP/deep.err"
+deepest=$(go tool pprof -traces "$TMP/deep.pb.gz" 2>/dev/null | awk '/^-----/ { if (n > m) m = n; n = 0; next }
+	/^ +[0-9.]+[a-z]* / { n = 0 } NF { n++ } END { print m + 0 }')
+if [ "$deepest" -ge 290 ]; then ok max_stack_1024_in_pprof; else
+	not_ok max_stack_1024_in_pprof "the deepest trace has $deepest frames: $(head -c 300 "$TMP/deep.err")"; fi
+
 # --- 200: cut at exactly 200, in the kernel and in user space -------------------
 for mode in loop copies; do
 	extra=()
