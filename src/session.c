@@ -717,6 +717,7 @@ static void read_info(struct run *r, struct summary_info *in)
 	sampler__skipped(r->sampler, &in->skipped_samples, &in->skipped_hooks);
 	in->forks_late = r->forks_late;
 	in->kernel_fallbacks = kernel_caps__fallbacks();
+	in->max_stack = r->o->max_stack;
 	in->kernel_as = kernel_caps__emulated();
 	in->symtabs_refused = r->budget.symtabs_refused;
 	in->symtabs_abandoned = r->budget.symtabs_abandoned;
