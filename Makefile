@@ -329,7 +329,7 @@ LIB_FIXTURES := .output/fixtures/libplugin.so
 UNWIND_CFLAGS := -O2 -g -fomit-frame-pointer -Wall -Werror
 UNWIND_GCC := fp_leaf qsort_cb threads_nofp signal_work
 UNWIND_FIXTURES := $(addprefix .output/fixtures/,$(UNWIND_GCC) nofp_gcc nofp_clang static_musl \
-	static_musl_gcc cxx_nofp brief_nofp dlopen_call_nofp libplugin_nofp.so)
+	static_musl_gcc cxx_nofp deep_recursion brief_nofp dlopen_call_nofp libplugin_nofp.so)
 UNWIND_DEPS := fixtures/src/unwind/unwind.h Makefile
 .output/fixtures/fp_leaf: UNWIND_CFLAGS := -O2 -g -fno-omit-frame-pointer -Wall -Werror
 $(addprefix .output/fixtures/,$(UNWIND_GCC)): .output/fixtures/%: fixtures/src/unwind/%.c \
@@ -349,6 +349,10 @@ $(addprefix .output/fixtures/,$(UNWIND_GCC)): .output/fixtures/%: fixtures/src/u
 	$(call msg,FIXTURE,$@)
 	$(Q)musl-gcc -static $(UNWIND_CFLAGS) -o $@ $<
 .output/fixtures/cxx_nofp: fixtures/src/unwind/cxx_nofp.cc $(UNWIND_DEPS) | .output/fixtures
+	$(call msg,FIXTURE,$@)
+	$(Q)g++ $(UNWIND_CFLAGS) -o $@ $<
+.output/fixtures/deep_recursion: fixtures/src/unwind/deep_recursion.cc $(UNWIND_DEPS) \
+		| .output/fixtures
 	$(call msg,FIXTURE,$@)
 	$(Q)g++ $(UNWIND_CFLAGS) -o $@ $<
 # -fno-plt as for brief (above).

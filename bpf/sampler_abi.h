@@ -10,6 +10,13 @@
 
 #define CPROF_COMM_LEN	      16
 #define CPROF_MAX_STACK_DEPTH 127
+/*
+ * The most user frames --max-stack may ask for (the default is
+ * CPROF_MAX_STACK_DEPTH). Kernel stacks, and user stacks the kernel reads
+ * by frame pointers, stay at CPROF_MAX_STACK_DEPTH: bpf_get_stack gives no
+ * more than kernel.perf_event_max_stack (127 unless raised) anyway.
+ */
+#define CPROF_MAX_STACK_LIMIT 1024
 
 /* Default map sizes; user space may resize them before load. */
 #define CPROF_DEFAULT_STACK_ENTRIES 16384

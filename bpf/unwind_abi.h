@@ -23,9 +23,9 @@
 #define CPROF_UNWIND_PAGE_SHIFT	 16
 #define CPROF_UNWIND_PAGE_MASK	 ((1u << CPROF_UNWIND_PAGE_SHIFT) - 1)
 #define CPROF_UNWIND_MAX_RULES	 65536
-#define CPROF_UNWIND_MAX_REGIONS 65536 /* executable mappings, all processes */
-#define CPROF_UNWIND_MAX_SETS	 16384 /* processes with a region set */
-#define CPROF_UNWIND_MAX_DEPTH	 127   /* as CPROF_MAX_STACK_DEPTH */
+#define CPROF_UNWIND_MAX_REGIONS 65536		       /* executable mappings, all processes */
+#define CPROF_UNWIND_MAX_SETS	 16384		       /* processes with a region set */
+#define CPROF_UNWIND_MAX_DEPTH	 CPROF_MAX_STACK_LIMIT /* walk_config.max_depth says how far */
 
 /* Rule 0 of every dictionary: the address has no CFI. */
 #define CPROF_RULE_NO_CFI 0
@@ -168,7 +168,8 @@ struct cprof_walk_config {
 	 * found under another value are not reused (the walk's region memo).
 	 */
 	__u32 regions_gen;
-	__u32 pad;
+	/* User frames a walk keeps, 1 to CPROF_UNWIND_MAX_DEPTH (--max-stack); 0: 127. */
+	__u32 max_depth;
 };
 
 #define CPROF_USTACK_MAGIC 0x6b747375 /* "ustk" */
@@ -233,6 +234,17 @@ static inline void cprof_ustack_hash(const __u64 mix[2], __u32 n, __u32 stop, __
 	h->hi = cprof_mix64(mix[1] + n * 0x94d049bb133111ebull + tag) | 1;
 }
 
+/*
+ * The walk by tail calls (kernels without bpf_loop): at most this many
+ * runs, which leaves the last step and a stack copy two of the 32 tail
+ * calls a sample may make, of CPROF_WALK_FRAMES frames each, or of
+ * CPROF_WALK_FRAMES_DEEP for a max_depth the others do not reach (the
+ * verifier's cost grows with the frames of a run).
+ */
+#define CPROF_WALK_RUNS	       30
+#define CPROF_WALK_FRAMES      8
+#define CPROF_WALK_FRAMES_DEEP 35
+
 /* A walk: what it keeps between its program runs (per CPU). */
 struct cprof_walk {
 	struct cprof_unwind_regs regs;	/* of the frame being walked */
@@ -248,10 +260,16 @@ struct cprof_walk {
 	__u32 copy_for; /* why cprof_copy was asked for a stack copy (COPY_FOR_*), or that it failed
 			 */
 	__u32 regions_gen; /* walk_config's when the walk began (see region_memo) */
+	__u32 max_depth;   /* walk_config's: the frames the walk keeps */
+	__u32 runs;	   /* cprof_walk's runs so far (tail calls are limited) */
 	__u32 pad;
 	__u64 mix[2]; /* the hash of u's frames so far, two lanes (see cprof_ustack_hash) */
 	struct cprof_ustack u; /* the user stack */
-	struct cprof_ustack k; /* the kernel stack, read by the last step */
+	/*
+	 * The kernel stack, read by the last step: last, as only its first
+	 * CPROF_MAX_STACK_DEPTH frames are in the BPF map (see walks).
+	 */
+	struct cprof_ustack k;
 };
 
 /* 16 bytes; the dictionary holds up to CPROF_UNWIND_MAX_RULES of them. */

@@ -12,9 +12,11 @@
  *
  * Kernel floor 5.5 (bpf_probe_read_user; bounded loops from 5.3): older
  * kernels load the sampler. No CO-RE relocations, no global data, so it
- * loads without kernel BTF. A walk takes FRAMES_PER_RUN frames per program
- * run and tail-calls itself for the next ones, and a last program keeps
+ * loads without kernel BTF. A walk takes CPROF_WALK_FRAMES frames per
+ * program run (CPROF_WALK_FRAMES_DEEP for a --max-stack beyond what those
+ * reach) and tail-calls itself for the next ones, and a last program keeps
  * the stack and counts the sample: each run's verification stays small.
+ * From 5.17 one run walks all frames in a bpf_loop.
  *
  * Per frame: the region holding the PC in the process's region set (an
  * LPM trie keyed by {set, address}: one lookup, reused while the PC stays
@@ -61,10 +63,9 @@ static __always_inline void inherit_set(__u32 parent, __u32 child, __u64 now)
 #define CPROF_UNWIND_READ(mem, dst, addr) bpf_probe_read_user((dst), 8, (const void *)(addr))
 #include "unwind_step.h"
 
-#define FRAMES_PER_RUN 8
-#define PROG_WALK      0
-#define PROG_KEEP      1
-#define PROG_COPY      2
+#define PROG_WALK 0
+#define PROG_KEEP 1
+#define PROG_COPY 2
 
 /* Why cprof_copy runs (cprof_walk.copy_for), and what it does if the copy cannot be sent. */
 enum {
@@ -111,11 +112,18 @@ struct {
 	__type(value, struct cprof_region);
 } unwind_regions SEC(".maps");
 
+/*
+ * The walk's room, a CPU's: without the kernel stack's frames past
+ * CPROF_MAX_STACK_DEPTH, which bpf_get_stack does not give (7 KiB a CPU).
+ */
+#define WALK_VALUE_SIZE \
+	(__builtin_offsetof(struct cprof_walk, k.ips) + CPROF_MAX_STACK_DEPTH * sizeof(__u64))
+
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct cprof_walk);
+	__uint(key_size, sizeof(__u32));
+	__uint(value_size, WALK_VALUE_SIZE);
 } walks SEC(".maps");
 
 struct {
@@ -472,7 +480,7 @@ static __always_inline int walk_one(struct cprof_walk *w, __u64 ra_mask, int loo
 	if (w->done)
 		return 1;
 	n = w->u.n;
-	if (n >= CPROF_MAX_STACK_DEPTH) {
+	if (n >= w->max_depth || n >= CPROF_UNWIND_MAX_DEPTH) {
 		w->u.stop = CPROF_STOP_DEPTH;
 		w->done = 1;
 		return 1;
@@ -485,11 +493,11 @@ static __always_inline int walk_one(struct cprof_walk *w, __u64 ra_mask, int loo
 	return w->done;
 }
 
-static __always_inline void walk_some(struct cprof_walk *w, __u64 ra_mask)
+static __always_inline void walk_some(struct cprof_walk *w, __u64 ra_mask, __u32 frames)
 {
 	__u32 i;
 
-	for (i = 0; i < FRAMES_PER_RUN; i++)
+	for (i = 0; i < frames; i++)
 		if (walk_one(w, ra_mask, 0))
 			return;
 }
@@ -588,17 +596,18 @@ static __always_inline __u32 frames_of(const struct cprof_ustack *u)
  * there finds the stack already in a ring, which user space reads before it
  * drains the sample's count. 0 if the ring had no room, 1 if user space has
  * it, 2 if it was sent now (a user stack then counts its sample: key).
+ * room: the frames u has in the map, at most.
  */
 static __always_inline int send_stack(struct bpf_perf_event_data *ctx, struct cprof_ustack *u,
-				      const struct cprof_key *key, __u32 set)
+				      __u32 room, const struct cprof_key *key, __u32 set)
 {
 	struct cprof_stack_hash *known = known_slot(&u->hash);
 	__u32 n = frames_of(u);
 
 	if (known && known->lo == u->hash.lo && known->hi == u->hash.hi)
 		return 1;
-	if (n > CPROF_MAX_STACK_DEPTH)
-		n = CPROF_MAX_STACK_DEPTH;
+	if (n > room)
+		n = room;
 	u->magic = CPROF_USTACK_MAGIC;
 	u->count_set = 0;
 	if (key) {
@@ -675,13 +684,14 @@ static __always_inline void hash_read(struct cprof_ustack *u, __u32 kind, int lo
 static __always_inline long keep_kernel(struct bpf_perf_event_data *ctx, struct cprof_walk *w,
 					int loop)
 {
-	long n = bpf_get_stack(ctx, w->k.ips, sizeof(w->k.ips), 0);
+	/* No more than hash_read reads (and the kernel's sysctl gives). */
+	long n = bpf_get_stack(ctx, w->k.ips, CPROF_MAX_STACK_DEPTH * sizeof(__u64), 0);
 
 	if (n <= 0)
 		return n ? n : -14 /* EFAULT: none */;
 	w->k.n = (__u32)n / sizeof(__u64);
 	hash_read(&w->k, CPROF_USTACK_KERNEL, loop);
-	return send_stack(ctx, &w->k, NULL, 0) ? 0 : -28 /* ENOSPC */;
+	return send_stack(ctx, &w->k, CPROF_MAX_STACK_DEPTH, NULL, 0) ? 0 : -28 /* ENOSPC */;
 }
 
 /*
@@ -715,7 +725,7 @@ static __always_inline void keep_stacks(struct bpf_perf_event_data *ctx, struct 
 		hash_read(&w->u, CPROF_USTACK_FP, loop);
 	}
 	if (w->u.n) {
-		sent = send_stack(ctx, &w->u, &w->key, w->set);
+		sent = send_stack(ctx, &w->u, CPROF_UNWIND_MAX_DEPTH, &w->key, w->set);
 		if (sent == 2) {
 			/* Counted by the record: a new process is still announced. */
 			announce(ctx, &w->key);
@@ -847,8 +857,12 @@ int cprof_copy(struct bpf_perf_event_data *ctx)
 	return 0;
 }
 
-SEC("perf_event")
-int cprof_walk(struct bpf_perf_event_data *ctx)
+/*
+ * A run of the walk by tail calls: frames, then itself again. It stops at
+ * CPROF_WALK_RUNS runs, which leaves the tail calls the last step needs;
+ * user space loads the variant whose runs reach walk_config.max_depth.
+ */
+static __always_inline int walk_run(struct bpf_perf_event_data *ctx, __u32 frames)
 {
 	struct cprof_walk_config *cfg;
 	struct cprof_walk *w;
@@ -858,10 +872,10 @@ int cprof_walk(struct bpf_perf_event_data *ctx)
 	if (!w)
 		return 0;
 	cfg = bpf_map_lookup_elem(&walk_config, &zero);
-	walk_some(w, cfg ? cfg->ra_mask : ~0ull);
-	if (!w->done)
+	walk_some(w, cfg ? cfg->ra_mask : ~0ull, frames);
+	if (!w->done && ++w->runs < CPROF_WALK_RUNS)
 		walk_next(ctx, w, PROG_WALK);
-	/* Out of tail calls (33 runs at most) or done. */
+	/* Out of runs (or of tail calls) or done. */
 	if (!w->done) {
 		w->u.stop = CPROF_STOP_DEPTH;
 		w->done = 1;
@@ -869,6 +883,19 @@ int cprof_walk(struct bpf_perf_event_data *ctx)
 	walk_next(ctx, w, PROG_KEEP);
 	keep_elsewhere(ctx, w);
 	return 0;
+}
+
+SEC("perf_event")
+int cprof_walk(struct bpf_perf_event_data *ctx)
+{
+	return walk_run(ctx, CPROF_WALK_FRAMES);
+}
+
+/* For a --max-stack beyond CPROF_WALK_RUNS * CPROF_WALK_FRAMES: more frames a run. */
+SEC("perf_event")
+int cprof_walk_deep(struct bpf_perf_event_data *ctx)
+{
+	return walk_run(ctx, CPROF_WALK_FRAMES_DEEP);
 }
 
 /*
@@ -891,7 +918,7 @@ int cprof_walk_loop(struct bpf_perf_event_data *ctx)
 	l.w = w;
 	l.ra_mask = cfg ? cfg->ra_mask : ~0ull;
 	w->regions_gen = cfg ? cfg->regions_gen : 0;
-	bpf_loop(CPROF_MAX_STACK_DEPTH + 1, walk_loop_step, &l, 0);
+	bpf_loop(CPROF_UNWIND_MAX_DEPTH + 1, walk_loop_step, &l, 0);
 	if (!w->done) {
 		w->u.stop = CPROF_STOP_DEPTH;
 		w->done = 1;
@@ -1006,6 +1033,7 @@ SEC("perf_event")
 int cprof_unwind_sample(struct bpf_perf_event_data *ctx)
 {
 	struct cprof_key key = {};
+	struct cprof_walk_config *cfg;
 	struct cprof_unwind_set *us;
 	struct cprof_walk *w;
 	__u32 zero = 0, set;
@@ -1019,6 +1047,9 @@ int cprof_unwind_sample(struct bpf_perf_event_data *ctx)
 		in_flight_add(set, -1);
 		return 0;
 	}
+	cfg = bpf_map_lookup_elem(&walk_config, &zero);
+	w->max_depth = cfg && cfg->max_depth ? cfg->max_depth : CPROF_MAX_STACK_DEPTH;
+	w->runs = 0;
 	w->key = key;
 	w->set = set;
 	w->done = 0;
@@ -1031,9 +1062,9 @@ int cprof_unwind_sample(struct bpf_perf_event_data *ctx)
 	__builtin_memset(&w->regs, 0, sizeof(w->regs));
 	__builtin_memset(&w->region, 0, sizeof(w->region));
 	w->kernel = !in_user(ctx);
-	if (!key.pid ||
-	    (w->kernel && !kernel_entry_regs(bpf_map_lookup_elem(&walk_config, &zero), &w->regs))) {
-		n = bpf_get_stack(ctx, w->u.ips, sizeof(w->u.ips), BPF_F_USER_STACK);
+	if (!key.pid || (w->kernel && !kernel_entry_regs(cfg, &w->regs))) {
+		n = bpf_get_stack(ctx, w->u.ips, CPROF_MAX_STACK_DEPTH * sizeof(__u64),
+				  BPF_F_USER_STACK);
 		w->u.n = n > 0 ? (__u32)n / sizeof(__u64) : 0;
 		w->u.kind = CPROF_USTACK_FP;
 		keep_now(ctx, w);

@@ -189,13 +189,16 @@ check_nofp() {
 	NOFP_RESULT="$whole of $leaf whole, $cut truncated"
 }
 
-# The whole-system case: nofp's stacks whole as in the main profile, and
-# the first sample taken before the BPF program (the head start), as cprof
-# -v says, unless it says why it started without one. Sets SYSTEM_RESULT.
+# The whole-system case: nofp's stacks whole as in the main profile, the
+# in-kernel walk of --max-stack 1024 taken by the verifier, and the first
+# sample taken before the BPF program (the head start), as cprof -v says,
+# unless it says why it started without one. Sets SYSTEM_RESULT.
 check_system() {
 	local first
 	case_ran system
 	check_nofp "$DIR/system.folded"
+	! grep -q 'the kernel refused the in-kernel walk' "$DIR/system-log" ||
+		fail "system: --max-stack 1024: $(grep -m1 -o 'the kernel refused the in-kernel walk.*' "$DIR/system-log" | cut -c1-120)"
 	first=$(grep -oE 'the first sample was taken at CLOCK_MONOTONIC [0-9]+ ns, [0-9.]+ ms' \
 		"$DIR/system-log" | grep -oE '[0-9.]+ ms$' || true)
 	if [[ -z $first ]]; then

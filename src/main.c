@@ -23,6 +23,7 @@
 #include "lib/log.h"
 #include "lib/procfs.h"
 #include "render.h"
+#include "sampler_abi.h"
 #include "session.h"
 #include "signals.h"
 #include "version.h"
@@ -62,6 +63,7 @@ enum {
 	OPT_DEBUGINFOD_MAX_FILES,
 	OPT_FRAME_POINTERS,
 	OPT_STACK_COPIES,
+	OPT_MAX_STACK,
 	OPT_SERVER,
 	OPT_SERVER_PROTOCOL,
 	OPT_INTERVAL,
@@ -164,6 +166,8 @@ static const char usage_text[] =
 	"      --stack-copies       walk user stacks in user space from a 16 KiB copy\n"
 	"                           per sample, as perf does, not in the kernel (the\n"
 	"                           way on kernels before 5.5); costs more CPU\n"
+	"      --max-stack N        user frames kept per stack, 1 to 1024 (default\n"
+	"                           127); deeper stacks end in a [truncated] frame\n"
 	"  -v, --verbose            debug output, including libbpf's log\n"
 	"  -h, --help               this help\n"
 	"      --version            version\n"
@@ -671,6 +675,10 @@ static bool parse_profile_option(int c, char *arg, struct cli *cli)
 	case OPT_STACK_COPIES:
 		o->stack_copies = true;
 		break;
+	case OPT_MAX_STACK:
+		o->max_stack = (uint32_t)parse_ulong(arg, "--max-stack frame count", 1,
+						     CPROF_MAX_STACK_LIMIT);
+		break;
 	case OPT_MAP_SIZE:
 		o->map_entries = (uint32_t)parse_ulong(arg, "map size", 256, 1u << 22);
 		break;
@@ -733,6 +741,7 @@ static const struct option longopts[] = {
 	{"debuginfod-max-files", required_argument, NULL, OPT_DEBUGINFOD_MAX_FILES},
 	{"frame-pointers", no_argument, NULL, OPT_FRAME_POINTERS},
 	{"stack-copies", no_argument, NULL, OPT_STACK_COPIES},
+	{"max-stack", required_argument, NULL, OPT_MAX_STACK},
 	{"server", required_argument, NULL, OPT_SERVER},
 	{"server-protocol", required_argument, NULL, OPT_SERVER_PROTOCOL},
 	{"interval", required_argument, NULL, OPT_INTERVAL},
@@ -801,6 +810,9 @@ static void parse_args(int argc, char **argv, struct cli *cli)
 	}
 	if (optind < argc)
 		cli->o.command = &argv[optind];
+	if (cli->o.frame_pointers && cli->o.max_stack > CPROF_MAX_STACK_DEPTH)
+		usage_error("--max-stack above 127 needs the unwind tables: with --frame-pointers "
+			    "the kernel reads stacks, 127 frames at most");
 	if (cli->o.frame_pointers && cli->o.stack_copies)
 		usage_error("--frame-pointers and --stack-copies are two ways to walk user stacks: "
 			    "choose one");

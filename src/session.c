@@ -84,7 +84,7 @@
 /* Per CPU, for the kernel's process records: some 90 exec'ing processes' worth. */
 #define RECORD_PAGES	  16
 #define DRAIN_INTERVAL_MS 1000
-#define MAX_FRAMES	  (2 * CPROF_MAX_STACK_DEPTH + 2)
+#define MAX_FRAMES	  (2 * CPROF_UNWIND_MAX_DEPTH + 2)
 /* The unwind tables kept between runs: some 1,000 programs' and libraries' (libc's is 93 KB). */
 #define TABLE_STORE_BYTES (64ull << 20)
 /* Unwind table rows a profile of some processes starts with: 1 MB of map. */
@@ -717,6 +717,7 @@ static void read_info(struct run *r, struct summary_info *in)
 	sampler__skipped(r->sampler, &in->skipped_samples, &in->skipped_hooks);
 	in->forks_late = r->forks_late;
 	in->kernel_fallbacks = kernel_caps__fallbacks();
+	in->max_stack = r->o->max_stack;
 	in->kernel_as = kernel_caps__emulated();
 	in->symtabs_refused = r->budget.symtabs_refused;
 	in->symtabs_abandoned = r->budget.symtabs_abandoned;
@@ -1028,6 +1029,7 @@ static struct unwinder *open_unwinder(struct run *r)
 	 */
 	if (r->o->npids || r->o->command)
 		uo.first_rows = FIRST_ROWS;
+	uo.max_depth = r->o->max_stack;
 	err = unwinder__new(&uo, &r->unwinder);
 	r->base.unwind_status = err;
 	return r->unwinder;
@@ -1240,6 +1242,7 @@ static int prepare(struct run *r)
 			strerror(-err));
 	if (o->debuginfod)
 		start_fetches(r);
+	stack_walk__set_max_depth(o->max_stack);
 	so.unwinder = open_unwinder(r);
 	/* Without the unwinder's maps, the walk is done in user space: stack copies. */
 	so.copy_samples = o->stack_copies || (!o->frame_pointers && !so.unwinder);

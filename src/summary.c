@@ -851,6 +851,17 @@ static void print_share(FILE *f, uint64_t part, uint64_t whole)
 		fprintf(f, "%.1f%%", v);
 }
 
+/*
+ * Stacks by frame pointers are the kernel's (bpf_get_stack), which stops at
+ * 127 frames: said where --max-stack asked for more, as it does not apply.
+ */
+static void print_fp_depth(FILE *f, const struct summary_info *in)
+{
+	if (in->max_stack > CPROF_MAX_STACK_DEPTH)
+		fprintf(f, "; the kernel reads those at most %d frames deep, not --max-stack's %u",
+			CPROF_MAX_STACK_DEPTH, in->max_stack);
+}
+
 static void print_user_stacks(FILE *f, const struct summary_info *in)
 {
 	static const char *const fp_caveat =
@@ -875,8 +886,10 @@ static void print_user_stacks(FILE *f, const struct summary_info *in)
 	} else if (in->unwind_status) {
 		fprintf(f,
 			"cprof: user stacks by frame pointers only: the unwinder could not be "
-			"loaded (%s; run with -v for the verifier log): %s\n",
+			"loaded (%s; run with -v for the verifier log): %s",
 			strerror(-in->unwind_status), fp_caveat);
+		print_fp_depth(f, in);
+		fputc('\n', f);
 		return;
 	}
 	/* Nothing walked (kernel threads, or only samples taken in the kernel): nothing to say. */
@@ -903,12 +916,15 @@ static void print_user_stacks(FILE *f, const struct summary_info *in)
 				in->stats[CPROF_STAT_COPIES]);
 		fputc('\n', f);
 	}
-	if (n)
+	if (n) {
 		fprintf(f,
 			"cprof: %" PRIu64 " %s taken in the kernel %s by frame pointers, not "
-			"walked with the tables: their callers may be missing\n",
+			"walked with the tables: their callers may be missing",
 			n, plural(n, "sample", "samples"),
 			plural(n, "has its user stack", "have their user stacks"));
+		print_fp_depth(f, in);
+		fputc('\n', f);
+	}
 }
 
 /* Distinct user frames with no name at all: not even their function's start. */

@@ -72,6 +72,7 @@ struct summary_info {
 	uint64_t walk_stops[CPROF_STOP_MAX]; /* of those, by how the walk ended */
 	/* Samples taken in the kernel: their user stacks by frame pointers (not walked). */
 	uint64_t fp_user;
+	uint32_t max_stack; /* --max-stack: user frames a walk keeps (0: 127) */
 	/* Samples of the profile that end in a truncation marker, and where those walks stopped. */
 	uint64_t truncated_samples;
 	char truncated_who[160]; /* "liblzma.so.5 120, python3.11 7" (files with the most), or "" */

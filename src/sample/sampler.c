@@ -823,6 +823,7 @@ static int instance_load(struct instance *i)
 		kernel_caps__fell_back(KCAP_BPF_LOOP);
 	keep = i->loop ? PROG(i, cprof_keep_loop) : PROG(i, cprof_keep);
 	bpf_program__set_autoload(PROG(i, cprof_walk), false);
+	bpf_program__set_autoload(PROG(i, cprof_walk_deep), false);
 	bpf_program__set_autoload(PROG(i, cprof_walk_loop), false);
 	bpf_program__set_autoload(PROG(i, cprof_keep), keep == PROG(i, cprof_keep));
 	bpf_program__set_autoload(PROG(i, cprof_keep_loop), keep == PROG(i, cprof_keep_loop));
@@ -873,6 +874,18 @@ static void *load_walker(void *arg)
 }
 
 /*
+ * The walk by tail calls whose runs reach --max-stack's frames: the deep
+ * one costs the verifier four times as much, so only a deep option pays it.
+ */
+static struct bpf_program *walk_by_tail_calls(const struct sampler *s, struct unwinder_bpf *k)
+{
+	uint32_t depth = s->unwinder ? unwinder__max_depth(s->unwinder) : CPROF_MAX_STACK_DEPTH;
+
+	return depth > CPROF_WALK_RUNS * CPROF_WALK_FRAMES ? k->progs.cprof_walk_deep
+							   : k->progs.cprof_walk;
+}
+
+/*
  * Opens a walker on the current instance's maps, the row map rows_fd
  * (-1: the instance's). Not loaded.
  */
@@ -905,7 +918,7 @@ static int open_walker(struct sampler *s, struct walker *w, int rows_fd)
 	}
 	/* Where the kernel has bpf_loop (5.17), the walk costs the verifier a tenth of the other.
 	 */
-	w->prog = s->cur.loop ? w->k->progs.cprof_walk_loop : w->k->progs.cprof_walk;
+	w->prog = s->cur.loop ? w->k->progs.cprof_walk_loop : walk_by_tail_calls(s, w->k);
 	bpf_object__for_each_program(p, w->k->obj) bpf_program__set_autoload(p, p == w->prog);
 	return 0;
 }

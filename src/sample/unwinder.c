@@ -210,6 +210,7 @@ int unwinder__new(const struct unwinder_opts *opts, struct unwinder **out)
 		goto cleanup;
 	}
 	u->cfg.ra_mask = opts->ra_mask ? opts->ra_mask : ~0ull;
+	u->cfg.max_depth = opts->max_depth ? opts->max_depth : CPROF_MAX_STACK_DEPTH;
 	err = write_config(u);
 	if (err)
 		goto cleanup;
@@ -601,6 +602,11 @@ int unwinder__set_followed(struct unwinder *u, uint64_t until)
 {
 	u->cfg.followed_until = until;
 	return write_config(u);
+}
+
+uint32_t unwinder__max_depth(const struct unwinder *u)
+{
+	return u->cfg.max_depth;
 }
 
 uint64_t unwinder__ra_mask(const struct unwinder *u)

@@ -31,6 +31,7 @@ struct unwinder_opts {
 	uint32_t max_pages; /* 64 KiB pages of code covered by them; 0: default */
 	uint32_t max_sets;  /* processes with a region set; 0: default */
 	uint64_t ra_mask;   /* bits of a return address that are address (AArch64 PAC) */
+	uint32_t max_depth; /* user frames a walk keeps (--max-stack); 0: 127 */
 };
 
 /* Where a table went in the maps. */
@@ -108,6 +109,8 @@ int unwinder__set_task_regs(struct unwinder *u, uint32_t task_stack_off, uint32_
  */
 int unwinder__set_followed(struct unwinder *u, uint64_t until);
 uint64_t unwinder__ra_mask(const struct unwinder *u);
+/* The user frames a walk keeps (unwinder_opts.max_depth). */
+uint32_t unwinder__max_depth(const struct unwinder *u);
 void unwinder__stats(const struct unwinder *u, struct unwinder_stats *out);
 
 #endif

@@ -4,6 +4,7 @@
  * cannot be read (the process may be gone by now), so a rule that needs it
  * stops the walk with CPROF_STOP_READ, as a fault would in the kernel.
  */
+#include <stdio.h>
 #include <string.h>
 
 #include "unwind/stack_walk.h"
@@ -58,6 +59,19 @@ static int step(const struct stack_walk *w, const struct stack_snapshot *snap,
 	return kind;
 }
 
+/*
+ * The run's --max-stack, one for all walks (the kernel's and these), and
+ * the words that say it.
+ */
+static uint32_t max_depth = CPROF_MAX_STACK_DEPTH;
+static char depth_name[40] = "deeper than 127 frames";
+
+void stack_walk__set_max_depth(uint32_t n)
+{
+	max_depth = n && n <= CPROF_UNWIND_MAX_DEPTH ? n : CPROF_MAX_STACK_DEPTH;
+	snprintf(depth_name, sizeof(depth_name), "deeper than %u frames", max_depth);
+}
+
 void stack_walk__run(const struct stack_walk *w, const struct stack_snapshot *snap,
 		     struct walk_result *out)
 {
@@ -74,7 +88,7 @@ void stack_walk__run(const struct stack_walk *w, const struct stack_snapshot *sn
 
 	memset(out, 0, sizeof(*out));
 	while (kind == CPROF_STEP_CALLER) {
-		if (out->n == CPROF_MAX_STACK_DEPTH) {
+		if (out->n == max_depth) {
 			out->stop = CPROF_STOP_DEPTH;
 			break;
 		}
@@ -106,7 +120,7 @@ static const struct {
 	[CPROF_STOP_LR] = {"return address in an unknown LR", "lr"},
 	[CPROF_STOP_BAD_FRAME] = {"implausible frame", "bad_frame"},
 	[CPROF_STOP_FP_LOST] = {"frame pointer not recoverable", "fp_lost"},
-	[CPROF_STOP_DEPTH] = {"deeper than 127 frames", "depth"},
+	[CPROF_STOP_DEPTH] = {depth_name, "depth"},
 	[CPROF_STOP_COPY_END] = {"beyond the stack copy", "copy_end"},
 	[CPROF_STOP_COPY_LOST] = {"stack copy lost (ring full)", "copy_lost"},
 	[CPROF_STOP_NO_FP] = {"no CFI, and no frame pointer", "no_fp"},

@@ -13,7 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "sampler_abi.h"
+#include "unwind_abi.h"
 #include "unwind/unwind_table.h"
 
 /* The registers of the interrupted user code, and its stack from sp on. */
@@ -41,7 +41,7 @@ struct stack_walk {
 };
 
 struct walk_result {
-	uint64_t ips[CPROF_MAX_STACK_DEPTH]; /* leaf first; a frame after a signal as pc + 1 */
+	uint64_t ips[CPROF_UNWIND_MAX_DEPTH]; /* leaf first; a frame after a signal as pc + 1 */
 	uint32_t n;
 	uint32_t stop;	    /* enum cprof_unwind_stop: CPROF_STOP_NONE when the root was reached */
 	uint32_t fp_frames; /* frames found by frame pointer */
@@ -54,6 +54,12 @@ struct walk_result {
 const char *stack_walk__stop_name(uint32_t stop);
 /* The same reason as a snake_case token, for the profile comments ("no_cfi"). */
 const char *stack_walk__stop_token(uint32_t stop);
+
+/*
+ * How many frames a walk keeps, 1 to CPROF_UNWIND_MAX_DEPTH (--max-stack;
+ * 0 or beyond: 127), also in CPROF_STOP_DEPTH's words. Once, before walks.
+ */
+void stack_walk__set_max_depth(uint32_t n);
 
 /* Walks as far as it can; the result says where and why it stopped. */
 void stack_walk__run(const struct stack_walk *w, const struct stack_snapshot *snap,

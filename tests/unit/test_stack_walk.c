@@ -117,7 +117,7 @@ static void walk_fixture(const char *name, const char *root, const char *via, in
 			 struct walks *out)
 {
 	static uint8_t stack[STACK_COPY];
-	char names[CPROF_MAX_STACK_DEPTH][64];
+	static char names[CPROF_UNWIND_MAX_DEPTH][64]; /* as deep as any --max-stack */
 	struct timespec pause = {0, 7 * 1000 * 1000};
 	struct proc_tables p = {0};
 	struct walk_result res;

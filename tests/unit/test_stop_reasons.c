@@ -152,6 +152,15 @@ TEST(stop_reasons_each_from_its_own_stack)
 		stack[i] = in(R_FRAME) + 1;
 	check_reason(walk(in(R_FRAME), 0, &res), CPROF_STOP_DEPTH, "deeper than 127 frames");
 	CHECK_INT(res.n, ==, CPROF_MAX_STACK_DEPTH);
+	/* --max-stack raises it: 510 frames of 16 bytes fill the copy's 8 KiB. */
+	stack_walk__set_max_depth(500);
+	check_reason(walk(in(R_FRAME), 0, &res), CPROF_STOP_DEPTH, "deeper than 500 frames");
+	CHECK_INT(res.n, ==, 500);
+	stack_walk__set_max_depth(1024);
+	check_reason(walk(in(R_FRAME), 0, &res), CPROF_STOP_COPY_END, "beyond the stack copy");
+	CHECK_INT(res.n, ==, WORDS / 2 + 1);
+	stack_walk__set_max_depth(0);
+	check_reason(walk(in(R_FRAME), 0, &res), CPROF_STOP_DEPTH, "deeper than 127 frames");
 }
 
 /*

@@ -462,6 +462,29 @@ TEST(summary_user_stacks_by_frame_pointers)
 			"loaded (Invalid argument; run with -v for the verifier log): "
 			"callers in code built without frame pointers may be missing or wrong\n");
 	free(text);
+	/* --max-stack does not reach the kernel's frame-pointer stacks: said. */
+	in.max_stack = 1024;
+	text = losses(&in, 5);
+	CHECK_STR(text, "cprof: lost samples: 0\n"
+			"cprof: user stacks by frame pointers only: the unwinder could not be "
+			"loaded (Invalid argument; run with -v for the verifier log): "
+			"callers in code built without frame pointers may be missing or wrong; "
+			"the kernel reads those at most 127 frames deep, not --max-stack's 1024\n");
+	free(text);
+	in.unwind_status = 0;
+	in.walked = 2;
+	in.walk_stops[CPROF_STOP_NONE] = 2;
+	in.fp_user = 1;
+	in.max_stack = 200;
+	text = losses(&in, 5);
+	CHECK_STR(text,
+		  "cprof: lost samples: 0\n"
+		  "cprof: user stacks walked with the CFI tables: 2 of 2 samples (100.0%) "
+		  "reached a thread root\n"
+		  "cprof: 1 sample taken in the kernel has its user stack by frame pointers, "
+		  "not walked with the tables: their callers may be missing; the kernel reads "
+		  "those at most 127 frames deep, not --max-stack's 200\n");
+	free(text);
 }
 
 /* The comment of profile p that begins with prefix, or NULL. */

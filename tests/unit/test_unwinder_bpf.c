@@ -443,7 +443,7 @@ static long verify_alone(const char *name, char *log, size_t size)
 TEST(unwinder_bpf_walks_verify_cheaply)
 {
 	static char log[1 << 16];
-	long loop, unrolled;
+	long loop, unrolled, deep;
 
 	if (geteuid() != 0)
 		SKIP("needs root for BPF");
@@ -452,10 +452,14 @@ TEST(unwinder_bpf_walks_verify_cheaply)
 	libbpf_set_print(quiet);
 	loop = verify_alone("cprof_walk_loop", log, sizeof(log));
 	unrolled = verify_alone("cprof_walk", log, sizeof(log));
-	fprintf(stderr, "  verified: the loop walk %ld instructions, the unrolled one %ld\n", loop,
-		unrolled);
+	deep = verify_alone("cprof_walk_deep", log, sizeof(log));
+	fprintf(stderr,
+		"  verified: the loop walk %ld instructions, the unrolled one %ld, the deep one "
+		"%ld\n",
+		loop, unrolled, deep);
 	CHECK(loop > 0 && loop <= 5500);
 	CHECK(unrolled > 0 && unrolled <= 95000);
+	CHECK(deep > 0 && deep <= 95000 * CPROF_WALK_FRAMES_DEEP / CPROF_WALK_FRAMES);
 }
 
 /*
