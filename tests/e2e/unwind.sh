@@ -64,7 +64,7 @@
 # go_work_rooted: [unknown];hot_a (GCC's mid uses rbp as a register), hot_a
 # alone (clang, musl), __libc_start_call_main;main;alpha_leaf (fp_leaf),
 # runtime.goexit.abi0;runtime.main;main.main;main.hot (go_work).
-# The copies_* tests run seven cases again with --stack-copies: the same
+# The copies_* tests run nine cases again with --stack-copies: the same
 # stacks walked in user space from the copies perf samples carry, the way
 # of kernels before 5.5.
 # Not tagged quick: about 45 s (perf: 40 s).
