@@ -331,6 +331,11 @@ UNWIND_GCC := fp_leaf qsort_cb threads_nofp signal_work
 UNWIND_FIXTURES := $(addprefix .output/fixtures/,$(UNWIND_GCC) nofp_gcc nofp_clang static_musl \
 	static_musl_gcc cxx_nofp deep_recursion brief_nofp dlopen_call_nofp libplugin_nofp.so)
 UNWIND_DEPS := fixtures/src/unwind/unwind.h Makefile
+# cfa_regs: x86_64 assembly whose CFA is in rax and behind rdx.
+ifeq ($(HOST_ARCH),x86_64)
+UNWIND_GCC += cfa_regs
+UNWIND_FIXTURES += .output/fixtures/cfa_regs
+endif
 .output/fixtures/fp_leaf: UNWIND_CFLAGS := -O2 -g -fno-omit-frame-pointer -Wall -Werror
 $(addprefix .output/fixtures/,$(UNWIND_GCC)): .output/fixtures/%: fixtures/src/unwind/%.c \
 		$(UNWIND_DEPS) | .output/fixtures

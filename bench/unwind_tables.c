@@ -3,9 +3,9 @@
  * unwind_tables FILE...: builds the compact unwind table of each ELF file
  * with one shared rule dictionary, as a whole-system run would, and
  * reports what bench/run's unwind-table figure needs: rows, bytes per row,
- * build time per file, distinct rules, and the CFI rows the unwinder
- * cannot run, by reason. Files that are not x86_64/AArch64 ELF or have no
- * CFI are counted and skipped.
+ * build time per file, distinct rules, the CFI rows the unwinder
+ * cannot run, by reason, and those it runs only where a register is known. Files that are not
+ * x86_64/AArch64 ELF or have no CFI are counted and skipped.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -51,6 +51,7 @@ static void add_stats(struct unwind_table_stats *to, const struct unwind_table_s
 	to->cfi_rows += s->cfi_rows;
 	to->overlaps += s->overlaps;
 	to->padding_gaps += s->padding_gaps;
+	to->cfa_in_reg += s->cfa_in_reg;
 	for (i = 0; i < CPROF_STOP_MAX; i++)
 		to->stops[i] += s->stops[i];
 }
@@ -121,7 +122,10 @@ static void report(const struct totals *t, const struct unwind_rules *rules)
 	for (i = 1; i < CPROF_STOP_MAX; i++)
 		if (stop_names[i] && t->st.stops[i])
 			printf(" %s %" PRIu64, stop_names[i], t->st.stops[i]);
-	printf("\nbuild_ms_total %.1f\n", t->ms);
+	printf("\ncfi_rows_cfa_in_register %" PRIu64 " (%.4f%%): followed where the register "
+	       "is known (the leaf, and callers of frames that keep it)\n",
+	       t->st.cfa_in_reg, t->st.cfi_rows ? 100.0 * t->st.cfa_in_reg / t->st.cfi_rows : 0);
+	printf("build_ms_total %.1f\n", t->ms);
 }
 
 int main(int argc, char **argv)

@@ -141,7 +141,13 @@ struct cprof_spill {
 };
 
 #define CPROF_COPY_MAGIC 0x79706f63 /* "copy" */
-#define CPROF_COPY_STACK 16384	    /* bytes of user stack copied from SP up */
+/*
+ * General registers a stack copy carries, by DWARF number: x86_64 rax to
+ * r15, AArch64 x0 to x15. A CFA rule may name one of them (OpenSSL's
+ * assembly keeps its CFA in rax), which only the sampled frame knows.
+ */
+#define CPROF_GREGS	 16
+#define CPROF_COPY_STACK 16384 /* bytes of user stack copied from SP up */
 /*
  * The copy came from a perf event's sample, not from the BPF program: no
  * space id (space is the sample's time: its space is the last one begun
@@ -173,6 +179,9 @@ struct cprof_copy {
 	__u64 pc, sp, fp, lr;
 	__u32 lr_valid;
 	__u32 kern_bytes;
+	__u64 gregs[CPROF_GREGS]; /* see CPROF_GREGS */
+	__u32 gregs_valid;	  /* bit i: gregs[i] was sampled */
+	__u32 pad;
 	__u64 kern[CPROF_MAX_STACK_DEPTH]; /* leaf first, for a sample taken in the kernel */
 	__u32 stack_bytes;
 	__u32 flags; /* CPROF_COPY_* */

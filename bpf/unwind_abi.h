@@ -46,6 +46,14 @@ enum cprof_cfa_kind {
 	CPROF_CFA_PLT,	    /* SP + cfa_off, + 8 when (PC & 15) >= cfa_add (x86_64 .plt) */
 	CPROF_CFA_SIGNAL,   /* a signal trampoline: the registers are in the signal frame at SP */
 	CPROF_CFA_END,	    /* the outermost frame: the return address is undefined */
+	/*
+	 * General register cfa_reg (a DWARF number below CPROF_GREGS) + cfa_off,
+	 * and *(that + cfa_off) + cfa_add: hand-written assembly that keeps the
+	 * CFA in rax or r10 while it re-aligns SP. Only where the register's
+	 * value is known (struct cprof_unwind_regs.gregs_live).
+	 */
+	CPROF_CFA_REG,
+	CPROF_CFA_REG_DEREF,
 };
 
 /* Where the return address is. */
@@ -80,6 +88,7 @@ enum cprof_unwind_stop {
 	CPROF_STOP_COPY_LOST,	 /* to be walked from a copy, which the full ring refused */
 	CPROF_STOP_NO_FP,	 /* code without CFI whose frame pointer is no frame's (JIT code) */
 	CPROF_STOP_GO_SWITCH,	 /* Go code that switched stacks (systemstack, mcall, morestack) */
+	CPROF_STOP_CFA_REG,	 /* the CFA is in a register whose value this frame lost */
 	CPROF_STOP_MAX,
 };
 
@@ -143,7 +152,12 @@ struct cprof_unwind_regs {
 	__u32 fp_valid; /* the frame pointer's value is known */
 	__u32 lr_valid; /* LR holds this frame's return address: the leaf, or after a signal */
 	__u32 exact_pc; /* pc is where the frame was interrupted, not a return address */
-	__u32 pad;
+	/*
+	 * Bit i: general register i (DWARF number, below CPROF_GREGS) still holds
+	 * the value it had in the sampled frame, which the walk keeps: all of
+	 * them there, then those each frame's rule keeps (keep_regs).
+	 */
+	__u32 gregs_live;
 	__u64 fp_at; /* nonzero: fp is still to be read from there (see cprof_unwind_fp_load) */
 };
 
@@ -263,6 +277,7 @@ struct cprof_walk {
 	__u32 max_depth;   /* walk_config's: the frames the walk keeps */
 	__u32 runs;	   /* cprof_walk's runs so far (tail calls are limited) */
 	__u32 pad;
+	__u64 gregs[CPROF_GREGS]; /* the sampled frame's general registers, by DWARF number */
 	__u64 mix[2]; /* the hash of u's frames so far, two lanes (see cprof_ustack_hash) */
 	struct cprof_ustack u; /* the user stack */
 	/*
@@ -272,16 +287,28 @@ struct cprof_walk {
 	struct cprof_ustack k;
 };
 
-/* 16 bytes; the dictionary holds up to CPROF_UNWIND_MAX_RULES of them. */
+/* 20 bytes; the dictionary holds up to CPROF_UNWIND_MAX_RULES of them. */
 struct cprof_unwind_rule {
 	__u8 cfa_kind; /* enum cprof_cfa_kind */
 	__u8 ra_kind;  /* enum cprof_ra_kind */
 	__u8 fp_kind;  /* enum cprof_fp_kind */
-	__u8 stop;     /* with CPROF_CFA_STOP: enum cprof_unwind_stop */
+	union {
+		__u8 stop;    /* with CPROF_CFA_STOP: enum cprof_unwind_stop */
+		__u8 cfa_reg; /* with CPROF_CFA_REG(_DEREF): the register, a DWARF number */
+	};
 	__s32 cfa_off;
 	__s32 cfa_add;
 	__s16 ra_off;
 	__s16 fp_off;
+	/*
+	 * Bit i: the row has no rule for general register i (below CPROF_GREGS),
+	 * so the caller has the value this frame has, as libgcc's, libunwind's
+	 * and gdb's unwinders take a register the CFI does not mention: how a
+	 * CFA in rax above the leaf is found (OpenSSL's AES-GCM calls its
+	 * helpers with the CFA in rax, which they do not touch).
+	 */
+	__u16 keep_regs;
+	__u16 pad;
 };
 
 #endif

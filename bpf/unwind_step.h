@@ -10,6 +10,8 @@
  *                                      addr into *dst; nonzero on failure.
  *                                      mem is what the caller passed the
  *                                      step (user space: the copied stack)
+ *   CPROF_UNWIND_GREG(mem, i)          the sampled frame's general register
+ *                                      i (a DWARF number below CPROF_GREGS)
  * and one of __TARGET_ARCH_x86 / __TARGET_ARCH_arm64 (BPF) or builds for
  * x86_64 / aarch64 (user space).
  */
@@ -69,6 +71,7 @@ static __always_inline int cprof_unwind_signal(const void *mem, struct cprof_unw
 	r->fp = v;
 	r->fp_valid = 1;
 	r->lr_valid = 0;
+	r->gregs_live = 0;
 #if CPROF_UNWIND_ARM64
 	if (CPROF_UNWIND_READ(mem, &v, sp + CPROF_SIGFRAME_LR))
 		return CPROF_STOP_READ;
@@ -95,6 +98,22 @@ static __always_inline int cprof_unwind_fp_load(const void *mem, struct cprof_un
 		return CPROF_STOP_READ;
 	r->fp = v;
 	r->fp_at = 0;
+	return 0;
+}
+
+/*
+ * The value of the rule's CFA register, where this frame still has the
+ * sampled frame's (gregs_live): above the leaf, only where no frame between
+ * had a rule for it. 0 or a stop reason.
+ */
+static __always_inline int cprof_unwind_greg(const void *mem, const struct cprof_unwind_rule *rule,
+					     const struct cprof_unwind_regs *r, __u64 *v)
+{
+	__u32 i = rule->cfa_reg & (CPROF_GREGS - 1);
+
+	if (rule->cfa_reg >= CPROF_GREGS || !(r->gregs_live >> i & 1))
+		return CPROF_STOP_CFA_REG;
+	*v = CPROF_UNWIND_GREG(mem, i);
 	return 0;
 }
 
@@ -131,6 +150,18 @@ static __always_inline int cprof_unwind_cfa(const void *mem, const struct cprof_
 	case CPROF_CFA_PLT:
 		*cfa = r->sp + (__s64)rule->cfa_off +
 		       ((r->pc & 15) >= (__u64)rule->cfa_add ? 8 : 0);
+		return 0;
+	case CPROF_CFA_REG:
+		if (cprof_unwind_greg(mem, rule, r, &v))
+			return CPROF_STOP_CFA_REG;
+		*cfa = v + (__s64)rule->cfa_off;
+		return 0;
+	case CPROF_CFA_REG_DEREF:
+		if (cprof_unwind_greg(mem, rule, r, &v))
+			return CPROF_STOP_CFA_REG;
+		if (CPROF_UNWIND_READ(mem, &v, v + (__s64)rule->cfa_off))
+			return CPROF_STOP_READ;
+		*cfa = v + (__s64)rule->cfa_add;
 		return 0;
 	}
 	return CPROF_STOP_UNSUPPORTED;
@@ -217,6 +248,7 @@ static __always_inline int cprof_unwind_step(const void *mem, const struct cprof
 	r->sp = cfa;
 	r->lr_valid = 0;
 	r->exact_pc = 0;
+	r->gregs_live &= rule->keep_regs;
 	return CPROF_STEP_CALLER;
 }
 
@@ -280,6 +312,7 @@ static __always_inline int cprof_unwind_fp_step(const void *mem, struct cprof_un
 	r->fp = next;
 	r->lr_valid = 0;
 	r->exact_pc = 0;
+	r->gregs_live = 0;
 	return CPROF_STEP_CALLER;
 }
 

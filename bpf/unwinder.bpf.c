@@ -61,6 +61,8 @@ static __always_inline void inherit_set(__u32 parent, __u32 child, __u64 now)
 #include "sample.h"
 
 #define CPROF_UNWIND_READ(mem, dst, addr) bpf_probe_read_user((dst), 8, (const void *)(addr))
+/* mem: the walk's gregs (walk_frame). */
+#define CPROF_UNWIND_GREG(mem, i) (((const __u64 *)(mem))[(i)])
 #include "unwind_step.h"
 
 #define PROG_WALK 0
@@ -465,7 +467,7 @@ static __always_inline void walk_frame(struct cprof_walk *w, __u64 ra_mask, int 
 			return;
 		}
 	}
-	kind = cprof_unwind_frame(NULL, rule, r, ra_mask, &stop, &fp_step);
+	kind = cprof_unwind_frame(w->gregs, rule, r, ra_mask, &stop, &fp_step);
 	if (kind == CPROF_STEP_CALLER)
 		return;
 	w->u.stop = kind == CPROF_STEP_ROOT ? CPROF_STOP_NONE : (stop ? stop : CPROF_STOP_READ);
@@ -548,6 +550,8 @@ static __always_inline int copy_sample(struct bpf_perf_event_data *ctx, const st
 	c->fp = w->first.fp;
 	c->lr = w->first.lr;
 	c->lr_valid = w->first.lr_valid;
+	__builtin_memcpy(c->gregs, w->gregs, sizeof(c->gregs));
+	c->gregs_valid = w->first.gregs_live;
 	c->kern_bytes = 0;
 	if (w->kernel) {
 		k = bpf_get_stack(ctx, c->kern, sizeof(c->kern), 0);
@@ -940,6 +944,38 @@ static __always_inline int in_user(const struct bpf_perf_event_data *ctx)
 #endif
 }
 
+/*
+ * The general registers a CFA rule may name (CPROF_GREGS), by DWARF number,
+ * from the saved user registers p; the mask of those known.
+ */
+static __always_inline __u32 start_gregs(const bpf_user_pt_regs_t *p, __u64 *g)
+{
+#if defined(__TARGET_ARCH_x86)
+	g[0] = p->rax;
+	g[1] = p->rdx;
+	g[2] = p->rcx;
+	g[3] = p->rbx;
+	g[4] = p->rsi;
+	g[5] = p->rdi;
+	g[6] = p->rbp;
+	g[7] = p->rsp;
+	g[8] = p->r8;
+	g[9] = p->r9;
+	g[10] = p->r10;
+	g[11] = p->r11;
+	g[12] = p->r12;
+	g[13] = p->r13;
+	g[14] = p->r14;
+	g[15] = p->r15;
+	return 0xffff;
+#elif defined(__TARGET_ARCH_arm64)
+	__builtin_memcpy(g, p->regs, CPROF_GREGS * sizeof(__u64));
+	return 0xffff;
+#else
+	return 0;
+#endif
+}
+
 static __always_inline void start_regs(const struct bpf_perf_event_data *ctx,
 				       struct cprof_unwind_regs *r)
 {
@@ -997,7 +1033,7 @@ static __always_inline int user_saved(const bpf_user_pt_regs_t *p, struct cprof_
  * not in the BTF, so the candidates are tried in turn, each checked.
  */
 static __always_inline int kernel_entry_regs(const struct cprof_walk_config *cfg,
-					     struct cprof_unwind_regs *r)
+					     struct cprof_unwind_regs *r, __u64 *gregs)
 {
 	bpf_user_pt_regs_t saved;
 	__u64 task = bpf_get_current_task(), stack = 0, top;
@@ -1015,8 +1051,10 @@ static __always_inline int kernel_entry_regs(const struct cprof_walk_config *cfg
 			top -= STACK_PADDING_MAX;
 		}
 		if (bpf_probe_read_kernel(&saved, sizeof(saved), (void *)top) == 0 &&
-		    user_saved(&saved, r))
+		    user_saved(&saved, r)) {
+			r->gregs_live = start_gregs(&saved, gregs);
 			return 1;
+		}
 	}
 	return 0;
 }
@@ -1062,7 +1100,7 @@ int cprof_unwind_sample(struct bpf_perf_event_data *ctx)
 	__builtin_memset(&w->regs, 0, sizeof(w->regs));
 	__builtin_memset(&w->region, 0, sizeof(w->region));
 	w->kernel = !in_user(ctx);
-	if (!key.pid || (w->kernel && !kernel_entry_regs(cfg, &w->regs))) {
+	if (!key.pid || (w->kernel && !kernel_entry_regs(cfg, &w->regs, w->gregs))) {
 		n = bpf_get_stack(ctx, w->u.ips, CPROF_MAX_STACK_DEPTH * sizeof(__u64),
 				  BPF_F_USER_STACK);
 		w->u.n = n > 0 ? (__u32)n / sizeof(__u64) : 0;
@@ -1076,6 +1114,7 @@ int cprof_unwind_sample(struct bpf_perf_event_data *ctx)
 		w->regs.exact_pc = 1;
 	} else {
 		start_regs(ctx, &w->regs);
+		w->regs.gregs_live = start_gregs(&ctx->regs, w->gregs);
 	}
 	w->first = w->regs;
 	us = bpf_map_lookup_elem(&unwind_sets, &key.pid);

@@ -61,8 +61,27 @@ static int take_u64(struct cursor *c, uint64_t *v)
 	return 0;
 }
 
+int perf_sample__greg_bit(unsigned int i)
+{
+#if defined(__x86_64__)
+	/* DWARF's order (rax, rdx, rcx, rbx, rsi, rdi, rbp, rsp, r8...) is not perf's. */
+	static const int8_t bits[CPROF_GREGS] = {
+		PERF_REG_X86_AX,  PERF_REG_X86_DX,  PERF_REG_X86_CX,  PERF_REG_X86_BX,
+		PERF_REG_X86_SI,  PERF_REG_X86_DI,  PERF_REG_X86_BP,  PERF_REG_X86_SP,
+		PERF_REG_X86_R8,  PERF_REG_X86_R9,  PERF_REG_X86_R10, PERF_REG_X86_R11,
+		PERF_REG_X86_R12, PERF_REG_X86_R13, PERF_REG_X86_R14, PERF_REG_X86_R15,
+	};
+
+	return i < CPROF_GREGS ? bits[i] : -1;
+#else
+	return i < CPROF_GREGS ? (int)(PERF_REG_ARM64_X0 + i) : -1;
+#endif
+}
+
 void perf_sample__layout(struct perf_sample_layout *out)
 {
+	unsigned int i;
+
 #if defined(__aarch64__)
 	*out = (struct perf_sample_layout){
 		.pc_reg = PERF_REG_ARM64_PC,
@@ -85,6 +104,8 @@ void perf_sample__layout(struct perf_sample_layout *out)
 	out->regs_mask = 1ULL << out->pc_reg | 1ULL << out->sp_reg | 1ULL << out->fp_reg;
 	if (out->lr_reg >= 0)
 		out->regs_mask |= 1ULL << out->lr_reg;
+	for (i = 0; i < CPROF_GREGS; i++)
+		out->regs_mask |= 1ULL << perf_sample__greg_bit(i);
 }
 
 static bool reg_in_mask(int bit, uint64_t mask)
@@ -164,6 +185,21 @@ static uint64_t reg_value(const unsigned char *regs, uint64_t mask, int bit)
 	return u64_at(regs, __builtin_popcountll(mask & ((1ULL << bit) - 1)));
 }
 
+/* The general registers the event samples; those it does not are not known. */
+static void read_gregs(const unsigned char *regs, uint64_t mask, struct cprof_copy *out)
+{
+	unsigned int i;
+	int bit;
+
+	for (i = 0; i < CPROF_GREGS; i++) {
+		bit = perf_sample__greg_bit(i);
+		if (!reg_in_mask(bit, mask) || bit < 0)
+			continue;
+		out->gregs[i] = reg_value(regs, mask, bit);
+		out->gregs_valid |= 1u << i;
+	}
+}
+
 /* *user: false when the sample has no user registers (a kernel thread's). */
 static int read_regs(struct cursor *c, const struct perf_sample_layout *l, struct cprof_copy *out,
 		     bool *user)
@@ -183,6 +219,7 @@ static int read_regs(struct cursor *c, const struct perf_sample_layout *l, struc
 	out->fp = reg_value(regs, l->regs_mask, l->fp_reg);
 	out->lr = reg_value(regs, l->regs_mask, l->lr_reg);
 	out->lr_valid = l->lr_reg >= 0;
+	read_gregs(regs, l->regs_mask, out);
 	return 0;
 }
 

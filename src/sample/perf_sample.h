@@ -32,10 +32,17 @@ struct perf_sample_layout {
 };
 
 /*
+ * The bit in a regs_mask of general register i by DWARF number (i below
+ * CPROF_GREGS, see struct cprof_copy.gregs), on this build's architecture.
+ */
+int perf_sample__greg_bit(unsigned int i);
+
+/*
  * The layout cprof opens its sampling events with, for this build's
  * architecture: TID, TIME, CALLCHAIN (to be opened with
  * exclude_callchain_user: kernel frames only), REGS_USER (PC, SP, the frame
- * pointer, and on arm64 the link register) and STACK_USER.
+ * pointer, on arm64 the link register, and the general registers of
+ * perf_sample__greg_bit) and STACK_USER.
  */
 void perf_sample__layout(struct perf_sample_layout *out);
 

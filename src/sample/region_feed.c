@@ -526,8 +526,10 @@ void region_feed__walk(struct region_feed *f, const struct cprof_copy *c, struct
 		.lr = c->lr,
 		.stack = c->stack,
 		.stack_size = c->stack_bytes,
+		.gregs_valid = c->gregs_valid,
 	};
 
+	memcpy(snap.gregs, c->gregs, sizeof(snap.gregs));
 	if (!regions_fit(f, c)) {
 		memset(out, 0, sizeof(*out));
 		out->ips[0] = c->pc;

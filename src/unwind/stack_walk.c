@@ -19,6 +19,7 @@ static int read_stack(const struct stack_snapshot *s, __u64 *dst, __u64 addr)
 }
 
 #define CPROF_UNWIND_READ(mem, dst, addr) read_stack((mem), (dst), (addr))
+#define CPROF_UNWIND_GREG(mem, i)	  (((const struct stack_snapshot *)(mem))->gregs[(i)])
 #include "unwind_step.h"
 
 static int frame_rule(const struct stack_walk *w, const struct cprof_unwind_regs *r,
@@ -83,6 +84,7 @@ void stack_walk__run(const struct stack_walk *w, const struct stack_snapshot *sn
 		.fp_valid = 1,
 		.lr_valid = 1,
 		.exact_pc = 1,
+		.gregs_live = snap->gregs_valid,
 	};
 	int kind = CPROF_STEP_CALLER;
 
@@ -125,6 +127,7 @@ static const struct {
 	[CPROF_STOP_COPY_LOST] = {"stack copy lost (ring full)", "copy_lost"},
 	[CPROF_STOP_NO_FP] = {"no CFI, and no frame pointer", "no_fp"},
 	[CPROF_STOP_GO_SWITCH] = {"Go stack switch", "go_switch"},
+	[CPROF_STOP_CFA_REG] = {"CFA in a register not known above the leaf", "cfa_reg"},
 };
 
 const char *stack_walk__stop_name(uint32_t stop)

@@ -21,6 +21,8 @@ struct stack_snapshot {
 	uint64_t pc, sp, fp, lr;
 	const uint8_t *stack; /* the bytes at sp... */
 	size_t stack_size;
+	uint64_t gregs[CPROF_GREGS]; /* by DWARF number (see CPROF_GREGS) */
+	uint32_t gregs_valid;	     /* bit i: gregs[i] is known */
 };
 
 /* What the walk needs to know of the address a frame is at. */

@@ -173,14 +173,23 @@ static bool rows_ok(const struct header *h, const uint32_t *pages, const uint32_
 	return true;
 }
 
-/* Rules the unwinder can run: every kind one it knows. */
+/* A rule the unwinder can run: every kind one it knows, a register it keeps. */
+static bool rule_ok(const struct cprof_unwind_rule *r)
+{
+	if (r->cfa_kind > CPROF_CFA_REG_DEREF || r->ra_kind > CPROF_RA_IN_LR ||
+	    r->fp_kind > CPROF_FP_LOST)
+		return false;
+	if (r->cfa_kind == CPROF_CFA_REG || r->cfa_kind == CPROF_CFA_REG_DEREF)
+		return r->cfa_reg < CPROF_GREGS;
+	return r->stop < CPROF_STOP_MAX;
+}
+
 static bool rules_ok(const struct cprof_unwind_rule *r, uint32_t n)
 {
 	uint32_t i;
 
 	for (i = 0; i < n; i++)
-		if (r[i].cfa_kind > CPROF_CFA_END || r[i].ra_kind > CPROF_RA_IN_LR ||
-		    r[i].fp_kind > CPROF_FP_LOST || r[i].stop >= CPROF_STOP_MAX)
+		if (!rule_ok(&r[i]))
 			return false;
 	return true;
 }

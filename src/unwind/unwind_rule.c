@@ -6,6 +6,8 @@
  *   PLT:      breg7 8; breg16 0; lit15; and; lit11 (or lit10); ge; lit3; shl; plus
  *   re-align: breg6 N; deref             (GCC, functions that align the stack)
  *   OpenSSL:  breg7 N; deref; plus_uconst M
+ * and the last two with any general register the walk keeps (CPROF_GREGS),
+ * as the CFA of a plain register rule may be (OpenSSL's rax + 8).
  */
 #include <string.h>
 
@@ -96,23 +98,40 @@ static bool plt_expression(struct dwarf_cursor *c, struct cprof_unwind_rule *r)
 	return true;
 }
 
-/* breg(SP|FP) N; deref [; plus_uconst M] */
+/*
+ * The kind a CFA from reg takes (kinds[0] from SP, [1] from FP, [2] from
+ * another general register), or CPROF_CFA_STOP for a register the walk
+ * does not keep.
+ */
+static __u8 cfa_kind_of(struct regs_of regs, unsigned int reg, const __u8 kinds[3])
+{
+	if (reg == regs.sp)
+		return kinds[0];
+	if (reg == regs.fp)
+		return kinds[1];
+	return reg < CPROF_GREGS ? kinds[2] : CPROF_CFA_STOP;
+}
+
+/* breg(reg) N; deref [; plus_uconst M] */
 static bool deref_expression(struct dwarf_cursor *c, struct regs_of regs,
 			     struct cprof_unwind_rule *r)
 {
+	static const __u8 kinds[3] = {CPROF_CFA_SP_DEREF, CPROF_CFA_FP_DEREF, CPROF_CFA_REG_DEREF};
 	uint64_t add = 0;
 	unsigned int reg;
 	int64_t off;
 	uint8_t op;
 
-	if (!read_breg(c, &reg, &off) || (reg != regs.sp && reg != regs.fp) || !fits_s32(off))
+	if (!read_breg(c, &reg, &off) || cfa_kind_of(regs, reg, kinds) == CPROF_CFA_STOP ||
+	    !fits_s32(off))
 		return false;
 	if (dwarf_cursor__u8(c, &op) || op != OP_DEREF)
 		return false;
 	if (!at_end(c) && (dwarf_cursor__u8(c, &op) || op != OP_PLUS_UCONST ||
 			   dwarf_cursor__leb(c, false, &add) || add > INT32_MAX || !at_end(c)))
 		return false;
-	r->cfa_kind = reg == regs.sp ? CPROF_CFA_SP_DEREF : CPROF_CFA_FP_DEREF;
+	r->cfa_kind = cfa_kind_of(regs, reg, kinds);
+	r->cfa_reg = r->cfa_kind == CPROF_CFA_REG_DEREF ? (__u8)reg : 0;
 	r->cfa_off = (__s32)off;
 	r->cfa_add = (__s32)add;
 	return true;
@@ -122,12 +141,14 @@ static unsigned int cfa_rule(const struct unwind_rule_ctx *ctx, const struct cfi
 			     struct cprof_unwind_rule *r)
 {
 	struct regs_of regs = regs_of(ctx->arch);
+	static const __u8 kinds[3] = {CPROF_CFA_SP, CPROF_CFA_FP, CPROF_CFA_REG};
 	struct dwarf_cursor c = {cfa->expr, cfa->expr_size, 0, 0};
 
 	if (cfa->rule == CFI_CFA_REG_OFFSET) {
-		if ((cfa->reg != regs.sp && cfa->reg != regs.fp) || !fits_s32(cfa->offset))
+		r->cfa_kind = cfa_kind_of(regs, cfa->reg, kinds);
+		if (r->cfa_kind == CPROF_CFA_STOP || !fits_s32(cfa->offset))
 			return CPROF_STOP_UNSUPPORTED;
-		r->cfa_kind = cfa->reg == regs.sp ? CPROF_CFA_SP : CPROF_CFA_FP;
+		r->cfa_reg = r->cfa_kind == CPROF_CFA_REG ? (__u8)cfa->reg : 0;
 		r->cfa_off = (__s32)cfa->offset;
 		return 0;
 	}
@@ -193,6 +214,26 @@ static void fp_rule(const struct unwind_rule_ctx *ctx, const struct cfi_reg *fp,
 	r->fp_kind = CPROF_FP_LOST;
 }
 
+/*
+ * The caller-saved general registers the row has no rule for: unchanged in
+ * the caller. Only those: callee-saved ones are saved and restored row by
+ * row, and keeping them made a whole system's tables 6% larger (rows that
+ * differ only there no longer merge), for CFA rules that never name them
+ * (OpenSSL's use rax, rsi, r11, r9, rcx, rdi). AArch64's x0 to x15 are all
+ * caller-saved.
+ */
+static __u16 keep_regs(const struct unwind_rule_ctx *ctx, const struct cfi_row *row)
+{
+	/* rax rdx rcx rsi rdi r8 r9 r10 r11 */
+	__u16 keep = ctx->arch == CFI_ARCH_AARCH64 ? 0xffff : 0x0f37;
+	unsigned int i;
+
+	for (i = 0; i < CPROF_GREGS; i++)
+		if (row->regs[i].rule != CFI_REG_UNSET && row->regs[i].rule != CFI_REG_SAME)
+			keep &= (__u16) ~(1u << i);
+	return keep;
+}
+
 struct cprof_unwind_rule unwind_rule_from_cfi(const struct unwind_rule_ctx *ctx,
 					      const struct cfi_row *row)
 {
@@ -217,5 +258,6 @@ struct cprof_unwind_rule unwind_rule_from_cfi(const struct unwind_rule_ctx *ctx,
 	if (stop)
 		return unwind_rule_stop(stop);
 	fp_rule(ctx, &row->regs[regs.fp], &r);
+	r.keep_regs = keep_regs(ctx, row);
 	return r;
 }

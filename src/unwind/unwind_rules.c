@@ -18,10 +18,13 @@ struct unwind_rules {
 static uint64_t rule_hash(const struct cprof_unwind_rule *r)
 {
 	uint64_t a, b;
+	uint32_t c;
 
+	_Static_assert(sizeof(*r) == 20, "every byte of a rule hashed");
 	memcpy(&a, r, 8);
 	memcpy(&b, (const char *)r + 8, 8);
-	return hash_u64(a ^ hash_u64(b));
+	memcpy(&c, (const char *)r + 16, 4);
+	return hash_u64(a ^ hash_u64(b ^ hash_u64(c)));
 }
 
 static int add(struct unwind_rules *r, const struct cprof_unwind_rule *rule, uint64_t h,

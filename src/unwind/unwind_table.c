@@ -222,6 +222,8 @@ static int add_rule(struct builder *b, uint64_t begin, uint64_t end, struct cpro
 		return err;
 	if (rule.cfa_kind == CPROF_CFA_STOP)
 		b->stats->stops[rule.stop]++;
+	b->stats->cfa_in_reg +=
+		rule.cfa_kind == CPROF_CFA_REG || rule.cfa_kind == CPROF_CFA_REG_DEREF;
 	return push_row(b, begin, id);
 }
 

@@ -40,6 +40,8 @@ struct unwind_table_stats {
 	uint64_t overlaps;     /* FDEs that overlapped an earlier one (the earlier wins) */
 	uint64_t padding_gaps; /* gaps between functions that hold only padding: no row */
 	uint64_t stops[CPROF_STOP_MAX]; /* CFI rows the unwinder cannot run, by reason */
+	/* Rows whose CFA is in a general register: followed only where it is known. */
+	uint64_t cfa_in_reg;
 };
 
 struct go_pcsp;

@@ -100,7 +100,7 @@ rows() {
 
 # Every workload has its row in both tables, with every cell a number:
 # 12 cells in the first, 14 in the second.
-for w in xz gzip python3 perl sqlite3 qsort_cb cxx_sort_map fixed_work; do
+for w in xz gzip python3 perl sqlite3 openssl qsort_cb cxx_sort_map fixed_work; do
 	r=$(rows "Stacks:" | grep -F "| $w |")
 	if echo "$r" | awk -F'|' 'NF != 14 { bad = 1 }
 		{ for (i = 3; i <= 13; i++) if ($i !~ /^ *[0-9]+(\.[0-9]+)? *$/) bad = 1 }

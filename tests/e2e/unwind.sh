@@ -32,6 +32,8 @@
 # - go_stripped (go_spin built with -ldflags='-s -w'): perf and eu-stack find no CFI
 # - brief_nofp: G;main;work;brief_a 64%, ...;brief_b 33%, ...;clock_gettime;__vdso_clock_gettime 4%
 # - dlopen_call_nofp: G;run_plugin;plugin_work;plugin_spin 96%, ...;clock_gettime;... 3%
+# - cfa_regs (x86_64 assembly, CFA in rax and *(rdx) + 8): G;main;work;mid;cfa_rax 40%,
+#   ...;cfa_rax;rax_keeper 30%, G;main;work;mid;cfa_rdx_deref 30%
 # The rest of each profile is mostly ld.so loading the program, under 0.5%;
 # every check passes on perf's profiles (UNWIND_REFERENCE=perf: 43 passed, 2
 # skipped, 45 s).
@@ -62,7 +64,7 @@
 # go_work_rooted: [unknown];hot_a (GCC's mid uses rbp as a register), hot_a
 # alone (clang, musl), __libc_start_call_main;main;alpha_leaf (fp_leaf),
 # runtime.goexit.abi0;runtime.main;main.main;main.hot (go_work).
-# The copies_* tests run seven cases again with --stack-copies: the same
+# The copies_* tests run nine cases again with --stack-copies: the same
 # stacks walked in user space from the copies perf samples carry, the way
 # of kernels before 5.5.
 # Not tagged quick: about 45 s (perf: 40 s).
@@ -519,10 +521,29 @@ EOF
 		"${GLIBC_AUX[@]}"
 }
 
+# Assembly with its CFA in a general register (fixtures/src/unwind/cfa_regs.c,
+# x86_64): in the leaf (rax + 8; *(rdx) + 8), and above rax_keeper, which
+# leaves cfa_rax's rax alone. cprof before: every stack ended at
+# [truncated: CFI rule not supported].
+case_cfa_regs() {
+	if [ ! -e "$FIX/cfa_regs" ]; then
+		skip "${TAG}cfa_regs" "no fixture: it is x86_64 assembly"
+		return
+	fi
+	profile cfa_regs "$FIX/cfa_regs" "$SECONDS_EACH"
+	expect_stacks cfa_regs cfa_regs "$GLIBC_ROOTS" 95 \
+		25 rax "$G;main;work;mid;cfa_rax" \
+		18 rax_keeper "$G;main;work;mid;cfa_rax;rax_keeper" \
+		18 rdx_deref "$G;main;work;mid;cfa_rdx_deref" \
+		0 mid "$G;main;work;?mid" \
+		0 clock "$G;main;work;$CLOCK;*$ANY" \
+		"${GLIBC_AUX[@]}"
+}
+
 # UNWIND_ONLY=REGEX runs the cases whose fixture's name it matches.
 TAG='' CPROF_ARGS=()
 for c in nofp_gcc nofp_clang static_musl static_musl_gcc fp_leaf qsort_cb threads_nofp cxx_nofp \
-	signal_work go_work go_stripped brief_nofp dlopen_call_nofp; do
+	signal_work go_work go_stripped brief_nofp dlopen_call_nofp cfa_regs; do
 	[[ $c =~ ${UNWIND_ONLY:-.} ]] && "case_$c"
 done
 # The same stacks walked in user space from the copies perf samples carry,
@@ -531,7 +552,7 @@ done
 if [ "$REFERENCE" != perf ]; then
 	TAG=copies_ CPROF_ARGS=(--stack-copies)
 	for c in nofp_gcc static_musl threads_nofp cxx_nofp signal_work go_stripped brief_nofp \
-		dlopen_call_nofp; do
+		dlopen_call_nofp cfa_regs; do
 		[[ $c =~ ${UNWIND_ONLY:-.} ]] && "case_$c"
 	done
 fi

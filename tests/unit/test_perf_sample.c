@@ -265,6 +265,10 @@ static void check_reset(const struct cprof_copy *c)
 	check_no_user(c);
 }
 
+/* The general registers' bits (AX DX CX BX SI DI BP SP in DWARF's order, R8-R15). */
+#define X86_GREGS (0xffULL | 0xffULL << 16)
+#define A64_GREGS 0xffffULL
+
 TEST(perf_sample_layout_arch)
 {
 	struct perf_sample_layout l;
@@ -273,13 +277,18 @@ TEST(perf_sample_layout_arch)
 	perf_sample__layout(&l);
 	CHECK_U64(l.sample_type, ==, BASE_TYPE);
 #if defined(__x86_64__)
-	CHECK_U64(l.regs_mask, ==, x86.regs_mask);
+	CHECK_U64(l.regs_mask, ==, x86.regs_mask | X86_GREGS);
+	CHECK_INT(perf_sample__greg_bit(0), ==, 0);   /* rax: AX */
+	CHECK_INT(perf_sample__greg_bit(1), ==, 3);   /* rdx: DX */
+	CHECK_INT(perf_sample__greg_bit(3), ==, 1);   /* rbx: BX */
+	CHECK_INT(perf_sample__greg_bit(10), ==, 18); /* r10 */
 	CHECK_INT(l.pc_reg, ==, 8);
 	CHECK_INT(l.sp_reg, ==, 7);
 	CHECK_INT(l.fp_reg, ==, 6);
 	CHECK_INT(l.lr_reg, ==, -1);
 #elif defined(__aarch64__)
-	CHECK_U64(l.regs_mask, ==, arm64.regs_mask);
+	CHECK_U64(l.regs_mask, ==, arm64.regs_mask | A64_GREGS);
+	CHECK_INT(perf_sample__greg_bit(10), ==, 10);
 	CHECK_INT(l.pc_reg, ==, 32);
 	CHECK_INT(l.sp_reg, ==, 31);
 	CHECK_INT(l.fp_reg, ==, 29);

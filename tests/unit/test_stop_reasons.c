@@ -33,6 +33,8 @@ enum {
 	R_LR,
 	R_FAR,	/* CFA past the copied stack */
 	R_BACK, /* CFA below SP */
+	R_RAX,	/* CFA = rax + 16 (OpenSSL's assembly) */
+	R_KEEP, /* as R_FRAME, and rax has no rule: the caller has the callee's */
 	R_BAD,	/* the row of BAD_RULE */
 	NROWS,
 };
@@ -51,6 +53,8 @@ static const struct cprof_unwind_rule rules[] = {
 	[R_LR] = {.cfa_kind = CPROF_CFA_SP, .ra_kind = CPROF_RA_IN_LR},
 	[R_FAR] = {.cfa_kind = CPROF_CFA_SP, .cfa_off = 1 << 20, .ra_off = -8},
 	[R_BACK] = {.cfa_kind = CPROF_CFA_SP, .cfa_off = -16, .ra_off = 16},
+	[R_RAX] = {.cfa_kind = CPROF_CFA_REG, .cfa_reg = 0, .cfa_off = 16, .ra_off = -8},
+	[R_KEEP] = {.cfa_kind = CPROF_CFA_SP, .cfa_off = 16, .ra_off = -8, .keep_regs = 1},
 };
 
 static uint32_t pages[2] = {0, NROWS};
@@ -84,6 +88,7 @@ static uint64_t in(int r)
 }
 
 static uint64_t stack[WORDS];
+static uint64_t rax; /* the leaf's, which every walk knows */
 
 /* Walks from pc with the frame pointer fp over stack[]; the reason it stopped. */
 static uint32_t walk(uint64_t pc, uint64_t fp, struct walk_result *res)
@@ -100,6 +105,8 @@ static uint32_t walk(uint64_t pc, uint64_t fp, struct walk_result *res)
 		.fp = fp,
 		.stack = (const uint8_t *)stack,
 		.stack_size = sizeof(stack),
+		.gregs = {rax},
+		.gregs_valid = 0xffff,
 	};
 	int i;
 
@@ -147,6 +154,23 @@ TEST(stop_reasons_each_from_its_own_stack)
 	stack[1] = in(R_LR) + 1;
 	check_reason(walk(in(R_FRAME), 0, &res), CPROF_STOP_LR, "return address in an unknown LR");
 
+	/*
+	 * A CFA in rax: known in the leaf, and above a frame whose rule keeps
+	 * it; not above one that says nothing of keeping it (R_FRAME).
+	 */
+	rax = SP0;
+	stack[1] = in(R_END) + 1;
+	check_reason(walk(in(R_RAX), 0, &res), CPROF_STOP_NONE, "reached a thread root");
+	CHECK_INT(res.n, ==, 2);
+	rax = SP0 + 16;
+	stack[1] = in(R_RAX) + 1;
+	stack[3] = in(R_END) + 1;
+	check_reason(walk(in(R_KEEP), 0, &res), CPROF_STOP_NONE, "reached a thread root");
+	CHECK_INT(res.n, ==, 3);
+	check_reason(walk(in(R_FRAME), 0, &res), CPROF_STOP_CFA_REG,
+		     "CFA in a register not known above the leaf");
+	CHECK_INT(res.n, ==, 2);
+
 	/* A recursion deeper than the frames kept. */
 	for (i = 1; i < WORDS; i += 2)
 		stack[i] = in(R_FRAME) + 1;
@@ -180,6 +204,7 @@ TEST(stop_reasons_all_accounted_for)
 		CPROF_STOP_UNSUPPORTED, CPROF_STOP_GO_SWITCH, CPROF_STOP_NO_MAPPING,
 		CPROF_STOP_NO_FP,	CPROF_STOP_COPY_END,  CPROF_STOP_BAD_FRAME,
 		CPROF_STOP_FP_LOST,	CPROF_STOP_LR,	      CPROF_STOP_DEPTH,
+		CPROF_STOP_CFA_REG,
 	};
 	bool seen[CPROF_STOP_MAX] = {false};
 	size_t i;

@@ -219,7 +219,12 @@ TEST(table_file_refuses_rows_and_rules_that_do_not_hold)
 	CHECK_INT(decode(img, len, &b.id, &t), ==, -EINVAL);
 	memcpy(&rows[i], keep, sizeof(keep));
 	/* A rule of a kind the unwinder does not know. */
-	rules[0].cfa_kind = CPROF_CFA_END + 1;
+	rules[0].cfa_kind = CPROF_CFA_REG_DEREF + 1;
+	table_file__seal(img, len);
+	CHECK_INT(decode(img, len, &b.id, &t), ==, -EINVAL);
+	/* A CFA in a register the walk does not keep. */
+	rules[0].cfa_kind = CPROF_CFA_REG;
+	rules[0].cfa_reg = CPROF_GREGS;
 	table_file__seal(img, len);
 	CHECK_INT(decode(img, len, &b.id, &t), ==, -EINVAL);
 	free(img);
