@@ -165,7 +165,8 @@ static int pidfd_of_jvm(uint32_t pid, uint64_t start_time, const struct jvm_stat
 	}
 	fd = (int)syscall(SYS_pidfd_open, pid, 0);
 	if (fd < 0) {
-		*why = JVM_ATTACH_GONE;
+		/* kill(2) could reach a process that took the PID meanwhile. */
+		*why = errno == ENOSYS ? JVM_ATTACH_NO_PIDFD : JVM_ATTACH_GONE;
 		return -errno;
 	}
 	if (procfs__start_time(pid, &now) || now != start_time) {
@@ -421,6 +422,7 @@ const char *jvm_attach__failure_name(enum jvm_attach_failure why)
 		[JVM_ATTACH_OK] = "none",
 		[JVM_ATTACH_GONE] = "gone",
 		[JVM_ATTACH_NO_SIGQUIT] = "does not catch SIGQUIT",
+		[JVM_ATTACH_NO_PIDFD] = "no pidfd to signal it by (Linux before 5.3)",
 		[JVM_ATTACH_NO_TMP] = "its /tmp not reachable without links, or on FUSE",
 		[JVM_ATTACH_BAD_SOCKET] = "not a socket of its user",
 		[JVM_ATTACH_NO_SOCKET] = "no attach socket in time",

@@ -28,6 +28,7 @@ enum jvm_attach_failure {
 	JVM_ATTACH_OK,
 	JVM_ATTACH_GONE,	  /* the process exited, or is another one now */
 	JVM_ATTACH_NO_SIGQUIT,	  /* it does not catch SIGQUIT: not signalled */
+	JVM_ATTACH_NO_PIDFD,	  /* no pidfd (Linux before 5.3): not signalled */
 	JVM_ATTACH_NO_TMP,	  /* its /tmp not reachable without links, or on FUSE */
 	JVM_ATTACH_BAD_SOCKET,	  /* .java_pidN is not a socket of the JVM's user */
 	JVM_ATTACH_NO_SOCKET,	  /* no socket by the deadline */

@@ -10,7 +10,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/sched.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -150,6 +152,52 @@ TEST(exit_map_older_than_its_process_is_not_its)
 	o.start_time += 100000;
 	CHECK_INT(perf_map__read_exited(&o, &m, &why), ==, PERF_MAP_EXIT_NOT_ITS);
 	CHECK(!m);
+	unlink(map_path((uint32_t)pid));
+}
+
+/* A child with PID pid (clone3's set_tid), waiting as waiting_child's; -errno if it cannot be. */
+static pid_t child_with_pid(pid_t pid, int *fd)
+{
+	struct clone_args args = {
+		.exit_signal = SIGCHLD, .set_tid = (uintptr_t)&pid, .set_tid_size = 1};
+	int p[2];
+	long got;
+	char c;
+
+	CHECK(pipe(p) == 0);
+	got = syscall(SYS_clone3, &args, sizeof(args));
+	if (!got) {
+		close(p[1]);
+		_exit(read(p[0], &c, 1) == 1 ? 0 : 1);
+	}
+	close(p[0]);
+	if (got < 0) {
+		close(p[1]);
+		return -errno;
+	}
+	*fd = p[1];
+	return (pid_t)got;
+}
+
+TEST(live_map_older_than_its_process_is_refused)
+{
+	struct perf_map_source src = {0};
+	struct perf_map *m = NULL;
+	int fd;
+	pid_t pid = waiting_child(&fd), again;
+
+	/* A map left by a process, then its PID taken by the next one (made to take it). */
+	end_child(pid, fd);
+	write_map((uint32_t)pid, 0644);
+	usleep(200 * 1000);
+	again = child_with_pid(pid, &fd);
+	if (again < 0) {
+		unlink(map_path((uint32_t)pid));
+		test_skip("clone3 with set_tid: %s", strerror((int)-again));
+	}
+	CHECK_INT(perf_map__reread((uint32_t)pid, 0, &src, &m), ==, -ESTALE);
+	CHECK(src.stale && !m);
+	end_child(pid, fd);
 	unlink(map_path((uint32_t)pid));
 }
 
