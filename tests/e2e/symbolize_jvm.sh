@@ -6,7 +6,9 @@
 #   b. a JVM started with no perf map flag at all, asked with --jvm-perf-map
 #      for its map as `jcmd PID Compiler.perfmap` does (main: no such option,
 #      and 0% named without it): the JVM lives on, no trigger file is left;
-#   c. perf's named share of the same runs, side by side (a figure).
+#   c. perf's named share of the same runs, side by side (figures): perf
+#      reads the map when it reports, so for a running JVM `jcmd PID
+#      Compiler.perfmap` is run before it exits.
 # The named share: samples with HotLoop.spin anywhere in their stack.
 source "$(dirname "$0")/../lib.sh"
 
@@ -105,4 +107,16 @@ perf record -q -F 499 -g -o "$TMP/exit.perf" -- sh -c "$(jvm_cmd "$exit_flags")"
 	>/dev/null 2>&1
 remember_map
 echo "figure DumpPerfMapAtExit: perf's named share $(perf_named "$TMP/exit.perf")%"
+# perf on a running JVM, and `jcmd PID Compiler.perfmap` before it exits.
+if command -v jcmd >/dev/null; then
+	sh -c "echo \$\$ >$TMP/jvm.pid; exec java -cp $TMP/java HotLoop 10" >/dev/null 2>&1 &
+	jp=$!
+	sleep 1.5
+	remember_map
+	perf record -q -F 499 -g -o "$TMP/jcmd.perf" -p "$jp" -- sleep 3 >/dev/null 2>&1
+	jcmd "$jp" Compiler.perfmap >/dev/null 2>&1
+	kill "$jp" 2>/dev/null
+	wait "$jp" 2>/dev/null
+	echo "figure running JVM, jcmd Compiler.perfmap: perf's named share $(perf_named "$TMP/jcmd.perf")%"
+fi
 finish
