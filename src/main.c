@@ -64,6 +64,7 @@ enum {
 	OPT_FRAME_POINTERS,
 	OPT_STACK_COPIES,
 	OPT_MAX_STACK,
+	OPT_JVM_PERF_MAP,
 	OPT_SERVER,
 	OPT_SERVER_PROTOCOL,
 	OPT_INTERVAL,
@@ -135,6 +136,11 @@ static const char usage_text[] =
 	"      --top N              functions listed in the summary (default 10)\n"
 	"      --debug-dir DIR      where separate debug files of stripped binaries\n"
 	"                           are looked for (default /usr/lib/debug)\n"
+	"      --jvm-perf-map       at the profile's end, ask each running JVM (JDK 17+)\n"
+	"                           with compiled code no perf map named to write its\n"
+	"                           map, as 'jcmd PID Compiler.perfmap' does (sends it\n"
+	"                           SIGQUIT); the maps of processes that exited, such\n"
+	"                           as -XX:+DumpPerfMapAtExit's, are read without it\n"
 	"      --no-debuginfod      fetch no debug files: by default, with\n"
 	"                           DEBUGINFOD_URLS set (as for perf and gdb), stripped\n"
 	"                           files without a local one are fetched by build ID\n"
@@ -672,6 +678,9 @@ static bool parse_profile_option(int c, char *arg, struct cli *cli)
 	case OPT_FRAME_POINTERS:
 		o->frame_pointers = true;
 		break;
+	case OPT_JVM_PERF_MAP:
+		o->jvm_perf_map = true;
+		break;
 	case OPT_STACK_COPIES:
 		o->stack_copies = true;
 		break;
@@ -742,6 +751,7 @@ static const struct option longopts[] = {
 	{"frame-pointers", no_argument, NULL, OPT_FRAME_POINTERS},
 	{"stack-copies", no_argument, NULL, OPT_STACK_COPIES},
 	{"max-stack", required_argument, NULL, OPT_MAX_STACK},
+	{"jvm-perf-map", no_argument, NULL, OPT_JVM_PERF_MAP},
 	{"server", required_argument, NULL, OPT_SERVER},
 	{"server-protocol", required_argument, NULL, OPT_SERVER_PROTOCOL},
 	{"interval", required_argument, NULL, OPT_INTERVAL},

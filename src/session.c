@@ -1230,6 +1230,7 @@ static int prepare(struct run *r)
 		pr_err("out of memory");
 		return -ENOMEM;
 	}
+	symbolizer__ask_jvms(r->sym, o->jvm_perf_map);
 	/*
 	 * A load notices a signal itself: it runs on the symbol loader's
 	 * thread, or on the main loop (CFI tables), which ends the run.

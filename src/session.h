@@ -41,6 +41,7 @@ struct session_opts {
 	bool frame_pointers;  /* user stacks by frame pointers only, not with the CFI tables */
 	bool stack_copies;    /* every user stack walked in user space from a copy (perf's way) */
 	uint32_t max_stack;   /* user frames a stack keeps (--max-stack); 0: 127 */
+	bool jvm_perf_map;    /* ask running JVMs for their perf map at a profile's end */
 	uint32_t map_entries; /* stack and count map entries per set */
 	int top_n;
 	const char *debug_dir; /* separate debug files; NULL: the default, "": none */

@@ -600,6 +600,37 @@ static void refusals_sentence(char *buf, size_t size, const struct summary_info 
 		 in->sym[SYM_STAT_DEBUG_CRC_STOPPED]);
 }
 
+/*
+ * Perf maps read when a profile was finished, of processes that exited or
+ * of JVMs asked for theirs (--jvm-perf-map), and what was not read: "" when
+ * nothing was tried.
+ */
+static void end_maps_sentence(char *buf, size_t size, const struct summary_info *in)
+{
+	const uint64_t *v = in->sym;
+	size_t len;
+
+	*buf = '\0';
+	if (!sum(&v[SYM_STAT_EXIT_MAPS_READ], SYM_STAT_JVMS_UNASKED - SYM_STAT_EXIT_MAPS_READ + 1))
+		return;
+	snprintf(buf, size,
+		 "perf maps of processes that exited, read at the end %" PRIu64
+		 ", frames they (or JVMs) named %" PRIu64
+		 ", not read (in another mount namespace) %" PRIu64
+		 ", not read (the end's 0.3 s spent) %" PRIu64
+		 ", refused (older than the process, or its PID's next one's) %" PRIu64,
+		 v[SYM_STAT_EXIT_MAPS_READ], v[SYM_STAT_EXIT_FRAMES_NAMED],
+		 v[SYM_STAT_EXIT_MAPS_OTHER_NS], v[SYM_STAT_EXIT_MAPS_LATE],
+		 v[SYM_STAT_PERF_MAPS_NOT_ITS]);
+	if (!v[SYM_STAT_JVMS_ASKED] && !v[SYM_STAT_JVMS_UNASKED])
+		return;
+	len = strlen(buf);
+	snprintf(buf + len, size - len,
+		 "; JVMs asked for their perf map %" PRIu64 ", no answer or refused %" PRIu64
+		 ", not asked (the end's 1 s spent) %" PRIu64,
+		 v[SYM_STAT_JVMS_ASKED], v[SYM_STAT_JVMS_FAILED], v[SYM_STAT_JVMS_UNASKED]);
+}
+
 static void debuginfod_sentence(char *buf, size_t size, const struct summary_info *in)
 {
 	const struct debuginfod_counts *c = &in->fetched;
@@ -770,6 +801,12 @@ int summary__add_comments(struct profile *p, const struct summary_info *in)
 	err = profile__add_comment(p, buf);
 	if (err)
 		return err;
+	end_maps_sentence(buf + 7, sizeof(buf) - 7, in);
+	if (buf[7]) {
+		err = profile__add_comment(p, buf);
+		if (err)
+			return err;
+	}
 	snprintf(buf, sizeof(buf),
 		 "cprof: files on FUSE (or a user's overlay) read through a child process %" PRIu64
 		 ", reads given up (no answer within %d ms, or the profile's %d ms spent) %" PRIu64,
@@ -980,6 +1017,9 @@ static void print_unnamed(FILE *f, uint64_t total, const struct summary_info *in
 		fprintf(f, "cprof: %" PRIu64 " malformed perf map %s skipped\n", n,
 			plural(n, "line", "lines"));
 	refusals_sentence(line, sizeof(line), in, false);
+	if (*line)
+		fprintf(f, "cprof: %s\n", line);
+	end_maps_sentence(line, sizeof(line), in);
 	if (*line)
 		fprintf(f, "cprof: %s\n", line);
 	n = in->fuse.unanswered;

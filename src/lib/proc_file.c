@@ -126,16 +126,21 @@ bool proc_file__readable_by(const struct stat *st, uint32_t uid)
 	return st->st_uid == 0 && (st->st_mode & S_IROTH) && !(st->st_mode & (S_IWGRP | S_IWOTH));
 }
 
-/* The ownership check: needs the process's user, which it cannot choose. */
-static int check_owner(uint32_t pid, const struct stat *st, enum proc_file_refusal *why)
+/*
+ * The ownership check: needs the process's user, which it cannot choose
+ * (*uid when known, as for a process that has exited; else read now).
+ */
+static int check_owner(uint32_t pid, const uint32_t *known, const struct stat *st,
+		       enum proc_file_refusal *why)
 {
 	uint32_t uid;
 	int err;
 
-	if (!pid)
+	if (known)
+		uid = *known;
+	else if (!pid)
 		return 0;
-	err = procfs__uid(pid, &uid);
-	if (err)
+	else if ((err = procfs__uid(pid, &uid)))
 		return err;
 	if (proc_file__readable_by(st, uid))
 		return 0;
@@ -173,8 +178,8 @@ static int open_in_root(const void *arg)
 }
 
 /* The file opened (or its FUSE copy, with st its own): checked by the rule. */
-static int check_opened(uint32_t pid, int fd, const struct stat *st, unsigned flags,
-			enum proc_file_refusal *why)
+static int check_opened(uint32_t pid, const uint32_t *uid, int fd, const struct stat *st,
+			unsigned flags, enum proc_file_refusal *why)
 {
 	int err = 0;
 
@@ -182,7 +187,7 @@ static int check_opened(uint32_t pid, int fd, const struct stat *st, unsigned fl
 		*why = PROC_FILE_NOT_REGULAR;
 		err = -EINVAL;
 	} else if (flags & PROC_FILE_OWNED)
-		err = check_owner(pid, st, why);
+		err = check_owner(pid, uid, st, why);
 	if (err) {
 		close(fd);
 		return err;
@@ -203,12 +208,15 @@ static int open_here(struct in_root *a, struct stat *st)
 }
 
 /* A copy made by a child (lib/fuse_file.h), which refuses by the owner rule itself. */
-static int open_by_child(uint32_t pid, struct in_root *a, uint64_t mount, struct stat *st,
-			 enum proc_file_refusal *why)
+static int open_by_child(uint32_t pid, const uint32_t *uid, struct in_root *a, uint64_t mount,
+			 struct stat *st, enum proc_file_refusal *why)
 {
 	int fd;
 
-	if ((a->flags & PROC_FILE_OWNED) && pid) {
+	if ((a->flags & PROC_FILE_OWNED) && uid) {
+		a->uid = *uid;
+		a->owned = true;
+	} else if ((a->flags & PROC_FILE_OWNED) && pid) {
 		fd = procfs__uid(pid, &a->uid);
 		if (fd)
 			return fd;
@@ -225,7 +233,9 @@ static int open_by_child(uint32_t pid, struct in_root *a, uint64_t mount, struct
 	return fd;
 }
 
-int proc_file__open(uint32_t pid, const char *path, unsigned flags, enum proc_file_refusal *why)
+/* Opens path inside pid's root (0: ours), the owner checked against *uid, or pid's own user. */
+static int open_rooted(uint32_t pid, const uint32_t *uid, const char *path, unsigned flags,
+		       enum proc_file_refusal *why)
 {
 	struct in_root a = {.path = path, .flags = flags};
 	enum proc_file_refusal dummy;
@@ -237,7 +247,7 @@ int proc_file__open(uint32_t pid, const char *path, unsigned flags, enum proc_fi
 	*why = PROC_FILE_OK;
 	snprintf(a.root, sizeof(a.root), pid ? "/proc/%u/root" : "/", pid);
 	if (fuse_file__path_needs_child(pid, path, &mount))
-		fd = open_by_child(pid, &a, mount, &st, why);
+		fd = open_by_child(pid, uid, &a, mount, &st, why);
 	else
 		fd = open_here(&a, &st);
 	/* ELOOP: a link where none may be; EXDEV: a way out of the root. */
@@ -245,7 +255,17 @@ int proc_file__open(uint32_t pid, const char *path, unsigned flags, enum proc_fi
 		*why = PROC_FILE_LINK;
 	if (fd < 0)
 		return fd;
-	return check_opened(pid, fd, &st, flags, why);
+	return check_opened(pid, uid, fd, &st, flags, why);
+}
+
+int proc_file__open(uint32_t pid, const char *path, unsigned flags, enum proc_file_refusal *why)
+{
+	return open_rooted(pid, NULL, path, flags, why);
+}
+
+int proc_file__open_as(uint32_t uid, const char *path, unsigned flags, enum proc_file_refusal *why)
+{
+	return open_rooted(0, &uid, path, flags, why);
 }
 
 const char *proc_file__refusal_name(enum proc_file_refusal why)

@@ -44,6 +44,11 @@ enum proc_file_refusal {
  */
 int proc_file__open(uint32_t pid, const char *path, unsigned flags, enum proc_file_refusal *why);
 /*
+ * The same in our own root, for a process that has exited and shared it:
+ * the owner rule is checked against uid, its user remembered while it lived.
+ */
+int proc_file__open_as(uint32_t uid, const char *path, unsigned flags, enum proc_file_refusal *why);
+/*
  * The pre-5.6 way (no openat2): path walked one component at a time under
  * dfd with O_NOFOLLOW, ".." refused. Used when openat2 is missing; exposed
  * for its tests.

@@ -19,13 +19,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #define LOG_MODULE "perfmap"
 #include "lib/clock.h"
 #include "lib/log.h"
 #include "lib/proc_file.h"
+#include "lib/procfs.h"
 #include "lib/range.h"
+#include "lib/stat_cached.h"
 #include "lib/textscan.h"
 #include "resolve/perf_map.h"
 
@@ -339,6 +342,48 @@ static int read_capped(int fd, const struct stat *st, struct perf_map **out)
 	return err;
 }
 
+/*
+ * How much earlier than a process's start its map may seem changed: /proc
+ * gives the start in 10 ms ticks, and file times come from a clock that
+ * lags by up to a jiffy.
+ */
+#define START_SLOP_NS (50 * 1000000ll)
+
+static int64_t timespec_ns(const struct timespec *ts)
+{
+	return (int64_t)ts->tv_sec * 1000000000 + ts->tv_nsec;
+}
+
+/* When a process started ticks after boot (as /proc/PID/stat says), on the file system's clock. */
+static int64_t start_real_ns(uint64_t ticks)
+{
+	struct timespec real, boot;
+	long hz = sysconf(_SC_CLK_TCK);
+
+	clock_gettime(CLOCK_REALTIME, &real);
+	clock_gettime(CLOCK_BOOTTIME, &boot);
+	hz = hz > 0 ? hz : 100;
+	return timespec_ns(&real) - timespec_ns(&boot) + (int64_t)(ticks * (1000000000 / hz));
+}
+
+/*
+ * Whether the file was last changed before a process that started at ticks:
+ * then it is an earlier process's map, one whose PID it got. The change
+ * time, which no user can set back.
+ */
+static bool predates(const struct stat *st, uint64_t ticks)
+{
+	return timespec_ns(&st->st_ctim) < start_real_ns(ticks) - START_SLOP_NS;
+}
+
+/* Whether pid's map at st was left by one of its PID's earlier processes. */
+static bool stale_for(uint32_t pid, const struct stat *st)
+{
+	uint64_t ticks;
+
+	return procfs__start_time(pid, &ticks) == 0 && predates(st, ticks);
+}
+
 int perf_map__reread(uint32_t pid, uint32_t ns_pid, struct perf_map_source *src,
 		     struct perf_map **out)
 {
@@ -364,6 +409,9 @@ int perf_map__reread(uint32_t pid, uint32_t ns_pid, struct perf_map_source *src,
 		close(fd);
 		return 0;
 	}
+	src->stale = !err && stale_for(pid, &st);
+	if (src->stale)
+		err = -ESTALE;
 	if (!err)
 		err = read_capped(fd, &st, out);
 	close(fd);
@@ -383,6 +431,100 @@ int perf_map__reread(uint32_t pid, uint32_t ns_pid, struct perf_map_source *src,
 	pr_debug("PID %u: %s: %zu entries, %zu malformed lines%s", pid, path, (*out)->count,
 		 (*out)->bad_lines, (*out)->capped ? ", capped" : "");
 	return 1;
+}
+
+/* Whether two paths name the same file (or namespace): a mount namespace, a root. */
+static bool same_file(const char *a, const char *b)
+{
+	uint64_t a1, a2, a3, b1, b2, b3;
+
+	return !stat_cached(a, &a1, &a2, &a3) && !stat_cached(b, &b1, &b2, &b3) && a1 == b1 &&
+	       a2 == b2 && a3 == b3;
+}
+
+int perf_map__owner(uint32_t pid, uint32_t ns_pid, struct perf_map_owner *o)
+{
+	char ns[64], root[64];
+	uint64_t again;
+	int err;
+
+	*o = (struct perf_map_owner){.pid = pid, .ns_pid = ns_pid};
+	err = procfs__start_time(pid, &o->start_time);
+	if (!err)
+		err = procfs__uid(pid, &o->uid);
+	if (err)
+		return err;
+	snprintf(ns, sizeof(ns), "/proc/%u/ns/mnt", pid);
+	snprintf(root, sizeof(root), "/proc/%u/root", pid);
+	o->host_root = same_file("/proc/self/ns/mnt", ns) && same_file("/proc/self/root", root);
+	/* Read from the same process throughout, not from one that took its PID meanwhile. */
+	if (procfs__start_time(pid, &again) || again != o->start_time)
+		return -ESRCH;
+	return 0;
+}
+
+/*
+ * Whether pid is the process that started at ticks and has not exited; a
+ * zombie has (its map is written, its root gone). *next: the start of
+ * another process that has the PID now, or 0.
+ */
+static bool still_running(uint32_t pid, uint64_t ticks, uint64_t *next)
+{
+	char path[64], buf[512], *p;
+	uint64_t now;
+
+	*next = 0;
+	if (procfs__start_time(pid, &now))
+		return false;
+	if (now != ticks) {
+		*next = now;
+		return false;
+	}
+	snprintf(path, sizeof(path), "/proc/%u/stat", pid);
+	if (procfs__read_small(path, buf, sizeof(buf)) < 0)
+		return false;
+	p = strrchr(buf, ')');
+	return p && p[1] == ' ' && p[2] != 'Z' && p[2] != 'X';
+}
+
+enum perf_map_exit perf_map__read_exited(const struct perf_map_owner *o, struct perf_map **out,
+					 enum proc_file_refusal *why)
+{
+	uint64_t next;
+	char path[64];
+	struct stat st;
+	int fd, err;
+
+	*out = NULL;
+	*why = PROC_FILE_OK;
+	if (still_running(o->pid, o->start_time, &next))
+		return PERF_MAP_EXIT_ALIVE;
+	if (!o->host_root)
+		return PERF_MAP_EXIT_OTHER_NS;
+	snprintf(path, sizeof(path), "/tmp/perf-%u.map", o->ns_pid ? o->ns_pid : o->pid);
+	fd = proc_file__open_as(o->uid, path, PROC_FILE_NO_LINKS | PROC_FILE_OWNED, why);
+	if (fd < 0) {
+		pr_debug("PID %u (exited): %s: %s%s%s", o->pid, path, strerror(-fd),
+			 *why ? ": " : "", *why ? proc_file__refusal_name(*why) : "");
+		return *why ? PERF_MAP_EXIT_REFUSED : PERF_MAP_EXIT_NONE;
+	}
+	err = fstat(fd, &st) ? -errno : 0;
+	/* Its own: changed after it started, and before a process that took its PID did. */
+	if (!err && (predates(&st, o->start_time) || (next && !predates(&st, next)))) {
+		close(fd);
+		pr_debug("PID %u (exited): %s is not its map (PID reused)", o->pid, path);
+		return PERF_MAP_EXIT_NOT_ITS;
+	}
+	if (!err)
+		err = read_capped(fd, &st, out);
+	close(fd);
+	if (err) {
+		pr_debug("PID %u (exited): %s: %s", o->pid, path, strerror(-err));
+		return PERF_MAP_EXIT_NONE;
+	}
+	pr_debug("PID %u (exited): %s: %zu entries%s", o->pid, path, (*out)->count,
+		 (*out)->capped ? ", capped" : "");
+	return PERF_MAP_EXIT_READ;
 }
 
 int perf_map__read(uint32_t pid, uint32_t ns_pid, struct perf_map **out)

@@ -33,6 +33,34 @@ struct perf_map_source {
 	uint64_t next_read_ns;		/* CLOCK_MONOTONIC: not read again before */
 	bool capped;			/* only its head was read: appending changes nothing */
 	enum proc_file_refusal refused; /* of the last attempt */
+	bool stale;			/* the last file found predates its process */
+};
+
+/*
+ * What is needed to read a process's map after it exited, taken while it
+ * lives: once it is gone, /proc/PID/root is too, and its PID may be
+ * another process's.
+ */
+struct perf_map_owner {
+	uint32_t pid, ns_pid; /* ns_pid: in its own namespace (0: the same) */
+	uint32_t uid;	      /* real uid: the owner rule's user */
+	uint64_t start_time;  /* clock ticks after boot, /proc/PID/stat */
+	/*
+	 * It shared cprof's mount namespace and root, so its /tmp is the one
+	 * cprof sees: the only /tmp read after it exited (another namespace's
+	 * may be torn down, or be any directory by then).
+	 */
+	bool host_root;
+};
+
+/* How reading a map after its process exited ended. */
+enum perf_map_exit {
+	PERF_MAP_EXIT_READ,	/* *out holds it */
+	PERF_MAP_EXIT_ALIVE,	/* the process still runs: nothing was read */
+	PERF_MAP_EXIT_NONE,	/* no map, or it could not be read (counted by the reader's rule) */
+	PERF_MAP_EXIT_OTHER_NS, /* it lived in another mount namespace or root: not read */
+	PERF_MAP_EXIT_NOT_ITS,	/* written before it started, or by the PID's next process */
+	PERF_MAP_EXIT_REFUSED,	/* by lib/proc_file.h's rule: *why */
 };
 
 /* Parses perf map text; malformed lines are skipped and counted, never fatal. */
@@ -45,6 +73,14 @@ int perf_map__parse(const char *text, size_t len, struct perf_map **out);
  */
 int perf_map__reread(uint32_t pid, uint32_t ns_pid, struct perf_map_source *src,
 		     struct perf_map **out);
+/* Fills o for a living process pid: 0, or -errno (-ESRCH: gone). */
+int perf_map__owner(uint32_t pid, uint32_t ns_pid, struct perf_map_owner *o);
+/*
+ * Reads the map o's process left when it exited, within the caps of a live
+ * one; *why says which rule refused it (PERF_MAP_EXIT_REFUSED).
+ */
+enum perf_map_exit perf_map__read_exited(const struct perf_map_owner *o, struct perf_map **out,
+					 enum proc_file_refusal *why);
 /* The same once, with no memory of a last read: 0 with *out, or -errno. */
 int perf_map__read(uint32_t pid, uint32_t ns_pid, struct perf_map **out);
 void perf_map__free(struct perf_map *m);

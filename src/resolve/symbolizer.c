@@ -63,6 +63,7 @@
 #include "resolve/proc_maps.h"
 #include "resolve/symbolizer.h"
 #include "resolve/symtab_loader.h"
+#include "resolve/jvm_attach.h"
 
 #define LOG_MODULE "symbols"
 #include "lib/log.h"
@@ -102,6 +103,11 @@ struct space_state {
 	struct perf_map_source perf_map_src; /* the file read last, when to read again */
 	uint64_t *perf_map_total;	     /* the symbolizer's perf_map_bytes */
 	bool perf_map_over;		     /* counted as over the run's perf map memory */
+	struct perf_map_owner owner_id;	     /* taken while it lives, for its map at exit */
+	bool owner_read;		     /* owner_id was looked up */
+	bool owner_ok;			     /* ... and taken */
+	uint32_t owner;			     /* its index + 1 in the symbolizer's jit_owners */
+	uint32_t owner_gen;		     /* of the generation owner is of */
 	bool from_proc;	     /* read from /proc/PID/maps, not followed from its beginning */
 	bool refreshed;	     /* read again during this interval */
 	bool unread;	     /* from /proc, whose read failed: counted as gone */
@@ -257,6 +263,13 @@ struct symbolizer {
 	struct uframe_wait *uwait;	  /* user frames waiting for symbols */
 	size_t nuwait;
 	size_t uwait_cap;
+	/* JIT frames whose process's perf map is read once more at the profile's end. */
+	struct jit_owner *owners;
+	size_t nowners, owners_cap;
+	struct jit_pending *pending;
+	size_t npending, pending_cap;
+	struct u64map *pending_frames; /* frame id -> owner index + 1, or SHARED_FRAME */
+	bool ask_jvms;		       /* --jvm-perf-map */
 	uint64_t stats[SYM_STAT_MAX];
 };
 
@@ -391,6 +404,9 @@ void symbolizer__free(struct symbolizer *s)
 	free(s->kallsyms);
 	free(s->kwait);
 	free(s->uwait);
+	free(s->owners);
+	free(s->pending);
+	u64map__free(s->pending_frames);
 	table__free(s->t);
 	free(s);
 }
@@ -783,7 +799,7 @@ static void read_perf_map(struct symbolizer *s, struct space *sp)
 	struct space_state *st = sp->priv;
 	struct perf_map_source *src = &st->perf_map_src;
 	enum proc_file_refusal was = src->refused;
-	bool was_capped = src->capped;
+	bool was_capped = src->capped, was_stale = src->stale;
 	struct perf_map *pm = NULL;
 	uint64_t t0;
 	int got;
@@ -791,6 +807,11 @@ static void read_perf_map(struct symbolizer *s, struct space *sp)
 	read_ns_pid(s, sp);
 	if (!sp->pid)
 		return;
+	/* While it surely lives: its map may only come when it exits (name_jit_frames). */
+	if (!st->owner_read) {
+		st->owner_read = true;
+		st->owner_ok = !perf_map__owner(sp->pid, st->ns_pid, &st->owner_id);
+	}
 	if (s->perf_map_ns >= PERF_MAP_DRAIN_BUDGET_NS) {
 		s->stats[SYM_STAT_PERF_MAP_READS_POSTPONED]++;
 		return;
@@ -808,6 +829,8 @@ static void read_perf_map(struct symbolizer *s, struct space *sp)
 	/* A refusal is counted once per process, not at every miss that meets it again. */
 	if (src->refused && src->refused != was)
 		s->stats[SYM_STAT_PERF_MAP_REFUSED_LINK + src->refused - PROC_FILE_LINK]++;
+	if (src->stale && !was_stale)
+		s->stats[SYM_STAT_PERF_MAPS_NOT_ITS]++;
 	if (got <= 0)
 		return;
 	if (src->capped && !was_capped)
@@ -1623,7 +1646,10 @@ static void reread_process(struct symbolizer *s, struct space *sp)
 		st->perf_map_bad = 0;
 		st->perf_map_gen++;
 		/* The new program's map is read afresh; a refusal already counted stays so. */
-		st->perf_map_src = (struct perf_map_source){.refused = st->perf_map_src.refused};
+		st->perf_map_src = (struct perf_map_source){.refused = st->perf_map_src.refused,
+							    .stale = st->perf_map_src.stale};
+		st->owner_read = false;
+		st->owner_ok = false;
 	}
 	if (read_maps(s, sp) == 0 && st->unread)
 		uncount_gone(s, st);
@@ -1881,12 +1907,96 @@ static void pick_up_loads(struct symbolizer *s, bool finishing, bool last)
 	}
 }
 
+/*
+ * A process whose JIT frames its perf map did not name while it was read:
+ * the map is read once more when the profile is finished, once the process
+ * has exited (runtimes such as the JVM with -XX:+DumpPerfMapAtExit write it
+ * then), or after asking a running JVM to write it (--jvm-perf-map).
+ */
+struct jit_owner {
+	struct perf_map_owner id;
+	bool jvm; /* it maps libjvm.so */
+};
+
+/* An unnamed JIT frame, waiting for that read. */
+struct jit_pending {
+	uint32_t owner; /* index in owners */
+	uint32_t frame;
+	uint64_t addr; /* looked up */
+};
+
+/* Two processes share the frame (the same anonymous mapping and address): named by neither. */
+#define SHARED_FRAME UINT32_MAX
+
+static bool maps_jvm(struct space *sp)
+{
+	size_t i, n = mapping_table__count(sp->maps);
+
+	for (i = 0; i < n; i++) {
+		const struct proc_map *m = &mapping_table__get(sp->maps, i)->map;
+
+		if (m->kind == PROC_MAP_FILE && !strcmp(base_name(m->path), "libjvm.so"))
+			return true;
+	}
+	return false;
+}
+
+/* The index + 1 of sp's process among this profile's JIT owners; 0: unknown (or no memory). */
+static uint32_t jit_owner_of(struct symbolizer *s, struct space *sp)
+{
+	struct space_state *st = sp->priv;
+	struct jit_owner *v;
+
+	if (!st->owner_ok)
+		return 0;
+	if (st->owner && st->owner_gen == s->generation)
+		return st->owner;
+	if (s->nowners == s->owners_cap) {
+		v = reallocarray(s->owners, s->owners_cap ? 2 * s->owners_cap : 16, sizeof(*v));
+		if (!v)
+			return 0;
+		s->owners = v;
+		s->owners_cap = s->owners_cap ? 2 * s->owners_cap : 16;
+	}
+	s->owners[s->nowners++] = (struct jit_owner){.id = st->owner_id, .jvm = maps_jvm(sp)};
+	st->owner = (uint32_t)s->nowners;
+	st->owner_gen = s->generation;
+	return st->owner;
+}
+
+/* Frame (made waiting) of owner's JIT code at addr, to be named at the profile's end. */
+static void note_jit_frame(struct symbolizer *s, uint32_t owner, uint32_t frame, uint64_t addr)
+{
+	struct jit_pending *v;
+	uint64_t had;
+
+	if (!frame)
+		return;
+	if (!s->pending_frames && !(s->pending_frames = u64map__new()))
+		return;
+	if (u64map__get(s->pending_frames, frame, &had)) {
+		if (had != owner)
+			u64map__set(s->pending_frames, frame, SHARED_FRAME);
+		return;
+	}
+	if (s->npending == s->pending_cap) {
+		v = reallocarray(s->pending, s->pending_cap ? 2 * s->pending_cap : 256, sizeof(*v));
+		if (!v)
+			return;
+		s->pending = v;
+		s->pending_cap = s->pending_cap ? 2 * s->pending_cap : 256;
+	}
+	if (u64map__set(s->pending_frames, frame, owner))
+		return;
+	s->pending[s->npending++] = (struct jit_pending){owner - 1, frame, addr};
+}
+
 static uint32_t resolve_user(struct symbolizer *s, struct space *sp, uint64_t addr, bool leaf)
 {
 	struct space_state *st = sp->priv;
 	uint64_t key = addr << 1 | leaf, lookup = leaf ? addr : addr - 1, vaddr, jit = 0;
 	const char *name = NULL;
-	uint32_t frame, module;
+	uint32_t frame, module, owner;
 	struct elf_entry *wait = NULL, *used;
 	struct mapping *m;
 	bool retry, fstart, loads = false;
@@ -1921,12 +2031,16 @@ static uint32_t resolve_user(struct symbolizer *s, struct space *sp, uint64_t ad
 			s->stats[SYM_STAT_UNKNOWN_USER]--;
 	} else {
 		fstart = false;
+		owner = jit_memory(&m->map, m->elf) ? jit_owner_of(s, sp) : 0;
 		if (wait)
 			frame = waiting_user_frame(s, m, wait, module, addr, lookup, vaddr, loads);
 		else
-			frame = unnamed_frame(s, m, m->elf, module, addr, lookup, false, &fstart);
+			frame = unnamed_frame(s, m, m->elf, module, addr, lookup, owner != 0,
+					      &fstart);
 		if (fstart && !retry)
 			s->stats[SYM_STAT_FUNCTION_STARTS]++;
+		if (owner)
+			note_jit_frame(s, owner, frame, lookup);
 		if (jit_memory(&m->map, m->elf))
 			jit = (uint64_t)st->perf_map_gen + 1;
 		if (!retry)
@@ -2388,6 +2502,154 @@ static int name_user_frames(struct symbolizer *s, bool last)
 	return err;
 }
 
+/*
+ * What reading the maps of processes that exited may cost a profile's end
+ * (each map within perf_map.c's caps), and asking running JVMs for theirs:
+ * -d must hold within a second. What is left is counted.
+ */
+#define EXIT_MAPS_BUDGET_NS (300 * 1000000ull)
+#define JVM_ASK_BUDGET_NS   (1000 * 1000000ull)
+
+/* Counts a map read at a profile's end as read_perf_map does. */
+static void count_end_map(struct symbolizer *s, const struct perf_map *pm)
+{
+	s->stats[SYM_STAT_PERF_MAP_BAD_LINES] += perf_map__bad_lines(pm);
+	if (perf_map__capped(pm))
+		s->stats[SYM_STAT_PERF_MAPS_CAPPED]++;
+}
+
+/* Asks a running JVM to write its perf map, then reads it as any live one: NULL if none. */
+static struct perf_map *jvm_map(struct symbolizer *s, const struct jit_owner *o, uint64_t deadline)
+{
+	struct perf_map_source src = {0};
+	enum jvm_attach_failure why;
+	struct perf_map *pm = NULL;
+	int err;
+
+	if (clock__mono_ns() >= deadline) {
+		s->stats[SYM_STAT_JVMS_UNASKED]++;
+		return NULL;
+	}
+	s->stats[SYM_STAT_JVMS_ASKED]++;
+	err = jvm_attach__perf_map(o->id.pid, o->id.ns_pid, o->id.start_time, deadline, &why);
+	if (err) {
+		s->stats[SYM_STAT_JVMS_FAILED]++;
+		pr_debug("PID %u: the JVM was asked for its perf map: %s (%s)", o->id.pid,
+			 jvm_attach__failure_name(why), strerror(-err));
+		return NULL;
+	}
+	perf_map__reread(o->id.pid, o->id.ns_pid, &src, &pm);
+	if (src.refused)
+		s->stats[SYM_STAT_PERF_MAP_REFUSED_LINK + src.refused - PROC_FILE_LINK]++;
+	if (src.stale)
+		s->stats[SYM_STAT_PERF_MAPS_NOT_ITS]++;
+	return pm;
+}
+
+/* The map of o's process at a profile's end, if it exited (or is a JVM to ask): NULL if none. */
+static struct perf_map *end_map(struct symbolizer *s, const struct jit_owner *o, uint64_t t0,
+				uint64_t *jvm_deadline)
+{
+	enum proc_file_refusal why;
+	struct perf_map *pm = NULL;
+
+	if (clock__mono_ns() - t0 > EXIT_MAPS_BUDGET_NS) {
+		s->stats[SYM_STAT_EXIT_MAPS_LATE]++;
+		return NULL;
+	}
+	switch (perf_map__read_exited(&o->id, &pm, &why)) {
+	case PERF_MAP_EXIT_READ:
+		s->stats[SYM_STAT_EXIT_MAPS_READ]++;
+		break;
+	case PERF_MAP_EXIT_ALIVE:
+		if (!o->jvm || !s->ask_jvms)
+			return NULL;
+		if (!*jvm_deadline)
+			*jvm_deadline = clock__mono_ns() + JVM_ASK_BUDGET_NS;
+		pm = jvm_map(s, o, *jvm_deadline);
+		break;
+	case PERF_MAP_EXIT_OTHER_NS:
+		s->stats[SYM_STAT_EXIT_MAPS_OTHER_NS]++;
+		break;
+	case PERF_MAP_EXIT_NOT_ITS:
+		s->stats[SYM_STAT_PERF_MAPS_NOT_ITS]++;
+		break;
+	case PERF_MAP_EXIT_REFUSED:
+		s->stats[SYM_STAT_PERF_MAP_REFUSED_LINK + why - PROC_FILE_LINK]++;
+		break;
+	case PERF_MAP_EXIT_NONE:
+		break;
+	}
+	if (pm)
+		count_end_map(s, pm);
+	return pm;
+}
+
+/* Names a waiting JIT frame of owner from pm, if it is that owner's alone. */
+static int name_jit_frame(struct symbolizer *s, const struct jit_pending *p,
+			  const struct perf_map *pm)
+{
+	struct symbolizer_frame *f = records__get(&s->t->frames, p->frame);
+	const char *name = pm ? perf_map__lookup(pm, p->addr) : NULL, *raw, *shown;
+	uint64_t who;
+
+	if (!f)
+		return 0;
+	f->waiting = false;
+	if (!name || !f->unknown || !u64map__get(s->pending_frames, p->frame, &who) ||
+	    who != p->owner + 1)
+		return 0;
+	raw = intern(s, name);
+	shown = raw ? display_name(s, raw) : NULL;
+	if (!shown)
+		return -ENOMEM; /* the stand-in stays: an honest name */
+	f->name = shown;
+	f->system_name = raw;
+	f->unknown = false;
+	s->stats[SYM_STAT_UNKNOWN_USER]--;
+	s->stats[SYM_STAT_EXIT_FRAMES_NAMED]++;
+	return 0;
+}
+
+static int by_owner(const void *a, const void *b)
+{
+	const struct jit_pending *x = a, *y = b;
+
+	return x->owner < y->owner ? -1 : x->owner > y->owner;
+}
+
+/*
+ * The JIT frames no perf map named while their process was read: named from
+ * the map it left at exit, or that a JVM wrote when asked. One map is held
+ * at a time. The owners and frames go with the profile.
+ */
+static int name_jit_frames(struct symbolizer *s)
+{
+	uint64_t t0 = clock__mono_ns(), jvm_deadline = 0;
+	struct perf_map *pm;
+	size_t i, j;
+	int err = 0;
+
+	qsort(s->pending, s->npending, sizeof(*s->pending), by_owner);
+	for (i = 0; i < s->npending; i = j) {
+		pm = end_map(s, &s->owners[s->pending[i].owner], t0, &jvm_deadline);
+		for (j = i; j < s->npending && s->pending[j].owner == s->pending[i].owner; j++)
+			if (name_jit_frame(s, &s->pending[j], pm))
+				err = -ENOMEM;
+		perf_map__free(pm);
+	}
+	s->npending = 0;
+	s->nowners = 0;
+	u64map__free(s->pending_frames);
+	s->pending_frames = NULL;
+	return err;
+}
+
+void symbolizer__ask_jvms(struct symbolizer *s, bool ask)
+{
+	s->ask_jvms = ask;
+}
+
 int symbolizer__finish(struct symbolizer *s, bool last)
 {
 	size_t i, gone = 0;
@@ -2402,6 +2664,8 @@ int symbolizer__finish(struct symbolizer *s, bool last)
 	 */
 	if ((s->nuwait || (last && s->loader)) && name_user_frames(s, last))
 		pr_warn("cannot name some user frames: out of memory");
+	if (s->npending && name_jit_frames(s))
+		pr_warn("cannot name some JIT frames: out of memory");
 	if (!s->ksyms_tried && s->nkwait)
 		err = name_by_kernel(s);
 	if (!s->nkwait)

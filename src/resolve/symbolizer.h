@@ -74,6 +74,15 @@ enum symbolizer_stat {
 	SYM_STAT_DEBUG_CRC_STOPPED,  /* debug files whose CRC the end of the run cut short */
 	SYM_STAT_ELF_FILES_RELEASED, /* let go while open files were too many */
 	SYM_STAT_ELF_FILES_REOPENED, /* ... and opened again for their symbols */
+	/* Perf maps read at a profile's end (name_jit_frames), of processes that exited. */
+	SYM_STAT_EXIT_MAPS_READ,
+	SYM_STAT_EXIT_FRAMES_NAMED,  /* JIT frames named from maps read at the end (or a JVM's) */
+	SYM_STAT_EXIT_MAPS_OTHER_NS, /* not read: it lived in another mount namespace or root */
+	SYM_STAT_EXIT_MAPS_LATE,     /* not read: the end's time for maps was spent */
+	SYM_STAT_PERF_MAPS_NOT_ITS,  /* refused: older than the process, or its PID's next one's */
+	SYM_STAT_JVMS_ASKED,	     /* running JVMs asked for their perf map (--jvm-perf-map) */
+	SYM_STAT_JVMS_FAILED,	     /* ... that did not answer, or whose answer was refused */
+	SYM_STAT_JVMS_UNASKED,	     /* not asked: the end's time for asking was spent */
 	SYM_STAT_MAX,
 };
 
@@ -102,6 +111,12 @@ struct symbolizer_frame {
 };
 
 int symbolizer__new(struct symbolizer **out);
+/*
+ * Whether running JVMs whose JIT frames no perf map named are asked to
+ * write theirs at a profile's end (resolve/jvm_attach.h), as
+ * `jcmd PID Compiler.perfmap` does. Off by default: it signals the JVM.
+ */
+void symbolizer__ask_jvms(struct symbolizer *s, bool ask);
 void symbolizer__free(struct symbolizer *s);
 /* Where separate debug files are looked for (see debug_file.h); "" for nowhere. */
 int symbolizer__set_debug_dir(struct symbolizer *s, const char *dir);
