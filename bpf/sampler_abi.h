@@ -108,6 +108,13 @@ enum cprof_stat {
 	CPROF_STAT_WALKS_LOST,	   /* samples lost: a walk could not be finished nor copied */
 	CPROF_STAT_COPIES,	   /* samples sent as a stack copy, to be walked in user space */
 	CPROF_STAT_COPIES_LOST,	   /* ... that could not be sent: kept with their leaf only */
+	/* Why samples were copied (of CPROF_STAT_COPIES): */
+	CPROF_STAT_COPY_NEW,   /* the process had no region set: user space had not followed it */
+	CPROF_STAT_COPY_EARLY, /* it had one, but the in-kernel walk was not loaded yet */
+	CPROF_STAT_COPY_NO_TABLE, /* a young process's code in a file whose table was not loaded */
+	CPROF_STAT_COPY_YOUNG,	  /* a young process's code in no region it had yet */
+	CPROF_STAT_BY_FILE,	  /* regions found by their file (bpf_find_vma), not the set */
+	CPROF_STAT_FIND_VMA_BUSY, /* bpf_find_vma could not look (mmap lock held) */
 	CPROF_STAT_MAX,
 };
 

@@ -161,6 +161,52 @@ struct cprof_unwind_regs {
 	__u64 fp_at; /* nonzero: fp is still to be read from there (see cprof_unwind_fp_load) */
 };
 
+/*
+ * The walk by file (Linux 5.17+, bpf_find_vma): a pc in no region of its
+ * process's set, or of a process user space has not followed yet, is
+ * looked up by the file its mapping maps, in `unwind_files`, which holds
+ * every file whose table is loaded. The offsets are of the running
+ * kernel's structs (from its BTF): vma->vm_pgoff, vma->vm_file,
+ * file->f_inode, inode->i_ino, inode->i_sb, sb->s_dev. on: the offsets
+ * are known; the walk that uses them (cprof_walk_file) is in its own slot.
+ */
+struct cprof_file_config {
+	__u32 on;
+	__u32 page_shift; /* vm_pgoff is in pages */
+	__u16 vma_pgoff, vma_file, file_inode, inode_ino, inode_sb, sb_dev;
+	__u32 pad;
+};
+
+/* A file, as the kernel names it: s_dev (MAJOR << 20 | MINOR) and inode number. */
+struct cprof_file_key {
+	__u32 dev;
+	__u32 pad;
+	__u64 ino;
+};
+
+#define CPROF_FILE_SEGS 4 /* executable segments of a file, the first kept */
+
+/* An executable PT_LOAD: file offsets [off, end) are table addresses off + delta. */
+struct cprof_file_seg {
+	__u64 off;
+	__u64 end;
+	__u64 delta; /* p_vaddr - p_offset */
+};
+
+/* A loaded file's table and where its code is in the file. */
+struct cprof_file_table {
+	__u64 table_base;
+	__u32 page_base;
+	__u32 npages;
+	__u32 row_base;
+	__u32 serial;
+	__u32 nsegs;
+	__u32 pad;
+	struct cprof_file_seg seg[CPROF_FILE_SEGS];
+};
+
+#define CPROF_UNWIND_MAX_FILES 8192 /* files with a table loaded */
+
 struct cprof_walk_config {
 	__u64 ra_mask; /* bits of a return address that are address (AArch64 PAC) */
 	/*
@@ -184,6 +230,7 @@ struct cprof_walk_config {
 	__u32 regions_gen;
 	/* User frames a walk keeps, 1 to CPROF_UNWIND_MAX_DEPTH (--max-stack); 0: 127. */
 	__u32 max_depth;
+	struct cprof_file_config files; /* the walk by file: see struct cprof_file_config */
 };
 
 #define CPROF_USTACK_MAGIC 0x6b747375 /* "ustk" */
@@ -276,7 +323,7 @@ struct cprof_walk {
 	__u32 regions_gen; /* walk_config's when the walk began (see region_memo) */
 	__u32 max_depth;   /* walk_config's: the frames the walk keeps */
 	__u32 runs;	   /* cprof_walk's runs so far (tail calls are limited) */
-	__u32 pad;
+	__u32 file_miss;   /* a mapping of a file without a loaded table ended the walk */
 	__u64 gregs[CPROF_GREGS]; /* the sampled frame's general registers, by DWARF number */
 	__u64 mix[2]; /* the hash of u's frames so far, two lanes (see cprof_ustack_hash) */
 	struct cprof_ustack u; /* the user stack */

@@ -68,10 +68,16 @@ static __always_inline void inherit_set(__u32 parent, __u32 child, __u64 now)
 #define PROG_WALK 0
 #define PROG_KEEP 1
 #define PROG_COPY 2
+#define PROG_FILE 3 /* the walk by file (cprof_walk_file), where the kernel has one */
+
+/* The walk's `loop` argument: bits. */
+#define WALK_LOOP    1 /* with bpf_loop */
+#define WALK_BY_FILE 2 /* regions found by their file too (find_by_file) */
 
 /* Why cprof_copy runs (cprof_walk.copy_for), and what it does if the copy cannot be sent. */
 enum {
 	COPY_FOR_START = 1, /* no regions: the leaf alone is kept, counted as a lost copy */
+	COPY_FOR_EARLY,	    /* regions, but no walk loaded yet: as COPY_FOR_START */
 	COPY_FOR_KEEP,	    /* a young process's walk found no mapping: the walk is kept */
 	COPY_FOR_LOST,	    /* no last step to keep the walk: the sample is lost */
 	COPY_FAILED,	    /* the copy could not be sent: not tried again */
@@ -130,7 +136,7 @@ struct {
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PROG_ARRAY);
-	__uint(max_entries, 3);
+	__uint(max_entries, 4);
 	__uint(key_size, sizeof(__u32));
 	__uint(value_size, sizeof(__u32));
 } walk_progs SEC(".maps");
@@ -275,6 +281,204 @@ static __always_inline void remember_region(struct cprof_walk *w)
 }
 
 /*
+ * The loaded files' tables by file identity, for the walk by file (see
+ * struct cprof_file_config): user space keeps one entry per loaded table.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, CPROF_UNWIND_MAX_FILES);
+	__type(key, struct cprof_file_key);
+	__type(value, struct cprof_file_table);
+} unwind_files SEC(".maps");
+
+/*
+ * The regions walks on this CPU found by file, by address space (the
+ * sample's space id, which a fork or exec changes): bpf_find_vma looks up
+ * one mapping a sample (from a tick, with interrupts off, it defers the
+ * unlock to an irq_work it cannot queue twice), so a walk crossing three
+ * files of a process no set has yet needs regions an earlier sample found.
+ * A region is used only while its file's table is the one it names
+ * (serial): a table unloaded and its rows reused is not read.
+ */
+#define FILE_MEMO_SLOTS	  64
+#define FILE_MEMO_REGIONS 4
+
+struct file_memo {
+	__u64 space;
+	__u32 next; /* the entry the next region found takes */
+	__u32 pad;
+	struct {
+		struct cprof_region r;
+		struct cprof_file_key key;
+	} e[FILE_MEMO_REGIONS];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, FILE_MEMO_SLOTS);
+	__type(key, __u32);
+	__type(value, struct file_memo);
+} file_memos SEC(".maps");
+
+static __always_inline struct file_memo *file_memo_of(__u64 space)
+{
+	__u32 slot = (__u32)((space * 0x9e3779b97f4a7c15ull) >> 58) & (FILE_MEMO_SLOTS - 1);
+
+	return bpf_map_lookup_elem(&file_memos, &slot);
+}
+
+/* What bpf_find_vma's callback reads of the mapping holding a pc. */
+struct vma_look {
+	struct cprof_file_config fc; /* the offsets to read at */
+	__u64 start, end, pgoff;
+	struct cprof_file_key key;
+	__u32 file; /* the mapping maps a file: key is its identity */
+};
+
+/* A kernel pointer plus an offset, read: 0 when it cannot be. */
+static __always_inline __u64 kread(__u64 base, __u32 off)
+{
+	__u64 v = 0;
+
+	if (base)
+		bpf_probe_read_kernel(&v, sizeof(v), (const void *)(base + off));
+	return v;
+}
+
+/*
+ * bpf_find_vma's callback, the mapping locked. Its pointer is read with
+ * offsets from the kernel's BTF (the object has no CO-RE relocations):
+ * vm_start and vm_end open vm_area_struct in every kernel.
+ */
+static long vma_read(void *task, void *vma, void *ctx)
+{
+	struct vma_look *l = ctx;
+	__u64 v = (__u64)vma, file, inode;
+
+	(void)task;
+	l->start = kread(v, 0);
+	l->end = kread(v, 8);
+	l->pgoff = kread(v, l->fc.vma_pgoff);
+	file = kread(v, l->fc.vma_file);
+	inode = kread(file, l->fc.file_inode);
+	if (!inode)
+		return 0;
+	l->key.ino = kread(inode, l->fc.inode_ino);
+	l->key.dev = (__u32)kread(kread(inode, l->fc.inode_sb), l->fc.sb_dev);
+	l->file = 1;
+	return 0;
+}
+
+/* The region of seg (a file's executable segment) in the mapping l found, into w->region. */
+static __always_inline void file_region(struct cprof_walk *w, const struct vma_look *l,
+					const struct cprof_file_table *t,
+					const struct cprof_file_seg *seg)
+{
+	__u64 base = l->start - (l->pgoff << l->fc.page_shift); /* where file offset 0 would be */
+
+	w->region.start = base + seg->off > l->start ? base + seg->off : l->start;
+	w->region.end = base + seg->end < l->end ? base + seg->end : l->end;
+	w->region.bias = base - seg->delta;
+	w->region.table_base = t->table_base;
+	w->region.page_base = t->page_base;
+	w->region.npages = t->npages;
+	w->region.row_base = t->row_base;
+	w->region.serial = t->serial;
+	w->region.flags = CPROF_REGION_TABLE;
+}
+
+/* A region of w's process found by file before, whose table is still loaded. */
+static __always_inline int recall_file_region(struct cprof_walk *w, __u64 pc)
+{
+	struct file_memo *m = file_memo_of(w->key.space);
+	struct cprof_file_table *t;
+	__u32 i;
+
+	if (!m || m->space != w->key.space)
+		return 0;
+	for (i = 0; i < FILE_MEMO_REGIONS; i++)
+		if (pc >= m->e[i].r.start && pc < m->e[i].r.end)
+			break;
+	if (i >= FILE_MEMO_REGIONS)
+		return 0;
+	/* One copy for all the entries: the index goes through memory, as in load_u32. */
+	*(volatile __u32 *)&w->slot = i;
+	i = *(volatile __u32 *)&w->slot & (FILE_MEMO_REGIONS - 1);
+	t = bpf_map_lookup_elem(&unwind_files, &m->e[i].key);
+	if (!t || t->serial != m->e[i].r.serial)
+		return 0;
+	w->region = m->e[i].r;
+	return 1;
+}
+
+static __always_inline void remember_file_region(struct cprof_walk *w,
+						 const struct cprof_file_key *key)
+{
+	struct file_memo *m = file_memo_of(w->key.space);
+	__u32 i;
+
+	if (!m)
+		return;
+	if (m->space != w->key.space) {
+		for (i = 0; i < FILE_MEMO_REGIONS; i++)
+			m->e[i].r.end = 0;
+		m->space = w->key.space;
+		m->next = 0;
+	}
+	i = m->next & (FILE_MEMO_REGIONS - 1);
+	m->e[i].r = w->region;
+	m->e[i].key = *key;
+	m->next = i + 1;
+}
+
+/*
+ * The region holding pc found by the file it is in, for code the process's
+ * set does not have (a process user space has not followed yet): found
+ * before (file_memos), or the mapping (bpf_find_vma), the file's table, and
+ * the executable segment holding the pc's file offset. 0 when there is
+ * none; w->file_miss when the file has no table loaded (yet).
+ */
+static __always_inline int find_by_file(struct cprof_walk *w, __u64 pc)
+{
+	struct cprof_walk_config *cfg;
+	struct cprof_file_table *t;
+	struct vma_look l = {};
+	__u32 zero = 0, i;
+	__u64 off;
+	long err;
+
+	w->file_miss = 0;
+	cfg = bpf_map_lookup_elem(&walk_config, &zero);
+	if (!cfg || !cfg->files.on)
+		return 0;
+	if (recall_file_region(w, pc))
+		return 1;
+	l.fc = cfg->files;
+	err = bpf_find_vma(bpf_get_current_task_btf(), pc, vma_read, &l, 0);
+	if (err == -16 /* EBUSY: the mapping lock was held */)
+		stat_add(CPROF_STAT_FIND_VMA_BUSY, 1);
+	if (err || !l.file || pc < l.start || pc >= l.end)
+		return 0;
+	t = bpf_map_lookup_elem(&unwind_files, &l.key);
+	if (!t) {
+		w->file_miss = 1;
+		return 0;
+	}
+	off = pc - l.start + (l.pgoff << l.fc.page_shift);
+	for (i = 0; i < CPROF_FILE_SEGS; i++) {
+		if (i >= t->nsegs)
+			break;
+		if (off >= t->seg[i].off && off < t->seg[i].end) {
+			file_region(w, &l, t, &t->seg[i]);
+			remember_file_region(w, &l.key);
+			stat_add(CPROF_STAT_BY_FILE, 1);
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/*
  * The region holding pc, into w->region; 0 when none. The memo only in the
  * loop walk: unrolled eight times over, it cost the verifier more than the
  * lookups it saves.
@@ -289,9 +493,9 @@ static __always_inline int find_region(struct cprof_walk *w, __u64 pc, int loop)
 		return 1;
 	if (loop && recall_region(w, pc))
 		return 1;
-	r = bpf_map_lookup_elem(&unwind_regions, &k);
+	r = w->region_set ? bpf_map_lookup_elem(&unwind_regions, &k) : NULL;
 	if (!r)
-		return 0;
+		return (loop & WALK_BY_FILE) && find_by_file(w, pc);
 	w->region = *r;
 	if (loop)
 		remember_region(w);
@@ -516,7 +720,16 @@ static long walk_loop_step(__u32 index, void *ctx)
 	struct walk_loop *l = ctx;
 
 	(void)index;
-	return walk_one(l->w, l->ra_mask, 1) ? 1 : 0;
+	return walk_one(l->w, l->ra_mask, WALK_LOOP) ? 1 : 0;
+}
+
+/* The same, with regions found by their file too (cprof_walk_file). */
+static long walk_file_step(__u32 index, void *ctx)
+{
+	struct walk_loop *l = ctx;
+
+	(void)index;
+	return walk_one(l->w, l->ra_mask, WALK_LOOP | WALK_BY_FILE) ? 1 : 0;
 }
 
 #define COPY_CHUNK 1024
@@ -777,6 +990,9 @@ static __always_inline int keep(struct bpf_perf_event_data *ctx, int loop)
 		w->copy_for = COPY_FOR_KEEP;
 		walk_next(ctx, w, PROG_COPY);
 	}
+	/* Not copied: the code's file was found, its table was not loaded. */
+	if (w->file_miss && w->u.stop == CPROF_STOP_NO_MAPPING)
+		w->u.stop = CPROF_STOP_NO_TABLE;
 	keep_stacks(ctx, w, loop);
 	in_flight_add(w->set, -1);
 	return 0;
@@ -826,6 +1042,17 @@ static __always_inline void copy_lost(struct cprof_walk *w)
 	w->u.stop = CPROF_STOP_COPY_LOST;
 }
 
+/* Why a sample was copied, counted for the summary. */
+static __always_inline void copy_cause(const struct cprof_walk *w, __u32 why)
+{
+	if (why == COPY_FOR_START)
+		stat_add(CPROF_STAT_COPY_NEW, 1);
+	else if (why == COPY_FOR_EARLY)
+		stat_add(CPROF_STAT_COPY_EARLY, 1);
+	else if (why == COPY_FOR_KEEP)
+		stat_add(w->file_miss ? CPROF_STAT_COPY_NO_TABLE : CPROF_STAT_COPY_YOUNG, 1);
+}
+
 /*
  * A stack copy for user space to walk, in a program of its own: inlined, the
  * copy cost the verifier some 600 instructions in each of the three
@@ -844,7 +1071,8 @@ int cprof_copy(struct bpf_perf_event_data *ctx)
 	why = w->copy_for;
 	if (copy_sample(ctx, w)) {
 		stat_add(CPROF_STAT_COPIES, 1);
-		if (why == COPY_FOR_START)
+		copy_cause(w, why);
+		if (why == COPY_FOR_START || why == COPY_FOR_EARLY)
 			announce(ctx, &w->key);
 		in_flight_add(w->set, -1);
 		return 0;
@@ -855,7 +1083,7 @@ int cprof_copy(struct bpf_perf_event_data *ctx)
 		in_flight_add(w->set, -1);
 		return 0;
 	}
-	if (why == COPY_FOR_START)
+	if (why == COPY_FOR_START || why == COPY_FOR_EARLY)
 		copy_lost(w);
 	keep_now(ctx, w);
 	return 0;
@@ -907,8 +1135,7 @@ int cprof_walk_deep(struct bpf_perf_event_data *ctx)
  * is verified once, where cprof_walk's eight unrolled frames cost the
  * verifier nine times as many instructions (user space loads one of the two).
  */
-SEC("perf_event")
-int cprof_walk_loop(struct bpf_perf_event_data *ctx)
+static __always_inline int walk_looped(struct bpf_perf_event_data *ctx, int by_file)
 {
 	struct cprof_walk_config *cfg;
 	struct walk_loop l;
@@ -922,7 +1149,7 @@ int cprof_walk_loop(struct bpf_perf_event_data *ctx)
 	l.w = w;
 	l.ra_mask = cfg ? cfg->ra_mask : ~0ull;
 	w->regions_gen = cfg ? cfg->regions_gen : 0;
-	bpf_loop(CPROF_UNWIND_MAX_DEPTH + 1, walk_loop_step, &l, 0);
+	bpf_loop(CPROF_UNWIND_MAX_DEPTH + 1, by_file ? walk_file_step : walk_loop_step, &l, 0);
 	if (!w->done) {
 		w->u.stop = CPROF_STOP_DEPTH;
 		w->done = 1;
@@ -930,6 +1157,23 @@ int cprof_walk_loop(struct bpf_perf_event_data *ctx)
 	walk_next(ctx, w, PROG_KEEP);
 	keep_elsewhere(ctx, w);
 	return 0;
+}
+
+SEC("perf_event")
+int cprof_walk_loop(struct bpf_perf_event_data *ctx)
+{
+	return walk_looped(ctx, 0);
+}
+
+/*
+ * The loop walk that finds regions by their file too, where the kernel has
+ * bpf_find_vma (5.17+): the walk of processes user space has not followed
+ * yet, and of code their set lacks. Never loaded where the kernel has none.
+ */
+SEC("perf_event")
+int cprof_walk_file(struct bpf_perf_event_data *ctx)
+{
+	return walk_looped(ctx, 1);
 }
 
 /* Whether the tick interrupted user code: its registers are then the user's. */
@@ -1060,6 +1304,23 @@ static __always_inline int kernel_entry_regs(const struct cprof_walk_config *cfg
 }
 
 /*
+ * A process user space has not followed yet (or not since its exec): walked
+ * with regions found by their file, where the kernel can (a walk in
+ * PROG_FILE) and the offsets to read a mapping's file are known.
+ */
+static __always_inline void walk_by_file(struct bpf_perf_event_data *ctx, struct cprof_walk *w)
+{
+	struct cprof_walk_config *cfg;
+	__u32 zero = 0;
+
+	cfg = bpf_map_lookup_elem(&walk_config, &zero);
+	if (!cfg || !cfg->files.on)
+		return;
+	w->region_set = 0;
+	walk_next(ctx, w, PROG_FILE);
+}
+
+/*
  * Every tick. A sample of user code, or of the kernel where the task's
  * user registers are found, is walked with its process's region set, if
  * it has one for the space the sample was taken in; else it goes to user
@@ -1117,13 +1378,17 @@ int cprof_unwind_sample(struct bpf_perf_event_data *ctx)
 		w->regs.gregs_live = start_gregs(&ctx->regs, w->gregs);
 	}
 	w->first = w->regs;
+	w->file_miss = 0;
 	us = bpf_map_lookup_elem(&unwind_sets, &key.pid);
 	if (us && us->space == key.space) {
 		w->region_set = us->set;
 		walk_next(ctx, w, PROG_WALK);
 		/* The walk is not loaded yet (see sampler.c): as for a process without tables. */
+		w->copy_for = COPY_FOR_EARLY;
+	} else {
+		walk_by_file(ctx, w);
+		w->copy_for = COPY_FOR_START;
 	}
-	w->copy_for = COPY_FOR_START;
 	walk_next(ctx, w, PROG_COPY);
 	/* Before cprof_copy is in place (see sampler.c): as when a copy cannot be sent. */
 	copy_lost(w);

@@ -1298,6 +1298,9 @@ static void find_user_registers(struct run *r)
 
 	if (!err)
 		err = unwinder__set_task_regs(r->unwinder, k.task_stack_off, k.pt_regs_size);
+	/* Without them, the walk by file (if loaded) finds no file: the region sets only. */
+	if (!err && unwinder__set_file_offs(r->unwinder, &k.files))
+		pr_debug("the walk by file: no offsets of a mapping's file in the kernel's BTF");
 	if (!err)
 		return;
 	kernel_caps__fell_back(KCAP_VMLINUX_BTF);
@@ -1494,6 +1497,15 @@ static int finish_oneshot(struct run *r, uint64_t now)
 		 (unsigned long long)info.stats[CPROF_STAT_COPIES],
 		 (unsigned long long)info.stats[CPROF_STAT_COPIES_LOST],
 		 (unsigned long long)r->bad_copies);
+	pr_debug(
+		"stack copies: %llu of new processes, %llu early, %llu without their file's table, "
+		"%llu young; regions found by file %llu (bpf_find_vma busy %llu)",
+		(unsigned long long)info.stats[CPROF_STAT_COPY_NEW],
+		(unsigned long long)info.stats[CPROF_STAT_COPY_EARLY],
+		(unsigned long long)info.stats[CPROF_STAT_COPY_NO_TABLE],
+		(unsigned long long)info.stats[CPROF_STAT_COPY_YOUNG],
+		(unsigned long long)info.stats[CPROF_STAT_BY_FILE],
+		(unsigned long long)info.stats[CPROF_STAT_FIND_VMA_BUSY]);
 	log_unwinding(r);
 	info.duration_ns = now - r->start;
 	info.unnamed_samples = summary__unnamed_samples(r->prof, &info.function_start_samples);

@@ -508,7 +508,8 @@ static void fallbacks_sentence(char *buf, size_t size, const struct summary_info
 		if (!(in->kernel_fallbacks & (1u << c)))
 			continue;
 		/* Without an in-kernel walk, how it would be verified is moot. */
-		if (c == KCAP_BPF_LOOP && (in->kernel_fallbacks & (1u << KCAP_UNWINDER)))
+		if ((c == KCAP_BPF_LOOP || c == KCAP_FIND_VMA) &&
+		    (in->kernel_fallbacks & (1u << KCAP_UNWINDER)))
 			continue;
 		appendf(buf, size, &off, "%s%s", sep, kernel_caps__fallback_name(c));
 		sep = "; ";
@@ -560,6 +561,43 @@ static void user_stacks_comment(char *buf, size_t size, const struct summary_inf
 		appendf(buf, size, &off, " (stopped most in: %s)", in->truncated_who);
 	appendf(buf, size, &off, "; not walked, by frame pointers (taken in the kernel) %" PRIu64,
 		in->fp_user);
+	if (in->stats[CPROF_STAT_COPIES] && !in->copy_walks)
+		appendf(buf, size, &off,
+			"; from stack copies %" PRIu64 ": process_not_followed %" PRIu64
+			", walk_not_loaded %" PRIu64 ", table_not_built %" PRIu64
+			", mapping_not_seen %" PRIu64,
+			in->stats[CPROF_STAT_COPIES], in->stats[CPROF_STAT_COPY_NEW],
+			in->stats[CPROF_STAT_COPY_EARLY], in->stats[CPROF_STAT_COPY_NO_TABLE],
+			in->stats[CPROF_STAT_COPY_YOUNG]);
+}
+
+/*
+ * Why samples were walked in user space from stack copies, not in the
+ * kernel, the causes the BPF side counted: " (N because ..., ...)".
+ */
+static void print_copy_causes(FILE *f, const struct summary_info *in)
+{
+	static const struct {
+		int stat;
+		const char *why;
+	} causes[] = {
+		{CPROF_STAT_COPY_YOUNG, "the process was new: code it had just mapped"},
+		{CPROF_STAT_COPY_NO_TABLE, "its file's table was not built yet"},
+		{CPROF_STAT_COPY_NEW, "cprof had not followed the process yet"},
+		{CPROF_STAT_COPY_EARLY, "the in-kernel walk was not loaded yet"},
+	};
+	const char *sep = " (";
+	size_t i;
+
+	for (i = 0; i < sizeof(causes) / sizeof(causes[0]); i++) {
+		if (!in->stats[causes[i].stat])
+			continue;
+		fprintf(f, "%s%" PRIu64 " because %s", sep, in->stats[causes[i].stat],
+			causes[i].why);
+		sep = ", ";
+	}
+	if (*sep == ',')
+		fputc(')', f);
 }
 
 /*
@@ -1017,9 +1055,13 @@ static void print_user_stacks(FILE *f, const struct summary_info *in)
 			fprintf(f, "; stopped most in %s", shown(in->truncated_who, who));
 		/* Their tables not loaded yet, or the in-kernel walk not: walked by cprof itself.
 		 */
-		if (in->stats[CPROF_STAT_COPIES] && !in->copy_walks)
-			fprintf(f, "; %" PRIu64 " walked in user space from a copy of the stack",
-				in->stats[CPROF_STAT_COPIES]);
+		if (in->stats[CPROF_STAT_COPIES] && !in->copy_walks) {
+			fprintf(f,
+				"; %" PRIu64 " of %" PRIu64
+				" walked in user space from a copy of the stack",
+				in->stats[CPROF_STAT_COPIES], in->walked);
+			print_copy_causes(f, in);
+		}
 		fputc('\n', f);
 	}
 	if (n) {

@@ -42,6 +42,9 @@ static const struct {
 	 */
 	[KCAP_PERF_LINK] = {KERNEL_VERSION_CODE(5, 15),
 			    "programs attached to perf events by ioctl (no BPF links on them)"},
+	[KCAP_FIND_VMA] = {KERNEL_VERSION_CODE(5, 17),
+			   "processes cprof has not followed yet walked from stack copies (no "
+			   "bpf_find_vma)"},
 };
 
 static char emulated[16];

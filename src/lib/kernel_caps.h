@@ -25,6 +25,7 @@ enum kernel_cap {
 	KCAP_KSYM_PROG,	       /* syscall programs, bpf_snprintf's %ps: kernel names */
 	KCAP_LAZY_MAPS,	       /* hash maps without preallocation in perf_event programs */
 	KCAP_PERF_LINK,	       /* BPF links on perf events (libbpf's choice) */
+	KCAP_FIND_VMA,	       /* bpf_find_vma: the walk finds a pc's table by its file */
 	KCAP_MAX,
 };
 

@@ -62,6 +62,7 @@ struct region_feed {
 	struct u64map *exec_end;
 	struct u64map *exits; /* pid -> the time of its exit, not applied yet */
 	uint64_t snapshots_failed, stale_execs;
+	uint64_t files, files_refused; /* tables given to the walk by file, or refused by its map */
 };
 
 /*
@@ -109,6 +110,25 @@ static int sink_open(void *ctx, uint32_t pid, const struct proc_map *m)
 	return proc_map__open(pid, m);
 }
 
+/*
+ * The table found by its file too (the walk by file), for processes user
+ * space has not followed yet. The vDSO (an image, inode 0) is no file the
+ * kernel names; a map full of files leaves the table to the region sets.
+ */
+static void add_file(struct region_feed *f, const struct cached_table *ct,
+		     const struct unwinder_table *ut)
+{
+	int err;
+
+	if (!ct->id.inode || !ct->nexec)
+		return;
+	err = unwinder__add_file(f->unwinder, &ct->id, ct->exec, ct->nexec, ut);
+	if (err)
+		f->files_refused++;
+	else
+		f->files++;
+}
+
 static int sink_load_table(void *ctx, const struct cached_table *ct)
 {
 	struct region_feed *f = ctx;
@@ -126,6 +146,8 @@ static int sink_load_table(void *ctx, const struct cached_table *ct)
 		err = unwinder__add_table(f->unwinder, ct->table, ut);
 	if (!err)
 		err = u64map__set(f->loaded, (uintptr_t)ct, (uintptr_t)ut);
+	if (!err)
+		add_file(f, ct, ut);
 	if (err) {
 		if (err != -ENOSPC)
 			pr_debug("cannot load an unwind table: %s", strerror(-err));
@@ -150,6 +172,8 @@ static void sink_unload_table(void *ctx, const struct cached_table *ct)
 
 	if (!ut)
 		return;
+	if (ct->id.inode && ct->nexec)
+		unwinder__remove_file(f->unwinder, &ct->id);
 	unwinder__remove_table(f->unwinder, ut);
 	u64map__delete(f->loaded, (uintptr_t)ct);
 	free(ut);
@@ -445,6 +469,8 @@ void region_feed__stats(const struct region_feed *f, struct region_feed_stats *o
 	table_cache__stats(f->cache, &out->tables);
 	out->snapshots_failed = f->snapshots_failed;
 	out->stale_execs = f->stale_execs;
+	out->files = f->files;
+	out->files_refused = f->files_refused;
 }
 
 struct walk_ctx {

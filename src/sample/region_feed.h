@@ -28,6 +28,8 @@ struct region_feed_stats {
 	struct table_cache_stats tables;
 	uint64_t snapshots_failed; /* a process's /proc/PID/maps could not be read */
 	uint64_t stale_execs;	   /* exec records older than the process's space: left unbound */
+	uint64_t files;		   /* tables found by their file too (the walk by file) */
+	uint64_t files_refused;	   /* ... that its map, full, refused */
 };
 
 /*

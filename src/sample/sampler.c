@@ -97,6 +97,8 @@ struct instance {
 	struct bpf_object *obj;
 	/* The kernel has bpf_loop (5.17): the unwinder's loops are verified once, not per frame. */
 	bool loop;
+	/* And bpf_find_vma (5.17): the walk finds tables by file (cprof_walk_file). */
+	bool by_file;
 };
 
 #define MAP(i, name)  bpf_object__find_map_by_name((i)->obj, #name)
@@ -800,6 +802,21 @@ static int set_walk_prog(struct instance *i, __u32 key, const struct bpf_program
 }
 
 /*
+ * Whether the walk can find tables by file: bpf_find_vma (and the task
+ * as BTF, 5.11) in perf_event programs. Noted as a fallback where not.
+ */
+static bool has_find_vma(void)
+{
+	if (kernel_caps__has(KCAP_FIND_VMA) &&
+	    libbpf_probe_bpf_helper(BPF_PROG_TYPE_PERF_EVENT, BPF_FUNC_find_vma, NULL) == 1 &&
+	    libbpf_probe_bpf_helper(BPF_PROG_TYPE_PERF_EVENT, BPF_FUNC_get_current_task_btf,
+				    NULL) == 1)
+		return true;
+	kernel_caps__fell_back(KCAP_FIND_VMA);
+	return false;
+}
+
+/*
  * Loads it. The unwinder's walk goes on through the programs in walk_progs:
  * the walk itself, slot 0, which the walker loads in the background (see
  * start_walker), the last step, slot 1, which records into the map sets
@@ -821,10 +838,17 @@ static int instance_load(struct instance *i)
 		  libbpf_probe_bpf_helper(BPF_PROG_TYPE_PERF_EVENT, BPF_FUNC_loop, NULL) == 1;
 	if (!i->loop)
 		kernel_caps__fell_back(KCAP_BPF_LOOP);
+	i->by_file = has_find_vma();
+	/* Both came with 5.17; the walk by file is a loop walk. */
+	if (i->by_file && !i->loop) {
+		kernel_caps__fell_back(KCAP_FIND_VMA);
+		i->by_file = false;
+	}
 	keep = i->loop ? PROG(i, cprof_keep_loop) : PROG(i, cprof_keep);
 	bpf_program__set_autoload(PROG(i, cprof_walk), false);
 	bpf_program__set_autoload(PROG(i, cprof_walk_deep), false);
 	bpf_program__set_autoload(PROG(i, cprof_walk_loop), false);
+	bpf_program__set_autoload(PROG(i, cprof_walk_file), false);
 	bpf_program__set_autoload(PROG(i, cprof_keep), keep == PROG(i, cprof_keep));
 	bpf_program__set_autoload(PROG(i, cprof_keep_loop), keep == PROG(i, cprof_keep_loop));
 	err = unwinder_bpf__load(i->uk);
@@ -846,8 +870,36 @@ static int load_walk(struct walker *w)
 	if (err)
 		return err;
 	fd = bpf_program__fd(w->prog);
-	return bpf_map_update_elem(bpf_map__fd(w->k->maps.walk_progs), &key, &fd, BPF_ANY) ? -errno
-											   : 0;
+	if (bpf_map_update_elem(bpf_map__fd(w->k->maps.walk_progs), &key, &fd, BPF_ANY))
+		return -errno;
+	/* Slot 3: samples of processes without a region set are walked by file too. */
+	key = 3;
+	if (w->prog == w->k->progs.cprof_walk_file &&
+	    bpf_map_update_elem(bpf_map__fd(w->k->maps.walk_progs), &key, &fd, BPF_ANY))
+		return -errno;
+	return 0;
+}
+
+static int open_walker(struct sampler *s, struct walker *w, int rows_fd);
+
+/*
+ * The walk by file refused (a kernel whose verifier knows bpf_find_vma but
+ * not all it is handed): the loop walk instead, said as a fallback.
+ */
+static int walk_without_files(struct sampler *s)
+{
+	struct walker *w = &s->walker;
+	pthread_t thread = w->thread;
+	int err;
+
+	pr_debug("the walk by file (cprof_walk_file) refused: %s", strerror(-w->err));
+	kernel_caps__fell_back(KCAP_FIND_VMA);
+	s->cur.by_file = false;
+	unwinder_bpf__destroy(w->k);
+	err = open_walker(s, w, s->unwinder ? unwinder__rows_fd(s->unwinder) : -1);
+	w->thread = thread;
+	w->started = true;
+	return err ? err : load_walk(w);
 }
 
 /*
@@ -862,6 +914,8 @@ static void *load_walker(void *arg)
 	uint64_t t0 = clock__mono_ns();
 
 	w->err = load_walk(w);
+	if (w->err && w->prog == w->k->progs.cprof_walk_file)
+		w->err = walk_without_files(s);
 	if (w->err)
 		pr_info("user stacks are walked in user space: the kernel refused the in-kernel "
 			"walk "
@@ -918,7 +972,9 @@ static int open_walker(struct sampler *s, struct walker *w, int rows_fd)
 	}
 	/* Where the kernel has bpf_loop (5.17), the walk costs the verifier a tenth of the other.
 	 */
-	w->prog = s->cur.loop ? w->k->progs.cprof_walk_loop : walk_by_tail_calls(s, w->k);
+	w->prog = s->cur.by_file ? w->k->progs.cprof_walk_file
+		  : s->cur.loop	 ? w->k->progs.cprof_walk_loop
+				 : walk_by_tail_calls(s, w->k);
 	bpf_object__for_each_program(p, w->k->obj) bpf_program__set_autoload(p, p == w->prog);
 	return 0;
 }
@@ -1503,6 +1559,7 @@ static bool keep_head_start(struct sampler *s, const struct cprof_copy *c)
 	}
 	s->head_stats[CPROF_STAT_SAMPLES]++;
 	s->head_stats[CPROF_STAT_COPIES]++;
+	s->head_stats[CPROF_STAT_COPY_EARLY]++;
 	if (c->pid && !u64map__get(s->head_seen, c->pid, &seen)) {
 		if (u64map__set(s->head_seen, c->pid, 1))
 			s->lost_notify++;

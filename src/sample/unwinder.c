@@ -17,10 +17,19 @@
 #include "sample/unwinder.h"
 
 /* The maps this module owns, by their names in bpf/unwinder.bpf.c. */
-enum umap { UMAP_CONFIG, UMAP_RULES, UMAP_ROWS, UMAP_PAGES, UMAP_REGIONS, UMAP_SETS, UMAP_MAX };
+enum umap {
+	UMAP_CONFIG,
+	UMAP_RULES,
+	UMAP_ROWS,
+	UMAP_PAGES,
+	UMAP_REGIONS,
+	UMAP_SETS,
+	UMAP_FILES,
+	UMAP_MAX
+};
 static const char *const umap_names[UMAP_MAX] = {
-	"walk_config",	"unwind_rules",	  "unwind_rows",
-	"unwind_pages", "unwind_regions", "unwind_sets",
+	"walk_config",	  "unwind_rules", "unwind_rows",  "unwind_pages",
+	"unwind_regions", "unwind_sets",  "unwind_files",
 };
 
 /* Free space of an array map, in elements: sorted, merged extents. */
@@ -142,6 +151,8 @@ static const struct shape shapes[UMAP_MAX] = {
 	[UMAP_REGIONS] = {BPF_MAP_TYPE_LPM_TRIE, sizeof(struct cprof_region_key),
 			  sizeof(struct cprof_region), BPF_F_NO_PREALLOC},
 	[UMAP_SETS] = {BPF_MAP_TYPE_HASH, sizeof(__u32), sizeof(struct cprof_unwind_set), 0},
+	[UMAP_FILES] = {BPF_MAP_TYPE_HASH, sizeof(struct cprof_file_key),
+			sizeof(struct cprof_file_table), 0},
 };
 
 static int create_map(struct unwinder *u, enum umap i, uint32_t entries, uint32_t flags)
@@ -167,13 +178,15 @@ static int create_maps(struct unwinder *u, const struct unwinder_opts *o)
 		[UMAP_PAGES] = u->pages.capacity,
 		[UMAP_REGIONS] = CPROF_UNWIND_MAX_REGIONS,
 		[UMAP_SETS] = o->max_sets ? o->max_sets : CPROF_UNWIND_MAX_SETS,
+		[UMAP_FILES] = CPROF_UNWIND_MAX_FILES,
 	};
 	int i;
 
 	for (i = 0; i < UMAP_MAX; i++) {
 		u->fds[i] = create_map(u, i, entries[i],
-				       i == UMAP_SETS && lazy_maps__supported() ? BPF_F_NO_PREALLOC
-										: 0);
+				       (i == UMAP_SETS || i == UMAP_FILES) && lazy_maps__supported()
+					       ? BPF_F_NO_PREALLOC
+					       : 0);
 		if (u->fds[i] < 0)
 			return u->fds[i];
 	}
@@ -596,6 +609,58 @@ int unwinder__set_task_regs(struct unwinder *u, uint32_t task_stack_off, uint32_
 	u->cfg.task_stack_off = task_stack_off;
 	u->cfg.pt_regs_size = pt_regs_size;
 	return write_config(u);
+}
+
+int unwinder__set_file_offs(struct unwinder *u, const struct kernel_file_offs *o)
+{
+	long page = sysconf(_SC_PAGESIZE);
+
+	if (!o->found || page <= 0 || (page & (page - 1)))
+		return -ENOENT;
+	u->cfg.files = (struct cprof_file_config){
+		.on = 1,
+		.page_shift = (uint32_t)__builtin_ctzl((unsigned long)page),
+		.vma_pgoff = o->vma_pgoff,
+		.vma_file = o->vma_file,
+		.file_inode = o->file_inode,
+		.inode_ino = o->inode_ino,
+		.inode_sb = o->inode_sb,
+		.sb_dev = o->sb_dev,
+	};
+	return write_config(u);
+}
+
+/* A file as the kernel names it: its superblock's dev_t (MKDEV: major << 20 | minor). */
+static struct cprof_file_key file_key(const struct file_id *id)
+{
+	return (struct cprof_file_key){.dev = id->dev_major << 20 | id->dev_minor,
+				       .ino = id->inode};
+}
+
+int unwinder__add_file(struct unwinder *u, const struct file_id *id, const struct exec_seg *segs,
+		       uint32_t nsegs, const struct unwinder_table *t)
+{
+	struct cprof_file_key k = file_key(id);
+	struct cprof_file_table v = {
+		.table_base = t->table_base,
+		.page_base = t->page_base,
+		.npages = t->npages,
+		.row_base = t->row_base,
+		.serial = t->serial,
+	};
+	uint32_t i;
+
+	for (i = 0; i < nsegs && i < CPROF_FILE_SEGS; i++)
+		v.seg[i] = (struct cprof_file_seg){segs[i].off, segs[i].end, segs[i].delta};
+	v.nsegs = i;
+	return bpf_map_update_elem(u->fds[UMAP_FILES], &k, &v, BPF_ANY) ? -errno : 0;
+}
+
+void unwinder__remove_file(struct unwinder *u, const struct file_id *id)
+{
+	struct cprof_file_key k = file_key(id);
+
+	bpf_map_delete_elem(u->fds[UMAP_FILES], &k);
 }
 
 int unwinder__set_followed(struct unwinder *u, uint64_t until)

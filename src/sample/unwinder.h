@@ -15,6 +15,8 @@
 
 #include <stdint.h>
 
+#include "unwind/kernel_btf.h"
+#include "unwind/table_cache.h"
 #include "unwind/unwind_rules.h"
 #include "unwind/unwind_table.h"
 
@@ -101,6 +103,20 @@ void unwinder__unbind(struct unwinder *u, uint32_t pid);
  * walked too, from then on.
  */
 int unwinder__set_task_regs(struct unwinder *u, uint32_t task_stack_off, uint32_t pt_regs_size);
+/*
+ * Where a mapping's file identity is in the kernel's structs (from its BTF):
+ * the walk by file (cprof_walk_file, where the kernel has bpf_find_vma)
+ * finds tables by file from then on.
+ */
+int unwinder__set_file_offs(struct unwinder *u, const struct kernel_file_offs *o);
+/*
+ * The loaded table t is file (dev_major:dev_minor, inode) 's, whose code
+ * is at segs: the walk by file finds it there. -ENOSPC when the map is full.
+ */
+int unwinder__add_file(struct unwinder *u, const struct file_id *id, const struct exec_seg *segs,
+		       uint32_t nsegs, const struct unwinder_table *t);
+/* Before t is removed: the file is not found any more. */
+void unwinder__remove_file(struct unwinder *u, const struct file_id *id);
 /*
  * The kernel's records timed before until (CLOCK_MONOTONIC ns) are applied
  * and their regions bound: a sample the walk finds in no known mapping is

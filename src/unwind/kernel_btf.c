@@ -54,7 +54,22 @@ struct btf_stream {
 	uint64_t end;	    /* of the region */
 };
 
-enum name_id { NAME_TASK_STRUCT, NAME_PT_REGS, NAME_STACK, NR_NAMES };
+enum name_id {
+	NAME_TASK_STRUCT,
+	NAME_PT_REGS,
+	NAME_STACK,
+	NAME_VMA,
+	NAME_VM_PGOFF,
+	NAME_VM_FILE,
+	NAME_FILE,
+	NAME_F_INODE,
+	NAME_INODE,
+	NAME_I_INO,
+	NAME_I_SB,
+	NAME_SUPER_BLOCK,
+	NAME_S_DEV,
+	NR_NAMES
+};
 
 static const struct {
 	const char *str;
@@ -63,6 +78,27 @@ static const struct {
 	[NAME_TASK_STRUCT] = {"task_struct", sizeof("task_struct") - 1},
 	[NAME_PT_REGS] = {"pt_regs", sizeof("pt_regs") - 1},
 	[NAME_STACK] = {"stack", sizeof("stack") - 1},
+	[NAME_VMA] = {"vm_area_struct", sizeof("vm_area_struct") - 1},
+	[NAME_VM_PGOFF] = {"vm_pgoff", sizeof("vm_pgoff") - 1},
+	[NAME_VM_FILE] = {"vm_file", sizeof("vm_file") - 1},
+	[NAME_FILE] = {"file", sizeof("file") - 1},
+	[NAME_F_INODE] = {"f_inode", sizeof("f_inode") - 1},
+	[NAME_INODE] = {"inode", sizeof("inode") - 1},
+	[NAME_I_INO] = {"i_ino", sizeof("i_ino") - 1},
+	[NAME_I_SB] = {"i_sb", sizeof("i_sb") - 1},
+	[NAME_SUPER_BLOCK] = {"super_block", sizeof("super_block") - 1},
+	[NAME_S_DEV] = {"s_dev", sizeof("s_dev") - 1},
+};
+
+/* The optional facts (struct kernel_file_offs): members at the top level of a struct. */
+enum member_id { M_VM_PGOFF, M_VM_FILE, M_F_INODE, M_I_INO, M_I_SB, M_S_DEV, NR_MEMBERS };
+
+static const struct {
+	enum name_id strct, member;
+} members[NR_MEMBERS] = {
+	[M_VM_PGOFF] = {NAME_VMA, NAME_VM_PGOFF}, [M_VM_FILE] = {NAME_VMA, NAME_VM_FILE},
+	[M_F_INODE] = {NAME_FILE, NAME_F_INODE},  [M_I_INO] = {NAME_INODE, NAME_I_INO},
+	[M_I_SB] = {NAME_INODE, NAME_I_SB},	  [M_S_DEV] = {NAME_SUPER_BLOCK, NAME_S_DEV},
 };
 
 /* Where a name is in the string section. */
@@ -85,6 +121,9 @@ struct search {
 	bool have_task, have_stack, have_regs;
 	uint64_t stack_bits;
 	uint32_t pt_regs_size;
+	uint32_t structs_seen;	/* 1 << name_id of the member structs met (the first of each) */
+	uint32_t members_found; /* 1 << member_id */
+	uint64_t member_bits[NR_MEMBERS];
 };
 
 static int stream__seek(struct btf_stream *s, uint64_t off, uint64_t len)
@@ -217,7 +256,7 @@ static int note_string(struct search *q, const char *str, size_t len, uint64_t o
  */
 static int find_names(struct btf_stream *s, struct search *q)
 {
-	char head[sizeof("task_struct")];
+	char head[sizeof("vm_area_struct")];
 	uint64_t start = 0; /* of the current string, in the section */
 	size_t len = 0;	    /* of the current string so far */
 	int err;
@@ -280,6 +319,49 @@ static bool container_of_stack(struct search *q, uint32_t id, uint32_t kind, uin
 	return false;
 }
 
+/* Whether the struct named name_off is the first of a name the optional facts are in. */
+static bool member_struct(struct search *q, uint32_t name_off)
+{
+	uint32_t bit;
+	int i;
+
+	for (i = 0; i < NR_MEMBERS; i++) {
+		bit = 1u << members[i].strct;
+		if (!(q->structs_seen & bit) && name_is(q, members[i].strct, name_off)) {
+			q->structs_seen |= bit;
+			return true;
+		}
+	}
+	return false;
+}
+
+/* The optional facts' members of a struct just met (member_struct), at its top level. */
+static int visit_members(struct btf_stream *s, struct search *q, const uint32_t t[3])
+{
+	uint32_t vlen = BTF_INFO_VLEN(t[1]), i, bits;
+	bool kflag = BTF_INFO_KFLAG(t[1]);
+	uint32_t m[3];
+	int j, err;
+
+	for (i = 0; i < vlen; i++) {
+		err = stream__u32x3(s, m);
+		if (err)
+			return err;
+		bits = kflag ? BTF_MEMBER_BIT_OFFSET(m[2]) : m[2];
+		/* A bitfield, or a field that is not a whole byte, is not found. */
+		if ((kflag && BTF_MEMBER_BITFIELD_SIZE(m[2])) || bits % 8)
+			continue;
+		for (j = 0; j < NR_MEMBERS; j++) {
+			if (name_is(q, members[j].strct, t[0]) &&
+			    name_is(q, members[j].member, m[0])) {
+				q->members_found |= 1u << j;
+				q->member_bits[j] = bits;
+			}
+		}
+	}
+	return 0;
+}
+
 /* The members of a struct or union: `stack`, or anonymous members to look into next. */
 static int visit_struct(struct btf_stream *s, struct search *q, uint32_t id, const uint32_t t[3])
 {
@@ -294,6 +376,8 @@ static int visit_struct(struct btf_stream *s, struct search *q, uint32_t id, con
 		q->have_regs = true;
 		q->pt_regs_size = t[2];
 	}
+	if (q->level0 && kind == BTF_KIND_STRUCT && member_struct(q, t[0]))
+		return visit_members(s, q, t);
 	if (q->have_stack || !container_of_stack(q, id, kind, t[0], &base))
 		return stream__skip(s, (uint64_t)vlen * sizeof(struct btf_member));
 	for (i = 0; i < vlen; i++) {
@@ -368,9 +452,23 @@ static int trailing_size(uint32_t kind, uint32_t vlen, uint64_t *size)
 /* Whether this pass has all it can find, and the rest of the types can go unread. */
 static bool pass_done(const struct search *q)
 {
+	uint32_t all = 0;
+	int i;
+
+	for (i = 0; i < NR_MEMBERS; i++)
+		all |= 1u << members[i].strct;
 	if (q->level0)
-		return q->have_regs && q->have_task;
+		return q->have_regs && q->have_task && (q->structs_seen & all) == all;
 	return q->have_stack;
+}
+
+/*
+ * Whether only the optional facts are left to find in this pass: types it
+ * cannot read past then end the search for those, not the read.
+ */
+static bool optional_left(const struct search *q)
+{
+	return q->level0 && q->have_task && q->have_regs && q->have_stack;
 }
 
 /* Pass 2 and later, over the type section. */
@@ -382,26 +480,50 @@ static int walk_types(struct btf_stream *s, struct search *q)
 	for (id = 1; s->pos < s->end && !pass_done(q); id++) {
 		uint32_t t[3], kind;
 		uint64_t size;
+		/* A record cut or unknown after the needed facts ends the pass. */
+		bool optional = optional_left(q);
 
 		err = stream__u32x3(s, t);
 		if (err)
-			return err;
+			return optional ? 0 : err;
 		kind = BTF_INFO_KIND(t[1]);
 		if (kind == BTF_KIND_STRUCT || kind == BTF_KIND_UNION) {
 			err = visit_struct(s, q, id, t);
 			if (err)
-				return err;
+				return optional ? 0 : err;
 			continue;
 		}
 		if (trailing_size(kind, BTF_INFO_VLEN(t[1]), &size)) {
 			pr_debug("type %u: unknown kind %u", id, kind);
-			return -EINVAL;
+			return optional ? 0 : -EINVAL;
 		}
 		err = stream__skip(s, size);
 		if (err)
-			return err;
+			return optional ? 0 : err;
 	}
 	return 0;
+}
+
+/* The optional facts: all six members, each below 64 KiB, or none. */
+static void file_offs(const struct search *q, struct kernel_file_offs *out)
+{
+	uint16_t off[NR_MEMBERS];
+	int i;
+
+	memset(out, 0, sizeof(*out));
+	for (i = 0; i < NR_MEMBERS; i++) {
+		if (!(q->members_found & (1u << i)) || q->member_bits[i] / 8 > UINT16_MAX) {
+			pr_debug("no offsets of a mapping's file identity");
+			return;
+		}
+		off[i] = (uint16_t)(q->member_bits[i] / 8);
+	}
+	*out = (struct kernel_file_offs){true,		 off[M_VM_PGOFF], off[M_VM_FILE],
+					 off[M_F_INODE], off[M_I_INO],	  off[M_I_SB],
+					 off[M_S_DEV]};
+	pr_debug("vm_pgoff at %u, vm_file %u, f_inode %u, i_ino %u, i_sb %u, s_dev %u",
+		 out->vma_pgoff, out->vma_file, out->file_inode, out->inode_ino, out->inode_sb,
+		 out->sb_dev);
 }
 
 static int read_facts(struct btf_stream *s, struct kernel_btf_facts *out)
@@ -459,6 +581,7 @@ static int read_facts(struct btf_stream *s, struct kernel_btf_facts *out)
 		return -EINVAL;
 	out->task_stack_off = (uint32_t)(q.stack_bits / 8);
 	out->pt_regs_size = q.pt_regs_size;
+	file_offs(&q, &out->files);
 	pr_debug("task_struct.stack at %u, sizeof(pt_regs) %u", out->task_stack_off,
 		 out->pt_regs_size);
 	return 0;

@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Two facts about the running kernel, from its BTF (/sys/kernel/btf/vmlinux):
+ * Facts about the running kernel, from its BTF (/sys/kernel/btf/vmlinux):
  * where a task keeps its kernel stack (the byte offset of task_struct's
  * member `stack`) and sizeof(struct pt_regs). The BPF unwinder finds a
  * task's saved user registers at the top of that stack when a sample lands
- * in the kernel.
+ * in the kernel. Optionally, where a mapping's file identity is (struct
+ * kernel_file_offs), for the walk that finds a pc's table by its file.
  *
  * The file is 5-6 MB and cprof's whole peak RSS is about 3 MB, so it is not
  * loaded (nor given to libbpf): it is read in passes through one fixed
@@ -15,15 +16,29 @@
 #ifndef CPROF_KERNEL_BTF_H
 #define CPROF_KERNEL_BTF_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 /* The window of kernel_btf__read_fd: all the memory a read allocates. */
 #define KERNEL_BTF_BUF_SIZE (64 * 1024)
 
+/*
+ * Where a mapping's file identity is, for the walk by file (bpf_find_vma):
+ * the byte offsets of vm_area_struct's vm_pgoff and vm_file, file's
+ * f_inode, inode's i_ino and i_sb, super_block's s_dev. Optional: found
+ * says whether all six were (at the top level of their struct, each a
+ * whole field below 64 KiB).
+ */
+struct kernel_file_offs {
+	bool found;
+	uint16_t vma_pgoff, vma_file, file_inode, inode_ino, inode_sb, sb_dev;
+};
+
 struct kernel_btf_facts {
 	uint32_t task_stack_off; /* offsetof(struct task_struct, stack) */
 	uint32_t pt_regs_size;	 /* sizeof(struct pt_regs) */
+	struct kernel_file_offs files;
 };
 
 /*

@@ -19,18 +19,33 @@
 
 #define KERNEL_NOTES  "/sys/kernel/notes"
 #define FACTS_MAGIC   0x666b7063u /* "cpkf" */
-#define FACTS_VERSION 1u
+#define FACTS_VERSION 2u	  /* 2: with the offsets of a mapping's file identity */
 /* A kernel's notes are a few hundred bytes. */
 #define NOTES_MAX 4096
 
-static uint64_t check_of(const uint32_t w[4])
+#define FACTS_WORDS 8
+
+static uint64_t check_of(const uint32_t w[FACTS_WORDS])
 {
-	return hash_u64(hash_u64((uint64_t)w[0] << 32 | w[1]) ^ ((uint64_t)w[2] << 32 | w[3]));
+	uint64_t h = 0;
+	int i;
+
+	for (i = 0; i < FACTS_WORDS; i += 2)
+		h = hash_u64(h ^ ((uint64_t)w[i] << 32 | w[i + 1]));
+	return h;
 }
 
 void kernel_facts__encode(const struct kernel_btf_facts *f, uint8_t out[KERNEL_FACTS_BYTES])
 {
-	uint32_t w[4] = {FACTS_MAGIC, FACTS_VERSION, f->task_stack_off, f->pt_regs_size};
+	const struct kernel_file_offs *o = &f->files;
+	uint32_t w[FACTS_WORDS] = {FACTS_MAGIC,
+				   FACTS_VERSION,
+				   f->task_stack_off,
+				   f->pt_regs_size,
+				   o->found,
+				   (uint32_t)o->vma_pgoff << 16 | o->vma_file,
+				   (uint32_t)o->file_inode << 16 | o->inode_ino,
+				   (uint32_t)o->inode_sb << 16 | o->sb_dev};
 	uint64_t check = check_of(w);
 
 	memcpy(out, w, sizeof(w));
@@ -39,7 +54,7 @@ void kernel_facts__encode(const struct kernel_btf_facts *f, uint8_t out[KERNEL_F
 
 int kernel_facts__decode(const void *buf, size_t len, struct kernel_btf_facts *out)
 {
-	uint32_t w[4];
+	uint32_t w[FACTS_WORDS];
 	uint64_t check;
 
 	if (len != KERNEL_FACTS_BYTES)
@@ -48,10 +63,13 @@ int kernel_facts__decode(const void *buf, size_t len, struct kernel_btf_facts *o
 	memcpy(&check, (const uint8_t *)buf + sizeof(w), sizeof(check));
 	/* What the BTF reader can find: a member offset inside task_struct, a register file. */
 	if (w[0] != FACTS_MAGIC || w[1] != FACTS_VERSION || check != check_of(w) || !w[2] ||
-	    w[2] % 8 || w[2] >= 1u << 16 || !w[3] || w[3] % 8 || w[3] > 4096)
+	    w[2] % 8 || w[2] >= 1u << 16 || !w[3] || w[3] % 8 || w[3] > 4096 || w[4] > 1 ||
+	    (!w[4] && (w[5] || w[6] || w[7])))
 		return -EINVAL;
 	out->task_stack_off = w[2];
 	out->pt_regs_size = w[3];
+	out->files = (struct kernel_file_offs){w[4],	      w[5] >> 16, w[5] & 0xffff, w[6] >> 16,
+					       w[6] & 0xffff, w[7] >> 16, w[7] & 0xffff};
 	return 0;
 }
 
@@ -82,8 +100,10 @@ int kernel_facts__read(struct table_store *store, struct kernel_btf_facts *out)
 	if (keyed) {
 		len = table_store__read_kept(store, key, rec, sizeof(rec));
 		if (len > 0 && !kernel_facts__decode(rec, (size_t)len, out)) {
-			pr_debug("task_struct.stack at %u, sizeof(pt_regs) %u (kept for %s)",
-				 out->task_stack_off, out->pt_regs_size, key);
+			pr_debug("task_struct.stack at %u, sizeof(pt_regs) %u, a mapping's "
+				 "file: %s (kept for %s)",
+				 out->task_stack_off, out->pt_regs_size,
+				 out->files.found ? "found" : "not found", key);
 			return 0;
 		}
 	}

@@ -17,8 +17,8 @@
 
 struct table_store;
 
-/* How kept facts are stored: magic, version, the two facts, a check. */
-#define KERNEL_FACTS_BYTES 24
+/* How kept facts are stored: magic, version, the facts (eight words), a check. */
+#define KERNEL_FACTS_BYTES 40
 
 /*
  * The facts, from store (may be NULL) when it has them for this kernel,

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* Unwind tables by file identity; see table_cache.h. */
 #include <errno.h>
+#include <gelf.h>
 #include <libelf.h>
 #include <stdlib.h>
 #include <string.h>
@@ -139,6 +140,24 @@ static int go_source(Elf *elf, const struct elf_cfi *cfi, struct go_pcsp **out)
 	return err == -ENOENT ? 0 : err;
 }
 
+/* The file's executable segments, the first TABLE_EXEC_SEGS, into t. */
+static void exec_segs(Elf *elf, struct cached_table *t)
+{
+	GElf_Phdr ph;
+	size_t i, n;
+
+	t->nexec = 0;
+	if (elf_getphdrnum(elf, &n))
+		return;
+	for (i = 0; i < n && t->nexec < TABLE_EXEC_SEGS; i++) {
+		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD ||
+		    !(ph.p_flags & PF_X) || !ph.p_filesz)
+			continue;
+		t->exec[t->nexec++] = (struct exec_seg){ph.p_offset, ph.p_offset + ph.p_filesz,
+							ph.p_vaddr - ph.p_offset};
+	}
+}
+
 /* Reads the file's CFI into e; a file without any is an answer, not an error. */
 static int build(struct table_cache *c, struct entry *e, int fd)
 {
@@ -155,6 +174,8 @@ static int build(struct table_cache *c, struct entry *e, int fd)
 		return -EINVAL;
 	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
 	err = elf ? 0 : -ENOEXEC;
+	if (elf)
+		exec_segs(elf, &e->t);
 	loaded = !err && !load(c, elf, fd, &id, &t, &e->t.stats);
 	if (!err && !loaded)
 		err = load_budget__over(c->budget) ? -ETIME : elf_cfi__read(elf, &cfi);
@@ -209,6 +230,7 @@ int table_cache__get(struct table_cache *c, const struct file_id *id, int fd,
 	if (!e)
 		return -ENOMEM;
 	e->id = *id;
+	e->t.id = *id;
 	e->refs = 1;
 	err = build(c, e, fd);
 	if (!err) {

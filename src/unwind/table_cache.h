@@ -29,8 +29,20 @@ struct file_id {
 	uint64_t generation;
 };
 
+/* Where a file's code is: an executable PT_LOAD's file range and its addresses. */
+#define TABLE_EXEC_SEGS 4 /* the first ones kept */
+
+struct exec_seg {
+	uint64_t off, end; /* file offsets [off, end) */
+	uint64_t delta;	   /* their addresses are offset + delta (p_vaddr - p_offset) */
+};
+
 struct cached_table {
 	const struct unwind_table *table; /* NULL: the file has no usable CFI (err says why) */
+	struct file_id id;
+	/* For lookups by file offset (the BPF walk by file): the first executable segments. */
+	struct exec_seg exec[TABLE_EXEC_SEGS];
+	uint32_t nexec;
 	int err;
 	struct unwind_table_stats stats;
 	uint64_t build_ns;

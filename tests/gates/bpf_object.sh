@@ -16,9 +16,11 @@ MAX_MAP_TYPE_4_18=18
 MAX_HELPER_5_5=115
 # Helpers beyond a floor that an object may call in a program user space
 # loads only after probing the kernel for them: bpf_loop (181, Linux 5.17)
-# in cprof_walk_loop, whose 5.5 counterpart cprof_walk unrolls its frames.
+# in cprof_walk_loop, whose 5.5 counterpart cprof_walk unrolls its frames;
+# bpf_get_current_task_btf (158, 5.11) and bpf_find_vma (180, 5.17) in
+# cprof_walk_file, the walk by file, which older kernels go without.
 OPTIONAL_HELPERS_4_18=""
-OPTIONAL_HELPERS_5_5="181"
+OPTIONAL_HELPERS_5_5="158 180 181"
 MAX_MAP_TYPE_5_5=25
 
 # map_types OBJ: "NAME TYPE" for every map of OBJ's .maps section: the BTF

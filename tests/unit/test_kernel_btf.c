@@ -429,6 +429,88 @@ TEST(kernel_btf_huge_counts)
 	CHECK_INT(parse_all(b.out, b.len, &f), ==, -EINVAL);
 }
 
+/*
+ * The facts and the structs that say where a mapping's file is, each member
+ * at a byte offset of its own: vm_area_struct {vm_start, vm_pgoff 152,
+ * vm_file 160}, file {f_inode 32}, inode {i_sb 40, i_ino 64}, super_block
+ * {s_dev 16}. how: 0, 1 (s_dev a bitfield), 2 (no struct inode), 3 (a
+ * second vm_area_struct after the first, which does not count).
+ */
+static void file_structs(struct blob *b, int how)
+{
+	uint32_t s_int, s_task, s_regs, s_stack, s_vma, s_start, s_pgoff, s_vfile, s_file;
+	uint32_t s_finode, s_inode, s_ino, s_sb, s_super, s_dev;
+
+	blob_init(b);
+	s_int = str(b, "long");
+	s_task = str(b, "task_struct");
+	s_regs = str(b, "pt_regs");
+	s_stack = str(b, "stack");
+	s_vma = str(b, "vm_area_struct");
+	s_start = str(b, "vm_start");
+	s_pgoff = str(b, "vm_pgoff");
+	s_vfile = str(b, "vm_file");
+	s_file = str(b, "file");
+	s_finode = str(b, "f_inode");
+	s_inode = str(b, "inode");
+	s_ino = str(b, "i_ino");
+	s_sb = str(b, "i_sb");
+	s_super = str(b, "super_block");
+	s_dev = str(b, "s_dev");
+	type(b, s_int, BTF_KIND_INT, false, 0, 8); /* [1] */
+	u32(b, 64);
+	type(b, s_task, BTF_KIND_STRUCT, false, 1, 64); /* [2] */
+	member(b, s_stack, 1, 64);
+	type(b, s_regs, BTF_KIND_STRUCT, false, 1, 168); /* [3] */
+	member(b, s_int, 1, 0);
+	type(b, s_vma, BTF_KIND_STRUCT, false, 3, 200); /* [4] */
+	member(b, s_start, 1, 0);
+	member(b, s_pgoff, 1, 152 * 8);
+	member(b, s_vfile, 1, 160 * 8);
+	type(b, s_file, BTF_KIND_STRUCT, false, 1, 100); /* [5] */
+	member(b, s_finode, 1, 32 * 8);
+	if (how != 2) {
+		type(b, s_inode, BTF_KIND_STRUCT, false, 2, 100); /* [6] */
+		member(b, s_sb, 1, 40 * 8);
+		member(b, s_ino, 1, 64 * 8);
+	}
+	type(b, s_super, BTF_KIND_STRUCT, how == 1, 1, 100);
+	member(b, s_dev, 1, how == 1 ? 20u << 24 | 16 * 8 : 16 * 8);
+	if (how == 3) {
+		type(b, s_vma, BTF_KIND_STRUCT, false, 1, 8);
+		member(b, s_pgoff, 1, 8);
+	}
+	blob_finish(b);
+}
+
+TEST(kernel_btf_file_offsets)
+{
+	struct kernel_btf_facts f;
+	struct blob b;
+	int how;
+
+	for (how = 0; how < 4; how++) {
+		file_structs(&b, how);
+		memset(&f, 0xff, sizeof(f));
+		CHECK_INT(kernel_btf__parse(b.out, b.len, &f), ==, 0);
+		CHECK_INT(f.task_stack_off, ==, 8);
+		CHECK_INT(f.pt_regs_size, ==, 168);
+		/* A bitfield s_dev, or no inode: none of the six, not some. */
+		CHECK_INT(f.files.found, ==, how == 0 || how == 3);
+		if (!f.files.found) {
+			CHECK_INT(f.files.vma_pgoff, ==, 0);
+			CHECK_INT(f.files.sb_dev, ==, 0);
+			continue;
+		}
+		CHECK_INT(f.files.vma_pgoff, ==, 152);
+		CHECK_INT(f.files.vma_file, ==, 160);
+		CHECK_INT(f.files.file_inode, ==, 32);
+		CHECK_INT(f.files.inode_ino, ==, 64);
+		CHECK_INT(f.files.inode_sb, ==, 40);
+		CHECK_INT(f.files.sb_dev, ==, 16);
+	}
+}
+
 TEST(kernel_btf_bad_header)
 {
 	struct kernel_btf_facts f;
@@ -678,18 +760,27 @@ TEST(kernel_btf_bpf_object)
 }
 
 /* What `bpftool btf dump file ... format raw` says of the facts; false if it cannot tell. */
-static bool bpftool_facts(struct kernel_btf_facts *want)
+/* bpftool's raw dump of the kernel's BTF, to read with fgets. */
+static FILE *bpftool_dump(void)
 {
 	const char *bpftool = getenv("BPFTOOL") ? getenv("BPFTOOL") : "bpftool";
-	bool in_task = false, seen_task = false, have_stack = false, have_regs = false;
-	char cmd[512], line[1024], kind[32], name[128];
-	unsigned int id, size, type_id, bits;
+	char cmd[512];
 	FILE *p;
 
 	snprintf(cmd, sizeof(cmd), "%s btf dump file %s format raw 2>/dev/null", bpftool,
 		 VMLINUX_BTF);
 	p = popen(cmd, "r");
 	CHECK(p);
+	return p;
+}
+
+static bool bpftool_facts(struct kernel_btf_facts *want)
+{
+	bool in_task = false, seen_task = false, have_stack = false, have_regs = false;
+	char line[1024], kind[32], name[128];
+	unsigned int id, size, type_id, bits;
+	FILE *p = bpftool_dump();
+
 	while (fgets(line, sizeof(line), p)) {
 		if (line[0] == '[') {
 			in_task = false;
@@ -714,6 +805,33 @@ static bool bpftool_facts(struct kernel_btf_facts *want)
 	}
 	pclose(p);
 	return have_stack && have_regs;
+}
+
+/* The byte offset of a top-level member of the first STRUCT of a name, as bpftool dumps it; -1. */
+static int bpftool_member(const char *strct, const char *want)
+{
+	char line[1024], kind[32], name[128];
+	unsigned int id, size, type_id, bits;
+	bool in = false, seen = false;
+	FILE *p = bpftool_dump();
+	int off = -1;
+
+	while (fgets(line, sizeof(line), p)) {
+		if (line[0] == '[') {
+			in = !seen &&
+			     sscanf(line, "[%u] %31s '%127[^']' size=%u", &id, kind, name, &size) ==
+				     4 &&
+			     !strcmp(kind, "STRUCT") && !strcmp(name, strct);
+			seen |= in;
+		} else if (in && off < 0 &&
+			   sscanf(line, "\t'%127[^']' type_id=%u bits_offset=%u", name, &type_id,
+				  &bits) == 3 &&
+			   !strcmp(name, want)) {
+			off = (int)(bits / 8);
+		}
+	}
+	pclose(p);
+	return off;
 }
 
 static double ms_since(const struct timespec *t0)
@@ -743,6 +861,14 @@ TEST(kernel_btf_vmlinux)
 	first = ms_since(&t0);
 	CHECK_INT(got.task_stack_off, ==, want.task_stack_off);
 	CHECK_INT(got.pt_regs_size, ==, want.pt_regs_size);
+	/* Where a mapping's file is (the walk by file), as bpftool shows it. */
+	CHECK(got.files.found);
+	CHECK_INT(got.files.vma_pgoff, ==, bpftool_member("vm_area_struct", "vm_pgoff"));
+	CHECK_INT(got.files.vma_file, ==, bpftool_member("vm_area_struct", "vm_file"));
+	CHECK_INT(got.files.file_inode, ==, bpftool_member("file", "f_inode"));
+	CHECK_INT(got.files.inode_ino, ==, bpftool_member("inode", "i_ino"));
+	CHECK_INT(got.files.inode_sb, ==, bpftool_member("inode", "i_sb"));
+	CHECK_INT(got.files.sb_dev, ==, bpftool_member("super_block", "s_dev"));
 	for (i = 0; i < 5; i++) {
 		clock_gettime(CLOCK_MONOTONIC, &t0);
 		CHECK_INT(kernel_btf__read_vmlinux(&again), ==, 0);

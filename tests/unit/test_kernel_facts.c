@@ -71,6 +71,18 @@ TEST(kernel_facts_record_round_trip)
 	CHECK_INT(kernel_facts__decode(rec, sizeof(rec), &back), ==, 0);
 	CHECK_U64(back.task_stack_off, ==, 32);
 	CHECK_U64(back.pt_regs_size, ==, 168);
+	CHECK(!back.files.found);
+	/* With where a mapping's file is: each offset back in its place. */
+	f.files = (struct kernel_file_offs){true, 152, 160, 32, 64, 40, 16};
+	kernel_facts__encode(&f, rec);
+	CHECK_INT(kernel_facts__decode(rec, sizeof(rec), &back), ==, 0);
+	CHECK(back.files.found);
+	CHECK_U64(back.files.vma_pgoff, ==, 152);
+	CHECK_U64(back.files.vma_file, ==, 160);
+	CHECK_U64(back.files.file_inode, ==, 32);
+	CHECK_U64(back.files.inode_ino, ==, 64);
+	CHECK_U64(back.files.inode_sb, ==, 40);
+	CHECK_U64(back.files.sb_dev, ==, 16);
 	CHECK_INT(kernel_facts__decode(rec, sizeof(rec) - 1, &back), ==, -EINVAL);
 	/* Any byte changed: refused. */
 	for (size_t i = 0; i < sizeof(rec); i++) {
