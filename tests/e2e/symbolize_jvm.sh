@@ -9,7 +9,8 @@
 #   c. perf's named share of the same runs, side by side (figures): perf
 #      reads the map when it reports, so for a running JVM `jcmd PID
 #      Compiler.perfmap` is run before it exits.
-# The named share: samples with HotLoop.spin anywhere in their stack.
+# The named share: samples with HotLoop.spin anywhere in their stack. The
+# JVMs leave no /tmp/hsperfdata_USER (-XX:-UsePerfData).
 source "$(dirname "$0")/../lib.sh"
 
 if ! why=$(can_bpf 2>&1); then
@@ -21,7 +22,7 @@ if ! command -v javac >/dev/null || ! command -v java >/dev/null; then
 	exit 0
 fi
 mkdir -p "$TMP/java"
-if ! javac -d "$TMP/java" "$ROOT/fixtures/java/HotLoop.java" 2>"$TMP/javac.err"; then
+if ! javac -J-XX:-UsePerfData -d "$TMP/java" "$ROOT/fixtures/java/HotLoop.java" 2>"$TMP/javac.err"; then
 	skip symbolize_jvm "javac failed: $(head -c 200 "$TMP/javac.err")"
 	exit 0
 fi
@@ -43,7 +44,7 @@ perf_named() {
 }
 # jvm ARGS...: `java ARGS... -cp $TMP/java HotLoop`, its PID in $TMP/jvm.pid.
 jvm_cmd() {
-	echo "sh -c 'echo \$\$ >$TMP/jvm.pid; exec java $* -cp $TMP/java HotLoop 3'"
+	echo "sh -c 'echo \$\$ >$TMP/jvm.pid; exec java -XX:-UsePerfData $* -cp $TMP/java HotLoop 3'"
 }
 remember_map() { echo "/tmp/perf-$(cat "$TMP/jvm.pid").map" >>"$TMP/maps"; }
 
@@ -65,7 +66,7 @@ check exit_map_counted grep -q "perf maps of processes that exited, read at the 
 # --- b. a JVM asked for its map --------------------------------------------------------
 # ask NAME [OPTION]: profiles a running JVM (no perf map flag) for 3 s.
 ask() {
-	sh -c "echo \$\$ >$TMP/jvm.pid; exec java -cp $TMP/java HotLoop 10" >/dev/null 2>&1 &
+	sh -c "echo \$\$ >$TMP/jvm.pid; exec java -XX:-UsePerfData -cp $TMP/java HotLoop 10" >/dev/null 2>&1 &
 	local jp=$!
 	sleep 1.5
 	remember_map
@@ -109,12 +110,12 @@ remember_map
 echo "figure DumpPerfMapAtExit: perf's named share $(perf_named "$TMP/exit.perf")%"
 # perf on a running JVM, and `jcmd PID Compiler.perfmap` before it exits.
 if command -v jcmd >/dev/null; then
-	sh -c "echo \$\$ >$TMP/jvm.pid; exec java -cp $TMP/java HotLoop 10" >/dev/null 2>&1 &
+	sh -c "echo \$\$ >$TMP/jvm.pid; exec java -XX:-UsePerfData -cp $TMP/java HotLoop 10" >/dev/null 2>&1 &
 	jp=$!
 	sleep 1.5
 	remember_map
 	perf record -q -F 499 -g -o "$TMP/jcmd.perf" -p "$jp" -- sleep 3 >/dev/null 2>&1
-	jcmd "$jp" Compiler.perfmap >/dev/null 2>&1
+	jcmd -J-XX:-UsePerfData "$jp" Compiler.perfmap >/dev/null 2>&1
 	kill "$jp" 2>/dev/null
 	wait "$jp" 2>/dev/null
 	echo "figure running JVM, jcmd Compiler.perfmap: perf's named share $(perf_named "$TMP/jcmd.perf")%"
