@@ -115,7 +115,7 @@ if command -v jcmd >/dev/null; then
 	sleep 1.5
 	remember_map
 	perf record -q -F 499 -g -o "$TMP/jcmd.perf" -p "$jp" -- sleep 3 >/dev/null 2>&1
-	jcmd "$jp" Compiler.perfmap >/dev/null 2>&1
+	jcmd -J-XX:-UsePerfData "$jp" Compiler.perfmap >/dev/null 2>&1
 	kill "$jp" 2>/dev/null
 	wait "$jp" 2>/dev/null
 	echo "figure running JVM, jcmd Compiler.perfmap: perf's named share $(perf_named "$TMP/jcmd.perf")%"
