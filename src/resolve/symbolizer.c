@@ -1995,6 +1995,9 @@ static void note_jit_frame(struct symbolizer *s, uint32_t owner, uint32_t frame,
 	if (u64map__set(s->pending_frames, frame, owner))
 		return;
 	s->pending[s->npending++] = (struct jit_pending){owner - 1, frame, addr};
+}
+
+/*
  * Frame, named by elf's symbols at vaddr, gets its source line when the
  * profile ends (symbolizer__finish): e (NULL for the vDSO, which lives as
  * long as s) stays open until then. Without memory it just has none.
@@ -2668,6 +2671,8 @@ static int name_jit_frames(struct symbolizer *s)
 void symbolizer__ask_jvms(struct symbolizer *s, bool ask)
 {
 	s->ask_jvms = ask;
+}
+
 static void set_line(void *ctx, uint32_t id, const char *file, uint32_t line,
 		     enum symbolizer_line status)
 {
