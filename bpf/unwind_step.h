@@ -273,6 +273,9 @@ static __always_inline int cprof_unwind_is_sigreturn(const void *mem, __u64 pc)
 #endif
 }
 
+/* Linux gives a stack 8 MiB by default: a frame record farther than this above sp is no frame's. */
+#define CPROF_FP_MAX_REACH (256ull << 20)
+
 /*
  * A frame-pointer step, for code without CFI (JIT code, Go, assembly built
  * without unwind tables): the frame record {caller's FP, return address}
@@ -294,8 +297,12 @@ static __always_inline int cprof_unwind_fp_step(const void *mem, struct cprof_un
 	fp = r->fp;
 	if (!fp)
 		return CPROF_STEP_ROOT;
-	/* Below the stack pointer it is no frame's: not read, so no read error is blamed. */
-	if (fp < r->sp) {
+	/*
+	 * Below the stack pointer, or farther above it than a stack reaches, it
+	 * is no frame's: not read, so no read error is blamed (Java's JIT code
+	 * keeps heap addresses and counters there).
+	 */
+	if (fp < r->sp || fp - r->sp > CPROF_FP_MAX_REACH) {
 		*stop = CPROF_STOP_BAD_FRAME;
 		return CPROF_STEP_STOP;
 	}

@@ -141,6 +141,9 @@ TEST(stop_reasons_each_from_its_own_stack)
 	/* JIT code keeping data in its frame pointer register (Java without frame pointers). */
 	check_reason(walk(JIT + 0x10, JUNK_FP, &res), CPROF_STOP_NO_FP,
 		     "no CFI, and no frame pointer");
+	/* ...or a heap address, far above any stack: unreadable or not, no frame's. */
+	check_reason(walk(JIT + 0x10, SP0 + (512ull << 20), &res), CPROF_STOP_NO_FP,
+		     "no CFI, and no frame pointer");
 	check_reason(walk(in(R_FAR), 0, &res), CPROF_STOP_COPY_END, "beyond the stack copy");
 	stack[0] = in(R_FRAME);
 	check_reason(walk(in(R_BACK), 0, &res), CPROF_STOP_BAD_FRAME, "implausible frame");
