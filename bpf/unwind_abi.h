@@ -320,10 +320,10 @@ struct cprof_walk {
 	__u32 kernel;	/* the sample was taken in the kernel: it has a kernel stack too */
 	__u32 copy_for; /* why cprof_copy was asked for a stack copy (COPY_FOR_*), or that it failed
 			 */
-	__u32 regions_gen; /* walk_config's when the walk began (see region_memo) */
-	__u32 max_depth;   /* walk_config's: the frames the walk keeps */
-	__u32 runs;	   /* cprof_walk's runs so far (tail calls are limited) */
-	__u32 file_miss;   /* a mapping of a file without a loaded table ended the walk */
+	__u32 regions_gen;	  /* walk_config's when the walk began (see region_memo) */
+	__u32 max_depth;	  /* walk_config's: the frames the walk keeps */
+	__u32 runs;		  /* cprof_walk's runs so far (tail calls are limited) */
+	__u32 file_miss;	  /* a mapping of a file without a loaded table ended the walk */
 	__u64 gregs[CPROF_GREGS]; /* the sampled frame's general registers, by DWARF number */
 	__u64 mix[2]; /* the hash of u's frames so far, two lanes (see cprof_ustack_hash) */
 	struct cprof_ustack u; /* the user stack */

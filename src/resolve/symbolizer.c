@@ -63,7 +63,7 @@
 #include "resolve/proc_maps.h"
 #include "resolve/symbolizer.h"
 #include "resolve/symtab_loader.h"
-#include "resolve/jvm_attach.h"
+#include "resolve/jit_late.h"
 #include "resolve/source_lines.h"
 
 #define LOG_MODULE "symbols"
@@ -267,13 +267,8 @@ struct symbolizer {
 	struct uframe_wait *uwait;  /* user frames waiting for symbols */
 	size_t nuwait;
 	size_t uwait_cap;
-	/* JIT frames whose process's perf map is read once more at the profile's end. */
-	struct jit_owner *owners;
-	size_t nowners, owners_cap;
-	struct jit_pending *pending;
-	size_t npending, pending_cap;
-	struct u64map *pending_frames; /* frame id -> owner index + 1, or SHARED_FRAME */
-	bool ask_jvms;		       /* --jvm-perf-map */
+	struct jit_late *jit_late; /* JIT frames named from maps that come late */
+	bool ask_jvms;		   /* --jvm-perf-map */
 	uint64_t stats[SYM_STAT_MAX];
 };
 
@@ -366,8 +361,9 @@ int symbolizer__new(struct symbolizer **out)
 	s->t = table__new();
 	s->elf_index = u64map__new();
 	s->debug_dir = strdup(DEBUG_FILE_DEFAULT_DIR);
+	s->jit_late = jit_late__new();
 	if (!s->t || address_spaces__new(space_state__free, &s->spaces) || !s->elf_index ||
-	    !s->debug_dir || source_lines__new(&s->lines)) {
+	    !s->debug_dir || !s->jit_late || source_lines__new(&s->lines)) {
 		symbolizer__free(s);
 		return -ENOMEM;
 	}
@@ -408,9 +404,7 @@ void symbolizer__free(struct symbolizer *s)
 	free(s->kallsyms);
 	free(s->kwait);
 	free(s->uwait);
-	free(s->owners);
-	free(s->pending);
-	u64map__free(s->pending_frames);
+	jit_late__free(s->jit_late);
 	source_lines__free(s->lines);
 	table__free(s->t);
 	free(s);
@@ -1913,27 +1907,6 @@ static void pick_up_loads(struct symbolizer *s, bool finishing, bool last)
 	}
 }
 
-/*
- * A process whose JIT frames its perf map did not name while it was read:
- * the map is read once more when the profile is finished, once the process
- * has exited (runtimes such as the JVM with -XX:+DumpPerfMapAtExit write it
- * then), or after asking a running JVM to write it (--jvm-perf-map).
- */
-struct jit_owner {
-	struct perf_map_owner id;
-	bool jvm; /* it maps libjvm.so */
-};
-
-/* An unnamed JIT frame, waiting for that read. */
-struct jit_pending {
-	uint32_t owner; /* index in owners */
-	uint32_t frame;
-	uint64_t addr; /* looked up */
-};
-
-/* Two processes share the frame (the same anonymous mapping and address): named by neither. */
-#define SHARED_FRAME UINT32_MAX
-
 static bool maps_jvm(struct space *sp)
 {
 	size_t i, n = mapping_table__count(sp->maps);
@@ -1951,50 +1924,14 @@ static bool maps_jvm(struct space *sp)
 static uint32_t jit_owner_of(struct symbolizer *s, struct space *sp)
 {
 	struct space_state *st = sp->priv;
-	struct jit_owner *v;
 
 	if (!st->owner_ok)
 		return 0;
 	if (st->owner && st->owner_gen == s->generation)
 		return st->owner;
-	if (s->nowners == s->owners_cap) {
-		v = reallocarray(s->owners, s->owners_cap ? 2 * s->owners_cap : 16, sizeof(*v));
-		if (!v)
-			return 0;
-		s->owners = v;
-		s->owners_cap = s->owners_cap ? 2 * s->owners_cap : 16;
-	}
-	s->owners[s->nowners++] = (struct jit_owner){.id = st->owner_id, .jvm = maps_jvm(sp)};
-	st->owner = (uint32_t)s->nowners;
+	st->owner = jit_late__add_owner(s->jit_late, &st->owner_id, maps_jvm(sp));
 	st->owner_gen = s->generation;
 	return st->owner;
-}
-
-/* Frame (made waiting) of owner's JIT code at addr, to be named at the profile's end. */
-static void note_jit_frame(struct symbolizer *s, uint32_t owner, uint32_t frame, uint64_t addr)
-{
-	struct jit_pending *v;
-	uint64_t had;
-
-	if (!frame)
-		return;
-	if (!s->pending_frames && !(s->pending_frames = u64map__new()))
-		return;
-	if (u64map__get(s->pending_frames, frame, &had)) {
-		if (had != owner)
-			u64map__set(s->pending_frames, frame, SHARED_FRAME);
-		return;
-	}
-	if (s->npending == s->pending_cap) {
-		v = reallocarray(s->pending, s->pending_cap ? 2 * s->pending_cap : 256, sizeof(*v));
-		if (!v)
-			return;
-		s->pending = v;
-		s->pending_cap = s->pending_cap ? 2 * s->pending_cap : 256;
-	}
-	if (u64map__set(s->pending_frames, frame, owner))
-		return;
-	s->pending[s->npending++] = (struct jit_pending){owner - 1, frame, addr};
 }
 
 /*
@@ -2062,7 +1999,7 @@ static uint32_t resolve_user(struct symbolizer *s, struct space *sp, uint64_t ad
 		if (fstart && !retry)
 			s->stats[SYM_STAT_FUNCTION_STARTS]++;
 		if (owner)
-			note_jit_frame(s, owner, frame, lookup);
+			jit_late__note(s->jit_late, owner, frame, lookup);
 		if (jit_memory(&m->map, m->elf))
 			jit = (uint64_t)st->perf_map_gen + 1;
 		if (!retry)
@@ -2525,102 +2462,17 @@ static int name_user_frames(struct symbolizer *s, bool last)
 	return err;
 }
 
-/*
- * What reading the maps of processes that exited may cost a profile's end
- * (each map within perf_map.c's caps), and asking running JVMs for theirs:
- * -d must hold within a second. What is left is counted.
- */
-#define EXIT_MAPS_BUDGET_NS (300 * 1000000ull)
-#define JVM_ASK_BUDGET_NS   (1000 * 1000000ull)
-
-/* Counts a map read at a profile's end as read_perf_map does. */
-static void count_end_map(struct symbolizer *s, const struct perf_map *pm)
+/* jit_late's answer for a waiting JIT frame: its name from a map that came late, or none. */
+static int name_jit_frame(void *ctx, uint32_t frame, const char *name)
 {
-	s->stats[SYM_STAT_PERF_MAP_BAD_LINES] += perf_map__bad_lines(pm);
-	if (perf_map__capped(pm))
-		s->stats[SYM_STAT_PERF_MAPS_CAPPED]++;
-}
-
-/* Asks a running JVM to write its perf map, then reads it as any live one: NULL if none. */
-static struct perf_map *jvm_map(struct symbolizer *s, const struct jit_owner *o, uint64_t deadline)
-{
-	struct perf_map_source src = {0};
-	enum jvm_attach_failure why;
-	struct perf_map *pm = NULL;
-	int err;
-
-	if (clock__mono_ns() >= deadline) {
-		s->stats[SYM_STAT_JVMS_UNASKED]++;
-		return NULL;
-	}
-	s->stats[SYM_STAT_JVMS_ASKED]++;
-	err = jvm_attach__perf_map(o->id.pid, o->id.ns_pid, o->id.start_time, deadline, &why);
-	if (err) {
-		s->stats[SYM_STAT_JVMS_FAILED]++;
-		pr_debug("PID %u: the JVM was asked for its perf map: %s (%s)", o->id.pid,
-			 jvm_attach__failure_name(why), strerror(-err));
-		return NULL;
-	}
-	perf_map__reread(o->id.pid, o->id.ns_pid, &src, &pm);
-	if (src.refused)
-		s->stats[SYM_STAT_PERF_MAP_REFUSED_LINK + src.refused - PROC_FILE_LINK]++;
-	if (src.stale)
-		s->stats[SYM_STAT_PERF_MAPS_NOT_ITS]++;
-	return pm;
-}
-
-/* The map of o's process at a profile's end, if it exited (or is a JVM to ask): NULL if none. */
-static struct perf_map *end_map(struct symbolizer *s, const struct jit_owner *o, uint64_t t0,
-				uint64_t *jvm_deadline)
-{
-	enum proc_file_refusal why;
-	struct perf_map *pm = NULL;
-
-	if (clock__mono_ns() - t0 > EXIT_MAPS_BUDGET_NS) {
-		s->stats[SYM_STAT_EXIT_MAPS_LATE]++;
-		return NULL;
-	}
-	switch (perf_map__read_exited(&o->id, &pm, &why)) {
-	case PERF_MAP_EXIT_READ:
-		s->stats[SYM_STAT_EXIT_MAPS_READ]++;
-		break;
-	case PERF_MAP_EXIT_ALIVE:
-		if (!o->jvm || !s->ask_jvms)
-			return NULL;
-		if (!*jvm_deadline)
-			*jvm_deadline = clock__mono_ns() + JVM_ASK_BUDGET_NS;
-		pm = jvm_map(s, o, *jvm_deadline);
-		break;
-	case PERF_MAP_EXIT_OTHER_NS:
-		s->stats[SYM_STAT_EXIT_MAPS_OTHER_NS]++;
-		break;
-	case PERF_MAP_EXIT_NOT_ITS:
-		s->stats[SYM_STAT_PERF_MAPS_NOT_ITS]++;
-		break;
-	case PERF_MAP_EXIT_REFUSED:
-		s->stats[SYM_STAT_PERF_MAP_REFUSED_LINK + why - PROC_FILE_LINK]++;
-		break;
-	case PERF_MAP_EXIT_NONE:
-		break;
-	}
-	if (pm)
-		count_end_map(s, pm);
-	return pm;
-}
-
-/* Names a waiting JIT frame of owner from pm, if it is that owner's alone. */
-static int name_jit_frame(struct symbolizer *s, const struct jit_pending *p,
-			  const struct perf_map *pm)
-{
-	struct symbolizer_frame *f = records__get(&s->t->frames, p->frame);
-	const char *name = pm ? perf_map__lookup(pm, p->addr) : NULL, *raw, *shown;
-	uint64_t who;
+	struct symbolizer *s = ctx;
+	struct symbolizer_frame *f = records__get(&s->t->frames, frame);
+	const char *raw, *shown;
 
 	if (!f)
 		return 0;
 	f->waiting = false;
-	if (!name || !f->unknown || !u64map__get(s->pending_frames, p->frame, &who) ||
-	    who != p->owner + 1)
+	if (!name || !f->unknown)
 		return 0;
 	raw = intern(s, name);
 	shown = raw ? display_name(s, raw) : NULL;
@@ -2634,37 +2486,24 @@ static int name_jit_frame(struct symbolizer *s, const struct jit_pending *p,
 	return 0;
 }
 
-static int by_owner(const void *a, const void *b)
-{
-	const struct jit_pending *x = a, *y = b;
-
-	return x->owner < y->owner ? -1 : x->owner > y->owner;
-}
-
-/*
- * The JIT frames no perf map named while their process was read: named from
- * the map it left at exit, or that a JVM wrote when asked. One map is held
- * at a time. The owners and frames go with the profile.
- */
+/* The JIT frames no perf map named while their process was read (jit_late.h). */
 static int name_jit_frames(struct symbolizer *s)
 {
-	uint64_t t0 = clock__mono_ns(), jvm_deadline = 0;
-	struct perf_map *pm;
-	size_t i, j;
-	int err = 0;
+	struct jit_late_stats st = {0};
+	int err, i;
 
-	qsort(s->pending, s->npending, sizeof(*s->pending), by_owner);
-	for (i = 0; i < s->npending; i = j) {
-		pm = end_map(s, &s->owners[s->pending[i].owner], t0, &jvm_deadline);
-		for (j = i; j < s->npending && s->pending[j].owner == s->pending[i].owner; j++)
-			if (name_jit_frame(s, &s->pending[j], pm))
-				err = -ENOMEM;
-		perf_map__free(pm);
-	}
-	s->npending = 0;
-	s->nowners = 0;
-	u64map__free(s->pending_frames);
-	s->pending_frames = NULL;
+	err = jit_late__name(s->jit_late, s->ask_jvms, &st, name_jit_frame, s);
+	s->stats[SYM_STAT_EXIT_MAPS_READ] += st.maps_read;
+	s->stats[SYM_STAT_EXIT_MAPS_OTHER_NS] += st.other_ns;
+	s->stats[SYM_STAT_EXIT_MAPS_LATE] += st.late;
+	s->stats[SYM_STAT_PERF_MAPS_NOT_ITS] += st.not_its;
+	for (i = PROC_FILE_LINK; i < PROC_FILE_REFUSALS; i++)
+		s->stats[SYM_STAT_PERF_MAP_REFUSED_LINK + i - PROC_FILE_LINK] += st.refused[i];
+	s->stats[SYM_STAT_PERF_MAP_BAD_LINES] += st.bad_lines;
+	s->stats[SYM_STAT_PERF_MAPS_CAPPED] += st.capped;
+	s->stats[SYM_STAT_JVMS_ASKED] += st.jvms_asked;
+	s->stats[SYM_STAT_JVMS_FAILED] += st.jvms_failed;
+	s->stats[SYM_STAT_JVMS_UNASKED] += st.jvms_unasked;
 	return err;
 }
 
@@ -2729,7 +2568,7 @@ int symbolizer__finish(struct symbolizer *s, bool last)
 	 */
 	if ((s->nuwait || (last && s->loader)) && name_user_frames(s, last))
 		pr_warn("cannot name some user frames: out of memory");
-	if (s->npending && name_jit_frames(s))
+	if (jit_late__any(s->jit_late) && name_jit_frames(s))
 		pr_warn("cannot name some JIT frames: out of memory");
 	if (s->lines)
 		find_lines(s);
