@@ -298,10 +298,14 @@ struct {
  * unlock to an irq_work it cannot queue twice), so a walk crossing three
  * files of a process no set has yet needs regions an earlier sample found.
  * A region is used only while its file's table is the one it names
- * (serial): a table unloaded and its rows reused is not read.
+ * (serial): a table unloaded and its rows reused is not read; and for a
+ * second only, by then user space has the process's set, so that a file
+ * the process unmapped and another mapped in its place is not walked with
+ * the first one's table for long.
  */
 #define FILE_MEMO_SLOTS	  64
 #define FILE_MEMO_REGIONS 4
+#define FILE_MEMO_NS	  1000000000ull
 
 struct file_memo {
 	__u64 space;
@@ -310,6 +314,7 @@ struct file_memo {
 	struct {
 		struct cprof_region r;
 		struct cprof_file_key key;
+		__u64 found; /* bpf_ktime_get_ns() */
 	} e[FILE_MEMO_REGIONS];
 };
 
@@ -404,6 +409,8 @@ static __always_inline int recall_file_region(struct cprof_walk *w, __u64 pc)
 	/* One copy for all the entries: the index goes through memory, as in load_u32. */
 	*(volatile __u32 *)&w->slot = i;
 	i = *(volatile __u32 *)&w->slot & (FILE_MEMO_REGIONS - 1);
+	if (bpf_ktime_get_ns() - m->e[i].found > FILE_MEMO_NS)
+		return 0;
 	t = bpf_map_lookup_elem(&unwind_files, &m->e[i].key);
 	if (!t || t->serial != m->e[i].r.serial)
 		return 0;
@@ -428,6 +435,7 @@ static __always_inline void remember_file_region(struct cprof_walk *w,
 	i = m->next & (FILE_MEMO_REGIONS - 1);
 	m->e[i].r = w->region;
 	m->e[i].key = *key;
+	m->e[i].found = bpf_ktime_get_ns();
 	m->next = i + 1;
 }
 
@@ -971,6 +979,17 @@ static __always_inline __u64 followed_until(void)
 	return cfg->followed_until;
 }
 
+/*
+ * A process walked by file alone (no region set for its space): one user
+ * space has not read yet, such as a program running before cprof began,
+ * whose own file has no table until it is read. What the walk by file
+ * cannot find, the copy is walked with once it is, as before the walk.
+ */
+static __always_inline int by_file_only(const struct cprof_walk *w)
+{
+	return !w->region_set;
+}
+
 static __always_inline int keep(struct bpf_perf_event_data *ctx, int loop)
 {
 	struct cprof_walk *w;
@@ -985,8 +1004,8 @@ static __always_inline int keep(struct bpf_perf_event_data *ctx, int loop)
 	 * the copy once it does. A late user space (a busy or emulated machine)
 	 * widens the window with it.
 	 */
-	if (w->copy_for != COPY_FAILED && w->u.stop == CPROF_STOP_NO_MAPPING && w->key.space &&
-	    w->key.space + YOUNG_NS > followed_until()) {
+	if (w->copy_for != COPY_FAILED && w->u.stop == CPROF_STOP_NO_MAPPING &&
+	    (by_file_only(w) || (w->key.space && w->key.space + YOUNG_NS > followed_until()))) {
 		w->copy_for = COPY_FOR_KEEP;
 		walk_next(ctx, w, PROG_COPY);
 	}
@@ -1049,8 +1068,10 @@ static __always_inline void copy_cause(const struct cprof_walk *w, __u32 why)
 		stat_add(CPROF_STAT_COPY_NEW, 1);
 	else if (why == COPY_FOR_EARLY)
 		stat_add(CPROF_STAT_COPY_EARLY, 1);
+	else if (why == COPY_FOR_KEEP && w->file_miss)
+		stat_add(CPROF_STAT_COPY_NO_TABLE, 1);
 	else if (why == COPY_FOR_KEEP)
-		stat_add(w->file_miss ? CPROF_STAT_COPY_NO_TABLE : CPROF_STAT_COPY_YOUNG, 1);
+		stat_add(by_file_only(w) ? CPROF_STAT_COPY_NEW : CPROF_STAT_COPY_YOUNG, 1);
 }
 
 /*

@@ -1477,6 +1477,9 @@ static void log_unwinding(struct run *r)
 		 (unsigned long long)us.page_chunks * CPROF_UNWIND_CHUNK,
 		 (double)sampler__map_bytes(r->sampler) / 1048576.0,
 		 (unsigned long long)st.regions.processes, (unsigned long long)st.regions.regions);
+	pr_debug("unwind: tables found by file too (the walk by file) %llu, refused by its full "
+		 "map %llu",
+		 (unsigned long long)st.files, (unsigned long long)st.files_refused);
 }
 
 /* One-shot: the profile is named, written or uploaded, and summed up. */

@@ -123,10 +123,10 @@ static void add_file(struct region_feed *f, const struct cached_table *ct,
 	if (!ct->id.inode || !ct->nexec)
 		return;
 	err = unwinder__add_file(f->unwinder, &ct->id, ct->exec, ct->nexec, ut);
-	if (err)
-		f->files_refused++;
-	else
+	if (!err)
 		f->files++;
+	else if (err != -EOPNOTSUPP)
+		f->files_refused++;
 }
 
 static int sink_load_table(void *ctx, const struct cached_table *ct)

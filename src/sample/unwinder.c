@@ -52,6 +52,7 @@ struct unwinder {
 	bool no_batch;		 /* the kernel has no batched updates */
 	uint32_t max_row_chunks; /* how far the row map may grow */
 	uint32_t serial;	 /* the last table upload's */
+	bool by_file;		 /* the kernel can walk by file: unwind_files is kept */
 	unwinder_grown_fn on_grown;
 	void *grown_ctx;
 };
@@ -169,6 +170,13 @@ static int create_map(struct unwinder *u, enum umap i, uint32_t entries, uint32_
 	return fd;
 }
 
+/* Whether the kernel can walk by file: else unwind_files has one entry, and is not kept. */
+static bool can_walk_by_file(void)
+{
+	return kernel_caps__has(KCAP_FIND_VMA) &&
+	       libbpf_probe_bpf_helper(BPF_PROG_TYPE_PERF_EVENT, BPF_FUNC_find_vma, NULL) == 1;
+}
+
 static int create_maps(struct unwinder *u, const struct unwinder_opts *o)
 {
 	const uint32_t entries[UMAP_MAX] = {
@@ -178,7 +186,7 @@ static int create_maps(struct unwinder *u, const struct unwinder_opts *o)
 		[UMAP_PAGES] = u->pages.capacity,
 		[UMAP_REGIONS] = CPROF_UNWIND_MAX_REGIONS,
 		[UMAP_SETS] = o->max_sets ? o->max_sets : CPROF_UNWIND_MAX_SETS,
-		[UMAP_FILES] = CPROF_UNWIND_MAX_FILES,
+		[UMAP_FILES] = u->by_file ? CPROF_UNWIND_MAX_FILES : 1,
 	};
 	int i;
 
@@ -217,6 +225,7 @@ int unwinder__new(const struct unwinder_opts *opts, struct unwinder **out)
 					 : u->max_row_chunks) ||
 	    space_init(&u->pages, chunks(opts->max_pages ? opts->max_pages : 1u << 16)))
 		goto cleanup;
+	u->by_file = can_walk_by_file();
 	err = create_maps(u, opts);
 	if (err) {
 		pr_debug("cannot create the unwinder's maps: %s", strerror(-err));
@@ -650,6 +659,8 @@ int unwinder__add_file(struct unwinder *u, const struct file_id *id, const struc
 	};
 	uint32_t i;
 
+	if (!u->by_file)
+		return -EOPNOTSUPP;
 	for (i = 0; i < nsegs && i < CPROF_FILE_SEGS; i++)
 		v.seg[i] = (struct cprof_file_seg){segs[i].off, segs[i].end, segs[i].delta};
 	v.nsegs = i;
@@ -660,7 +671,8 @@ void unwinder__remove_file(struct unwinder *u, const struct file_id *id)
 {
 	struct cprof_file_key k = file_key(id);
 
-	bpf_map_delete_elem(u->fds[UMAP_FILES], &k);
+	if (u->by_file)
+		bpf_map_delete_elem(u->fds[UMAP_FILES], &k);
 }
 
 int unwinder__set_followed(struct unwinder *u, uint64_t until)

@@ -111,7 +111,8 @@ int unwinder__set_task_regs(struct unwinder *u, uint32_t task_stack_off, uint32_
 int unwinder__set_file_offs(struct unwinder *u, const struct kernel_file_offs *o);
 /*
  * The loaded table t is file (dev_major:dev_minor, inode) 's, whose code
- * is at segs: the walk by file finds it there. -ENOSPC when the map is full.
+ * is at segs: the walk by file finds it there. -ENOSPC when the map is full;
+ * -EOPNOTSUPP where the kernel cannot walk by file.
  */
 int unwinder__add_file(struct unwinder *u, const struct file_id *id, const struct exec_seg *segs,
 		       uint32_t nsegs, const struct unwinder_table *t);

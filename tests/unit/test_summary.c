@@ -442,6 +442,36 @@ TEST(summary_user_stacks_walked)
 	free(text);
 }
 
+/* Stacks walked from copies, not in the kernel: how many and why, each cause that occurred. */
+TEST(summary_user_stacks_copied_by_cause)
+{
+	struct summary_info in = {.hz = 999, .ncpus = 2};
+	char *text;
+
+	in.walked = 15000;
+	in.walk_stops[CPROF_STOP_NONE] = 15000;
+	in.stats[CPROF_STAT_SAMPLES] = 15000;
+	in.stats[CPROF_STAT_COPIES] = 2000;
+	in.stats[CPROF_STAT_COPY_YOUNG] = 1500;
+	in.stats[CPROF_STAT_COPY_NO_TABLE] = 300;
+	in.stats[CPROF_STAT_COPY_EARLY] = 200;
+	text = losses(&in, 15000);
+	CHECK_STR(text, "cprof: lost samples: 0\n"
+			"cprof: user stacks walked with the CFI tables: 15000 of 15000 samples "
+			"(100.0%) reached a thread root; 2000 of 15000 walked in user space from a "
+			"copy of the stack (1500 because the process was new: code it had just "
+			"mapped, 300 because its file's table was not built yet, 200 because the "
+			"in-kernel walk was not loaded yet)\n");
+	free(text);
+	in.stats[CPROF_STAT_COPY_YOUNG] = in.stats[CPROF_STAT_COPY_NO_TABLE] = 0;
+	in.stats[CPROF_STAT_COPY_EARLY] = 0;
+	in.stats[CPROF_STAT_COPY_NEW] = 2000;
+	text = losses(&in, 15000);
+	CHECK(strstr(text, "; 2000 of 15000 walked in user space from a copy of the stack (2000 "
+			   "because cprof had not followed the process yet)\n"));
+	free(text);
+}
+
 /* Without the unwinder, the report says so, why, and what it costs. */
 TEST(summary_user_stacks_by_frame_pointers)
 {

@@ -25,6 +25,7 @@
 #include "sample/sampler.h"
 #include "sample/unwinder.h"
 #include "test.h"
+#include "unwind/kernel_btf.h"
 #include "unwind/stack_walk.h"
 #include "unwind/unwind_rules.h"
 #include "unwind_abi.h"
@@ -288,6 +289,115 @@ TEST(unwinder_bpf_row_map_grows_under_the_walk)
 	walk_qsort(true);
 }
 
+/*
+ * The process's tables, each found by its file only (the walk by file): no
+ * region set, no binding, as for a process user space has not followed yet.
+ * The executable segments from the file's program headers, as table_cache
+ * reads them.
+ */
+static void load_files(struct unwinder *u, struct proc_tables *p)
+{
+	struct exec_seg segs[TABLE_EXEC_SEGS];
+	struct unwinder_table t;
+	struct file_id id;
+	GElf_Phdr ph;
+	uint32_t n;
+	size_t i, k, nph;
+
+	CHECK_INT(unwinder__sync_rules(u, p->rules), ==, 0);
+	for (i = 0; i < p->nfiles; i++) {
+		const struct proc_map *m = p->files[i].map;
+
+		CHECK_INT(unwinder__add_table(u, p->files[i].table, &t), ==, 0);
+		if (!m->inode) /* the vDSO: no file the kernel names */
+			continue;
+		CHECK_INT(elf_getphdrnum(p->files[i].elf, &nph), ==, 0);
+		for (k = 0, n = 0; k < nph && n < TABLE_EXEC_SEGS; k++)
+			if (gelf_getphdr(p->files[i].elf, (int)k, &ph) && ph.p_type == PT_LOAD &&
+			    (ph.p_flags & PF_X))
+				segs[n++] =
+					(struct exec_seg){ph.p_offset, ph.p_offset + ph.p_filesz,
+							  ph.p_vaddr - ph.p_offset};
+		id = (struct file_id){m->dev_major, m->dev_minor, m->inode, 0};
+		CHECK_INT(unwinder__add_file(u, &id, segs, n, &t), ==, 0);
+	}
+}
+
+/*
+ * A process that has no region set is walked in the kernel by the files it
+ * maps (bpf_find_vma, Linux 5.17+), whole, not sent as stack copies: a
+ * PIE program (libc_qsort, under glibc's qsort) and a non-PIE one
+ * (known_tree_nopie), whose table addresses are not file offsets.
+ */
+static void walk_by_file(const char *name)
+{
+	static struct walks ws;
+	const char *fixture = test_build_fixture(name);
+	struct unwinder_opts uo = {.max_rows = 1 << 20, .max_pages = 1 << 14};
+	struct sampler_opts so = {.hz = 999, .filter_pids = true};
+	uint64_t ok = 0, st0[CPROF_STAT_MAX], st[CPROF_STAT_MAX];
+	struct kernel_btf_facts k;
+	struct proc_tables p = {0};
+	struct unwinder *u = NULL;
+	struct sampler *s = NULL;
+	const char *why;
+	int i, shown = 0;
+
+	if (geteuid() != 0)
+		SKIP("needs root for BPF");
+	if (libbpf_probe_bpf_helper(BPF_PROG_TYPE_PERF_EVENT, BPF_FUNC_find_vma, NULL) != 1)
+		SKIP("this kernel has no bpf_find_vma (it needs Linux 5.17)");
+	if (kernel_btf__read_vmlinux(&k) || !k.files.found)
+		SKIP("no kernel BTF to find a mapping's file with");
+	memset(&ws, 0, sizeof(ws));
+	libbpf_set_print(quiet);
+	why = open_walking(&uo, &so, &u, &s);
+	if (why)
+		SKIP("%s", why);
+	CHECK_INT(unwinder__set_file_offs(u, &k.files), ==, 0);
+	ws.pid = proc_tables__run(&p, fixture, "3");
+	load_files(u, &p);
+	CHECK_INT(sampler__add_target(s, (uint32_t)ws.pid), ==, 0);
+	CHECK_INT(sampler__start(s), ==, 0);
+	/* The walk loads on a thread: what was sampled before is copied, not walked here. */
+	sleep_ms(300);
+	CHECK_INT(sampler__drain(s, ignore, NULL), ==, 0);
+	CHECK_INT(sampler__read_stats(s, st0), ==, 0);
+	sleep_ms(1200);
+	sampler__stop(s);
+	CHECK_INT(sampler__drain(s, on_entry, &ws), ==, 0);
+	CHECK_INT(sampler__read_stats(s, st), ==, 0);
+	proc_tables__kill(ws.pid);
+	for (i = 0; i < ws.n; i++) {
+		if (complete(&p, &ws.w[i].u))
+			ok += ws.w[i].count;
+		else if (shown++ < 5)
+			show(&p, &ws.w[i].u);
+	}
+	fprintf(stderr, "  %s by file: %llu of %llu samples walked, %llu complete; %llu copied\n",
+		name, (unsigned long long)ws.walked, (unsigned long long)ws.samples,
+		(unsigned long long)ok,
+		(unsigned long long)(st[CPROF_STAT_COPIES] - st0[CPROF_STAT_COPIES]));
+	/* In the kernel, not from copies (which this test would not walk). */
+	CHECK(st[CPROF_STAT_COPIES] - st0[CPROF_STAT_COPIES] <= ws.samples / 20);
+	sampler__free(s);
+	proc_tables__free(&p);
+	unwinder__free(u);
+	CHECK(ws.samples >= 200); /* 1,200 at most: the machine may be busy */
+	CHECK(ws.walked >= ws.samples * 95 / 100);
+	CHECK(ok >= (ws.walked - ws.unkept) * 95 / 100);
+}
+
+TEST(unwinder_bpf_walks_by_file_pie)
+{
+	walk_by_file("libc_qsort");
+}
+
+TEST(unwinder_bpf_walks_by_file_nopie)
+{
+	walk_by_file("known_tree_nopie");
+}
+
 /* The head start's samples of one process, walked in user space as cprof walks them. */
 struct head {
 	pid_t pid;
@@ -443,7 +553,7 @@ static long verify_alone(const char *name, char *log, size_t size)
 TEST(unwinder_bpf_walks_verify_cheaply)
 {
 	static char log[1 << 16];
-	long loop, unrolled, deep;
+	long loop, unrolled, deep, file;
 
 	if (geteuid() != 0)
 		SKIP("needs root for BPF");
@@ -460,6 +570,11 @@ TEST(unwinder_bpf_walks_verify_cheaply)
 	CHECK(loop > 0 && loop <= 5500);
 	CHECK(unrolled > 0 && unrolled <= 95000);
 	CHECK(deep > 0 && deep <= 95000 * CPROF_WALK_FRAMES_DEEP / CPROF_WALK_FRAMES);
+	if (libbpf_probe_bpf_helper(BPF_PROG_TYPE_PERF_EVENT, BPF_FUNC_find_vma, NULL) == 1) {
+		file = verify_alone("cprof_walk_file", log, sizeof(log));
+		fprintf(stderr, "  verified: the walk by file %ld instructions\n", file);
+		CHECK(file > 0 && file <= 9000);
+	}
 }
 
 /*
