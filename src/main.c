@@ -57,6 +57,7 @@ enum {
 	OPT_CACHE_DIR,
 	OPT_NO_CACHE,
 	OPT_NO_DEBUGINFOD,
+	OPT_NO_LINES,
 	OPT_DEBUGINFOD_TIMEOUT,
 	OPT_DEBUGINFOD_MAX,
 	OPT_DEBUGINFOD_MAX_FILES,
@@ -133,6 +134,9 @@ static const char usage_text[] =
 	"      --top N              functions listed in the summary (default 10)\n"
 	"      --debug-dir DIR      where separate debug files of stripped binaries\n"
 	"                           are looked for (default /usr/lib/debug)\n"
+	"      --no-lines           give pprof frames no source file and line: by\n"
+	"                           default they get them from the DWARF line table\n"
+	"                           of the file or its debug file, when it has one\n"
 	"      --no-debuginfod      fetch no debug files: by default, with\n"
 	"                           DEBUGINFOD_URLS set (as for perf and gdb), stripped\n"
 	"                           files without a local one are fetched by build ID\n"
@@ -691,6 +695,9 @@ static bool parse_profile_option(int c, char *arg, struct cli *cli)
 	case OPT_NO_DEBUGINFOD:
 		cli->no_debuginfod = true;
 		break;
+	case OPT_NO_LINES:
+		o->no_lines = true;
+		break;
 	case OPT_DEBUGINFOD_TIMEOUT:
 		o->debuginfod_wait_ms = parse_duration_ms(arg, "debuginfod timeout");
 		break;
@@ -728,6 +735,7 @@ static const struct option longopts[] = {
 	{"cache-dir", required_argument, NULL, OPT_CACHE_DIR},
 	{"no-cache", no_argument, NULL, OPT_NO_CACHE},
 	{"no-debuginfod", no_argument, NULL, OPT_NO_DEBUGINFOD},
+	{"no-lines", no_argument, NULL, OPT_NO_LINES},
 	{"debuginfod-timeout", required_argument, NULL, OPT_DEBUGINFOD_TIMEOUT},
 	{"debuginfod-max-bytes", required_argument, NULL, OPT_DEBUGINFOD_MAX},
 	{"debuginfod-max-files", required_argument, NULL, OPT_DEBUGINFOD_MAX_FILES},

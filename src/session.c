@@ -165,6 +165,7 @@ struct run {
 	struct summary_info prev; /* counters at the last boundary (they are cumulative) */
 	uint64_t intervals, empty_intervals, unbatched, samples, unnamed_samples, unmapped_samples;
 	uint64_t function_start_samples;
+	uint64_t line_samples[SYM_LINE_MAX];
 };
 
 static void walk_copies(struct run *r, uint64_t before);
@@ -810,6 +811,9 @@ static int end_interval(struct run *r, uint64_t now, bool last)
 	delta.unnamed_samples = summary__unnamed_samples(r->prof, &delta.function_start_samples);
 	r->unnamed_samples += delta.unnamed_samples;
 	r->function_start_samples += delta.function_start_samples;
+	summary__line_samples(r->prof, delta.line_samples);
+	for (int i = 0; i < SYM_LINE_MAX; i++)
+		r->line_samples[i] += delta.line_samples[i];
 	delta.unmapped_samples =
 		summary__unmapped_samples(r->prof, delta.unmapped_who, sizeof(delta.unmapped_who));
 	r->unmapped_samples += delta.unmapped_samples;
@@ -1228,6 +1232,9 @@ static int prepare(struct run *r)
 		pr_err("out of memory");
 		return -ENOMEM;
 	}
+	/* Lines are for pprof (a file, or what is uploaded): folded stacks and SVG have none. */
+	r->base.lines = !o->no_lines && (o->format == FORMAT_PPROF || o->upload);
+	symbolizer__set_lines(r->sym, r->base.lines);
 	/*
 	 * A load notices a signal itself: it runs on the symbol loader's
 	 * thread, or on the main loop (CFI tables), which ends the run.
@@ -1488,6 +1495,7 @@ static int finish_oneshot(struct run *r, uint64_t now)
 	info.unnamed_samples = summary__unnamed_samples(r->prof, &info.function_start_samples);
 	info.unmapped_samples =
 		summary__unmapped_samples(r->prof, info.unmapped_who, sizeof(info.unmapped_who));
+	summary__line_samples(r->prof, info.line_samples);
 	info.truncated_samples =
 		summary__truncated_samples(r->prof, info.truncated_who, sizeof(info.truncated_who));
 	/* Symbol tables are done with: encoding the profile does not stack on them. */
@@ -1513,6 +1521,7 @@ static int finish_intervals(struct run *r, uint64_t now)
 	info.unnamed_samples = r->unnamed_samples;
 	info.function_start_samples = r->function_start_samples;
 	info.unmapped_samples = r->unmapped_samples;
+	memcpy(info.line_samples, r->line_samples, sizeof(info.line_samples));
 	info.unmapped_who[0] = '\0';
 	/* The markers were in the intervals' profiles, each counted in its own comments. */
 	info.truncated_samples = 0;

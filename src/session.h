@@ -43,6 +43,7 @@ struct session_opts {
 	uint32_t map_entries; /* stack and count map entries per set */
 	int top_n;
 	const char *debug_dir; /* separate debug files; NULL: the default, "": none */
+	bool no_lines;	       /* no source lines for pprof's frames (--no-lines) */
 	const char *cache_dir; /* unwind tables kept between runs; NULL: the default, "": none */
 	/* Debug files from debuginfod servers (DEBUGINFOD_URLS); NULL: none. */
 	const struct debuginfod_opts *debuginfod;

@@ -227,6 +227,30 @@ uint64_t summary__unnamed_samples(const struct profile *p, uint64_t *by_start)
 	return n;
 }
 
+void summary__line_samples(const struct profile *p, uint64_t out[SYM_LINE_MAX])
+{
+	const struct profile_sample *smp;
+	const struct profile_frame *f;
+	size_t i;
+	uint32_t j;
+
+	memset(out, 0, SYM_LINE_MAX * sizeof(*out));
+	for (i = 0; i < profile__sample_count(p); i++) {
+		smp = profile__sample(p, i);
+		for (j = 0; j < smp->nframes; j++) {
+			f = profile__frame(p, smp->frames[j]);
+			if (f->kernel || (!f->address && f->unknown))
+				continue;
+			/* Line 0 is code the compiler made, that no source line holds. */
+			if (f->line_status == SYM_LINE_FOUND && !f->line)
+				out[SYM_LINE_NO_ROW] += smp->count;
+			else if (f->line_status < SYM_LINE_MAX)
+				out[f->line_status] += smp->count;
+			break;
+		}
+	}
+}
+
 /* A user frame in no known mapping; placeholders for lost stacks have no address. */
 static bool unmapped(const struct profile_frame *f)
 {
@@ -571,6 +595,44 @@ static uint64_t sum(const uint64_t *v, int n)
 }
 
 /*
+ * "source lines: ..." with what the leaf user frames got, and the line
+ * table units skipped when there were some (a comment stays under 200
+ * characters).
+ */
+static void lines_sentence(char *buf, size_t size, const struct summary_info *in)
+{
+	const uint64_t *n = in->line_samples;
+	uint64_t all = sum(n, SYM_LINE_MAX);
+	size_t off = 0;
+
+	appendf(buf, size, &off,
+		"source lines: %" PRIu64 " of %" PRIu64 " user samples (%.1f%%) have one at the "
+		"leaf; none: no symbol %" PRIu64 ", no debug info %" PRIu64 ", no row %" PRIu64
+		", unreadable %" PRIu64 ", refused %" PRIu64 ", not zlib %" PRIu64
+		", cut off %" PRIu64,
+		n[SYM_LINE_FOUND], all, pct(n[SYM_LINE_FOUND], all), n[SYM_LINE_NOT_ASKED],
+		n[SYM_LINE_NO_DEBUG], n[SYM_LINE_NO_ROW], n[SYM_LINE_UNREADABLE],
+		n[SYM_LINE_REFUSED], n[SYM_LINE_UNSUPPORTED], n[SYM_LINE_CUT_OFF]);
+	if (in->sym[SYM_STAT_LINE_UNITS_BAD] + in->sym[SYM_STAT_LINE_UNITS_UNSUPPORTED] +
+	    in->sym[SYM_STAT_LINE_UNITS_CAPPED])
+		appendf(buf, size, &off,
+			"; line table units skipped: malformed %" PRIu64 ", unsupported %" PRIu64
+			", capped %" PRIu64,
+			in->sym[SYM_STAT_LINE_UNITS_BAD], in->sym[SYM_STAT_LINE_UNITS_UNSUPPORTED],
+			in->sym[SYM_STAT_LINE_UNITS_CAPPED]);
+}
+
+static void print_lines(FILE *f, const struct summary_info *in)
+{
+	char line[640];
+
+	if (!in->lines)
+		return;
+	lines_sentence(line, sizeof(line), in);
+	fprintf(f, "cprof: %s\n", line);
+}
+
+/*
  * Files opened on a process's behalf that its rule refused or capped
  * (lib/proc_file.h): "" when none, unless always.
  */
@@ -763,6 +825,13 @@ int summary__add_comments(struct profile *p, const struct summary_info *in)
 	err = profile__add_comment(p, buf);
 	if (err)
 		return err;
+	if (in->lines) {
+		memcpy(buf, "cprof: ", 7);
+		lines_sentence(buf + 7, sizeof(buf) - 7, in);
+		err = profile__add_comment(p, buf);
+		if (err)
+			return err;
+	}
 	memcpy(buf, "cprof: ", 7);
 	refusals_sentence(buf + 7, sizeof(buf) - 7, in, false);
 	if (!buf[7]) /* every count 0: said in a few words */
@@ -1081,6 +1150,7 @@ void summary__print_losses(FILE *f, uint64_t total, const struct summary_info *i
 	print_lost(f, total, in);
 	print_user_stacks(f, in);
 	print_unnamed(f, total, in);
+	print_lines(f, in);
 	print_processes(f, in);
 	print_rate(f, in);
 }

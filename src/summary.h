@@ -76,6 +76,12 @@ struct summary_info {
 	uint64_t truncated_samples;
 	char truncated_who[160]; /* "liblzma.so.5 120, python3.11 7" (files with the most), or "" */
 	uint64_t store_capped;	 /* tables and symbols not kept between runs: the store's cap */
+	/*
+	 * Source lines were looked up (pprof's frames), and the samples with
+	 * user code by what their leaf user frame got: enum symbolizer_line.
+	 */
+	bool lines;
+	uint64_t line_samples[SYM_LINE_MAX];
 	/* What the kernel could not do: bits 1 << enum kernel_cap (lib/kernel_caps.h). */
 	unsigned kernel_fallbacks;
 	const char *kernel_as; /* the release emulated (CPROF_KERNEL_AS), or NULL */
@@ -101,6 +107,8 @@ struct summary_info {
  * Samples of p that have at least one user frame with no name at all;
  * *by_start gets those with one named only by its function's start.
  */
+/* The samples with user code by what their leaf user frame's line is (enum symbolizer_line). */
+void summary__line_samples(const struct profile *p, uint64_t out[SYM_LINE_MAX]);
 uint64_t summary__unnamed_samples(const struct profile *p, uint64_t *by_start);
 
 /*

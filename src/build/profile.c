@@ -287,7 +287,8 @@ uint32_t profile__add_frame(struct profile *p, const struct profile_frame *f)
 	key.name = profile__intern(p, f->name);
 	/* No separate raw name means the display name is the raw name. */
 	key.system_name = f->system_name ? profile__intern(p, f->system_name) : key.name;
-	if (!key.name || !key.system_name)
+	key.file = f->file ? profile__intern(p, f->file) : NULL;
+	if (!key.name || !key.system_name || (f->file && !key.file))
 		return 0;
 	if (index_reserve(&p->frame_index))
 		return 0;
@@ -484,6 +485,30 @@ int profile__add_symbolized(struct profile *p, const struct symbolizer *s, const
 	return 0;
 }
 
+/* The source lines symbolizer__finish found for the frames p took from this generation. */
+static int copy_lines(struct profile *p, const struct symbolizer *s)
+{
+	const struct symbolizer_frame *f;
+	struct profile_frame *pf;
+	uint32_t id;
+
+	for (id = 1; id < p->from_frame_cap; id++) {
+		if (!p->from_frame[id] || !(f = symbolizer__frame(s, id)))
+			continue;
+		pf = &p->frames[p->from_frame[id] - 1];
+		/* Frames of several ids are one here (a leaf and a return address): the first
+		 * stays. */
+		if (pf->line_status || !f->line_status)
+			continue;
+		pf->file = f->file ? profile__intern(p, f->file) : NULL;
+		if (f->file && !pf->file)
+			return -ENOMEM;
+		pf->line = f->line;
+		pf->line_status = f->line_status;
+	}
+	return 0;
+}
+
 int profile__finish_frames(struct profile *p, struct symbolizer *s, bool last)
 {
 	int err = symbolizer__finish(s, last), e, copy_err = 0;
@@ -500,6 +525,9 @@ int profile__finish_frames(struct profile *p, struct symbolizer *s, bool last)
 			copy_err = e;
 	}
 	p->nwaiting = 0;
+	e = copy_lines(p, s);
+	if (e && !copy_err)
+		copy_err = e;
 	return err ? err : copy_err;
 }
 

@@ -53,6 +53,14 @@ struct profile_frame {
 	bool kernel;		 /* kernel-space frame */
 	bool unknown;		 /* no symbol was found: name is a module+offset fallback */
 	bool function_start;	 /* unknown, named FILE+0xSTART of its function (no symbol) */
+	/*
+	 * Source file (interned; NULL: none) and line of the address (of the
+	 * call for a return address), and enum symbolizer_line: why there is
+	 * none. Set when the frames are finished (profile__finish_frames).
+	 */
+	const char *file;
+	uint32_t line;
+	uint8_t line_status;
 };
 
 struct profile_labels {
@@ -102,7 +110,7 @@ int profile__add_symbolized(struct profile *p, const struct symbolizer *s, const
 /*
  * The end of p's frames: s names the kernel frames it answered before their
  * names were read (symbolizer__finish; last: no profile follows), and p takes
- * the names; frames added afterwards are named by the next call. What
+ * the names and the source lines; frames added afterwards are named by the next call. What
  * symbolizer__finish returned, or -ENOMEM.
  */
 int profile__finish_frames(struct profile *p, struct symbolizer *s, bool last);

@@ -11,15 +11,15 @@
  *   process (profile_meta), and in a whole-system profile, which has none, a
  *   mapping of nothing with no file, so that pprof names no program rather
  *   than whichever came first.
- * - One Location per model frame, each with exactly one Line: cprof has no
- *   inline or line-number information, and unresolved frames keep their
- *   "module+offset" fallback name so that every frame is readable without
- *   the binaries at hand.
- * - Function.filename is left empty. The field names a source file; cprof
- *   knows none, and the binary is already the Location's mapping. Putting the
- *   binary path there would make `pprof -list` try to read the binary as
- *   source. Functions are deduplicated by (name, system_name), as pprof's own
- *   symbolizer does when it has no source files.
+ * - One Location per model frame, each with exactly one Line (inlined
+ *   calls are not read yet), with the frame's source line when its file's
+ *   DWARF line table has one; unresolved frames keep their "module+offset"
+ *   fallback name so that every frame is readable without the binaries at
+ *   hand.
+ * - Function.filename is the source file of the frame's line, as the line
+ *   table names it, or empty: never the binary's path, which would make
+ *   `pprof -list` read the binary as source. Functions are deduplicated by
+ *   (name, system_name, filename), as pprof's own symbolizer does.
  * - Function.system_name is left empty when it would be the name and the
  *   name holds parentheses or angle brackets. pprof takes a function whose
  *   system_name is its name for one it must still demangle, and cuts every
@@ -54,6 +54,8 @@
 struct func_info {
 	uint32_t name; /* string IDs */
 	uint32_t system_name;
+	uint32_t filename;
+	uint32_t same_names; /* the next function ID with the same names (another file); 0: none */
 };
 
 struct mapping_info {
@@ -239,6 +241,24 @@ static int collect_mappings(struct encoder *e)
 	return err;
 }
 
+/*
+ * The ID of the function fi among those with its names (first: the first
+ * of them, 0: none yet), or 0 after adding it: as the chain's head when
+ * there was none (the caller indexes it), else at its end.
+ */
+static uint32_t function_id(struct encoder *e, uint32_t first, const struct func_info *fi)
+{
+	uint32_t id = first, last = 0;
+
+	for (; id; last = id, id = e->funcs[id - 1].same_names)
+		if (e->funcs[id - 1].filename == fi->filename)
+			return id;
+	e->funcs[e->nfuncs++] = *fi;
+	if (last)
+		e->funcs[last - 1].same_names = (uint32_t)e->nfuncs;
+	return last ? (uint32_t)e->nfuncs : 0;
+}
+
 static int collect_functions(struct encoder *e)
 {
 	size_t i, n = profile__frame_count(e->p);
@@ -253,7 +273,7 @@ static int collect_functions(struct encoder *e)
 	}
 	for (i = 0; i < n; i++) {
 		const struct profile_frame *f = profile__frame(e->p, (uint32_t)(i + 1));
-		struct func_info fi;
+		struct func_info fi = {0};
 		uint64_t key, id;
 
 		err = add_string(e, f->name, &fi.name);
@@ -264,15 +284,18 @@ static int collect_functions(struct encoder *e)
 			goto cleanup;
 		if (fi.system_name == fi.name && strpbrk(f->name, "()<>"))
 			fi.system_name = 0; /* the empty string: no other name */
+		err = f->file ? add_string(e, f->file, &fi.filename) : 0;
+		if (err)
+			goto cleanup;
 		key = (uint64_t)fi.name << 32 | fi.system_name;
-		if (!u64map__get(ids, key, &id)) {
-			e->funcs[e->nfuncs++] = fi;
-			id = e->nfuncs;
-			err = u64map__set(ids, key, id);
-			if (err)
-				goto cleanup;
-		}
-		e->frame_func[i] = (uint32_t)id;
+		if (!u64map__get(ids, key, &id))
+			id = 0;
+		id = function_id(e, (uint32_t)id, &fi);
+		if (!id)
+			err = u64map__set(ids, key, e->nfuncs);
+		if (err)
+			goto cleanup;
+		e->frame_func[i] = id ? (uint32_t)id : (uint32_t)e->nfuncs;
 	}
 cleanup:
 	u64map__free(ids);
@@ -408,11 +431,17 @@ static int encode_mapping(struct pb_writer *w, const void *msg)
 	return w->err;
 }
 
+struct line_msg {
+	uint32_t function_id;
+	uint32_t line;
+};
+
 static int encode_line(struct pb_writer *w, const void *msg)
 {
-	const uint32_t *function_id = msg;
+	const struct line_msg *l = msg;
 
-	put_u64(w, LINE_FUNCTION_ID, *function_id);
+	put_u64(w, LINE_FUNCTION_ID, l->function_id);
+	put_u64(w, LINE_LINE, l->line);
 	return w->err;
 }
 
@@ -420,11 +449,12 @@ static int encode_location(struct pb_writer *w, const void *msg)
 {
 	const struct item *it = msg;
 	const struct profile_frame *f = profile__frame(it->e->p, (uint32_t)(it->i + 1));
+	struct line_msg line = {it->e->frame_func[it->i], f->file ? f->line : 0};
 
 	put_u64(w, LOCATION_ID, it->i + 1);
 	put_u64(w, LOCATION_MAPPING_ID, f->mapping ? it->e->map_id[f->mapping - 1] : 0);
 	put_u64(w, LOCATION_ADDRESS, f->address);
-	pb_writer__submessage(w, LOCATION_LINE, encode_line, &it->e->frame_func[it->i]);
+	pb_writer__submessage(w, LOCATION_LINE, encode_line, &line);
 	return w->err;
 }
 
@@ -436,6 +466,7 @@ static int encode_function(struct pb_writer *w, const void *msg)
 	put_u64(w, FUNCTION_ID, it->i + 1);
 	put_u64(w, FUNCTION_NAME, fi->name);
 	put_u64(w, FUNCTION_SYSTEM_NAME, fi->system_name);
+	put_u64(w, FUNCTION_FILENAME, fi->filename);
 	return w->err;
 }
 

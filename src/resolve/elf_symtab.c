@@ -47,6 +47,8 @@
 #include "lib/log.h"
 #include "lib/range.h"
 #include "lib/u64map.h"
+#include "lib/dwarf_line.h"
+#include "resolve/elf_dwarf.h"
 #include "resolve/elf_plt.h"
 #include "resolve/elf_symtab.h"
 #include "lib/go_pclntab.h"
@@ -108,6 +110,10 @@ struct elf_symtab {
 	struct load_budget *budget; /* borrowed: caps, deadline and counts; NULL: none */
 	bool released;		    /* the file was let go before its symbols were loaded */
 	size_t held;		    /* symbols counted in budget->symbols_held */
+	/* Its line table's sections (or its debug file's), copied at the load; NULL: see dwarf_err.
+	 */
+	struct dwarf_ctx *dwarf;
+	int dwarf_err;
 	/* During elf_symtab__load: set from another thread to end the load (NULL: none). */
 	const atomic_bool *stop;
 };
@@ -333,6 +339,7 @@ static struct elf_symtab *new_symtab(const char *display_path)
 	if (!e)
 		return NULL;
 	e->fd = -1;
+	e->dwarf_err = -ENOENT;
 	e->fns_fd = -1;
 	e->path = strdup(display_path);
 	if (!e->path) {
@@ -500,6 +507,7 @@ void elf_symtab__free(struct elf_symtab *e)
 	free(e->fns);
 	free(e->path);
 	free(e->debug_path);
+	dwarf_ctx__free(e->dwarf);
 	free(e);
 }
 
@@ -1502,6 +1510,27 @@ bool elf_symtab__loaded(const struct elf_symtab *e)
 	return e && e->loaded;
 }
 
+/*
+ * Its debug file's line table, else its own, copied before the files are
+ * closed: lines are looked up when the profile ends (elf_symtab__dwarf).
+ */
+static void copy_dwarf(struct elf_symtab *e)
+{
+	dwarf_ctx__free(e->dwarf);
+	e->dwarf = NULL;
+	e->dwarf_err = -ENOENT;
+	if (e->debug)
+		e->dwarf_err = elf_dwarf__read(e->debug->elf, e->debug->file_size, &e->dwarf);
+	if (e->dwarf_err == -ENOENT)
+		e->dwarf_err = elf_dwarf__read(e->elf, e->file_size, &e->dwarf);
+}
+
+struct dwarf_ctx *elf_symtab__dwarf(struct elf_symtab *e, int *err)
+{
+	*err = !e ? -ENOENT : e->loaded ? e->dwarf_err : -EAGAIN;
+	return e && e->loaded ? e->dwarf : NULL;
+}
+
 int elf_symtab__load(struct elf_symtab *e, const atomic_bool *stop)
 {
 	uint64_t t0;
@@ -1543,6 +1572,8 @@ int elf_symtab__load(struct elf_symtab *e, const atomic_bool *stop)
 			 e->from_store ? "read back from the store" : "loaded",
 			 (clock__mono_ns() - t0) / 1e6);
 	}
+	if (!err)
+		copy_dwarf(e);
 	close_file(e);
 	e->stop = NULL;
 	return err;

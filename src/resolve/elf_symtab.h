@@ -131,6 +131,16 @@ bool elf_symtab__loaded(const struct elf_symtab *e);
  */
 bool elf_symtab__function_start(struct elf_symtab *e, uint64_t vaddr, uint64_t *start);
 
+struct dwarf_ctx;
+/*
+ * The file's DWARF line table (its debug file's if that has one), copied
+ * when the symbols were loaded, or NULL with *err: -EAGAIN (not loaded
+ * yet), -ENOENT (none), or why it was not kept (-EFBIG over
+ * DWARF_MAX_SECTION_BYTES, -EOPNOTSUPP compressed with other than zlib).
+ * Owned by e.
+ */
+struct dwarf_ctx *elf_symtab__dwarf(struct elf_symtab *e, int *err);
+
 /* Number of function symbols after loading/dedup (loads the table). */
 size_t elf_symtab__symbol_count(struct elf_symtab *e);
 

@@ -63,6 +63,7 @@
 #include "resolve/proc_maps.h"
 #include "resolve/symbolizer.h"
 #include "resolve/symtab_loader.h"
+#include "resolve/source_lines.h"
 
 #define LOG_MODULE "symbols"
 #include "lib/log.h"
@@ -87,6 +88,8 @@ struct elf_entry {
 	 * it back, or for good once left behind (symtab_loader__stop).
 	 */
 	bool loading;
+	/* Frames of the profile under way want its lines: kept open until it ends. */
+	bool lines_wanted;
 };
 
 /* What the symbolizer keeps of one address space: struct space's priv. */
@@ -254,7 +257,8 @@ struct symbolizer {
 	struct symtab_loader *loader;	  /* NULL: symbols are loaded at the first lookup */
 	size_t nloading;		  /* entries loading */
 	bool loads_deferred;		  /* an entry's load waits for room (max_loading) */
-	struct uframe_wait *uwait;	  /* user frames waiting for symbols */
+	struct source_lines *lines; /* frames whose lines are looked up at the end; NULL: off */
+	struct uframe_wait *uwait;  /* user frames waiting for symbols */
 	size_t nuwait;
 	size_t uwait_cap;
 	uint64_t stats[SYM_STAT_MAX];
@@ -350,7 +354,7 @@ int symbolizer__new(struct symbolizer **out)
 	s->elf_index = u64map__new();
 	s->debug_dir = strdup(DEBUG_FILE_DEFAULT_DIR);
 	if (!s->t || address_spaces__new(space_state__free, &s->spaces) || !s->elf_index ||
-	    !s->debug_dir) {
+	    !s->debug_dir || source_lines__new(&s->lines)) {
 		symbolizer__free(s);
 		return -ENOMEM;
 	}
@@ -391,6 +395,7 @@ void symbolizer__free(struct symbolizer *s)
 	free(s->kallsyms);
 	free(s->kwait);
 	free(s->uwait);
+	source_lines__free(s->lines);
 	table__free(s->t);
 	free(s);
 }
@@ -1357,7 +1362,8 @@ static int close_idle_elfs(struct symbolizer *s)
 			pp = &e->next;
 			continue;
 		}
-		if (now - e->mapped_ns < s->elf_idle_ns || e->fetch || e->waiters || e->loading) {
+		if (now - e->mapped_ns < s->elf_idle_ns || e->fetch || e->waiters || e->loading ||
+		    e->lines_wanted) {
 			pp = &e->next;
 			continue;
 		}
@@ -1881,6 +1887,20 @@ static void pick_up_loads(struct symbolizer *s, bool finishing, bool last)
 	}
 }
 
+/*
+ * Frame, named by elf's symbols at vaddr, gets its source line when the
+ * profile ends (symbolizer__finish): e (NULL for the vDSO, which lives as
+ * long as s) stays open until then. Without memory it just has none.
+ */
+static void want_line(struct symbolizer *s, struct elf_entry *e, struct elf_symtab *elf,
+		      uint64_t vaddr, uint32_t frame)
+{
+	if (!s->lines || (e ? e->elf != elf : elf != s->vdso) || !elf)
+		return;
+	if (!source_lines__want(s->lines, elf, vaddr, frame) && e)
+		e->lines_wanted = true;
+}
+
 static uint32_t resolve_user(struct symbolizer *s, struct space *sp, uint64_t addr, bool leaf)
 {
 	struct space_state *st = sp->priv;
@@ -1917,6 +1937,8 @@ static uint32_t resolve_user(struct symbolizer *s, struct space *sp, uint64_t ad
 	}
 	if (name) {
 		frame = add_frame(s, module, addr, name, false, false);
+		if (frame)
+			want_line(s, used, m->elf, vaddr, frame);
 		if (retry)
 			s->stats[SYM_STAT_UNKNOWN_USER]--;
 	} else {
@@ -2383,9 +2405,52 @@ static int name_user_frames(struct symbolizer *s, bool last)
 		f->system_name = raw;
 		f->unknown = false;
 		s->stats[SYM_STAT_UNKNOWN_USER]--;
+		want_line(s, w->e, w->e->elf, w->vaddr, w->frame);
 	}
 	s->nuwait = 0;
 	return err;
+}
+
+static void set_line(void *ctx, uint32_t id, const char *file, uint32_t line,
+		     enum symbolizer_line status)
+{
+	struct symbolizer *s = ctx;
+	struct symbolizer_frame *f = records__get(&s->t->frames, id);
+
+	/* A frame of several processes is wanted once by each: the first answer stays. */
+	if (!f || f->line_status)
+		return;
+	f->file = file ? intern(s, file) : NULL;
+	f->line = f->file ? line : 0;
+	f->line_status = f->file || !file ? status : SYM_LINE_NOT_ASKED;
+}
+
+/* The source lines of the profile's user frames (see symbolizer__finish). */
+static void find_lines(struct symbolizer *s)
+{
+	struct dwarf_line_counts c = {0};
+	size_t n = source_lines__count(s->lines);
+	uint64_t t0 = clock__mono_ns();
+	struct elf_entry *e;
+
+	if (source_lines__find(s->lines, s->budget, &c, set_line, s))
+		pr_warn("cannot look up some source lines: out of memory");
+	if (n)
+		pr_debug("source lines of %zu frames: %" PRIu64 " line table units read in %.1f ms",
+			 n, c.units, (clock__mono_ns() - t0) / 1e6);
+	for (e = s->elf_list; e; e = e->next)
+		e->lines_wanted = false;
+	s->stats[SYM_STAT_LINE_UNITS_BAD] += c.bad_units;
+	s->stats[SYM_STAT_LINE_UNITS_UNSUPPORTED] += c.unsupported;
+	s->stats[SYM_STAT_LINE_UNITS_CAPPED] += c.capped_units;
+}
+
+void symbolizer__set_lines(struct symbolizer *s, bool on)
+{
+	if (!on) {
+		source_lines__free(s->lines);
+		s->lines = NULL;
+	}
 }
 
 int symbolizer__finish(struct symbolizer *s, bool last)
@@ -2402,6 +2467,8 @@ int symbolizer__finish(struct symbolizer *s, bool last)
 	 */
 	if ((s->nuwait || (last && s->loader)) && name_user_frames(s, last))
 		pr_warn("cannot name some user frames: out of memory");
+	if (s->lines)
+		find_lines(s);
 	if (!s->ksyms_tried && s->nkwait)
 		err = name_by_kernel(s);
 	if (!s->nkwait)

@@ -74,6 +74,11 @@ enum symbolizer_stat {
 	SYM_STAT_DEBUG_CRC_STOPPED,  /* debug files whose CRC the end of the run cut short */
 	SYM_STAT_ELF_FILES_RELEASED, /* let go while open files were too many */
 	SYM_STAT_ELF_FILES_REOPENED, /* ... and opened again for their symbols */
+	/* Line tables (lib/dwarf_line.h): units skipped as malformed, unsupported or over its cap.
+	 */
+	SYM_STAT_LINE_UNITS_BAD,
+	SYM_STAT_LINE_UNITS_UNSUPPORTED,
+	SYM_STAT_LINE_UNITS_CAPPED,
 	SYM_STAT_MAX,
 };
 
@@ -89,6 +94,22 @@ struct symbolizer_module {
 	bool main_exe;
 };
 
+/*
+ * Whether a frame has a source line (symbolizer__finish looks them up), or
+ * why not. Only user frames a symbol names are looked up.
+ */
+enum symbolizer_line {
+	SYM_LINE_NOT_ASKED,   /* kernel, JIT, unnamed or placeholder frames */
+	SYM_LINE_FOUND,	      /* file and line are set */
+	SYM_LINE_NO_DEBUG,    /* neither the file nor its debug file has .debug_line */
+	SYM_LINE_NO_ROW,      /* the line table covers no row at the address */
+	SYM_LINE_UNREADABLE,  /* it did not inflate, or its units could not be read */
+	SYM_LINE_REFUSED,     /* over DWARF_MAX_SECTION_BYTES (lib/dwarf_line.h) */
+	SYM_LINE_UNSUPPORTED, /* compressed with other than zlib */
+	SYM_LINE_CUT_OFF,     /* the run's time for loading was over (load_budget.h) */
+	SYM_LINE_MAX,
+};
+
 /* The answer for one address (or a placeholder for what was lost). */
 struct symbolizer_frame {
 	uint64_t address;	 /* runtime instruction address; 0 for a placeholder */
@@ -99,6 +120,10 @@ struct symbolizer_frame {
 	bool unknown;		 /* no symbol: name is a module+offset fallback or a placeholder */
 	bool function_start;	 /* unknown, named FILE+0xSTART of its function (.eh_frame_hdr) */
 	bool waiting;		 /* its name comes with symbolizer__finish; a stand-in until then */
+	/* Set by symbolizer__finish: source file (NULL: none) and line, or why there are none. */
+	const char *file;
+	uint32_t line;
+	uint8_t line_status; /* enum symbolizer_line */
 };
 
 int symbolizer__new(struct symbolizer **out);
@@ -218,6 +243,11 @@ uint32_t symbolizer__generation(const struct symbolizer *s);
  * "[kernel]", counted as unknown. Until the next request, the ids answer
  * the names (profile__finish_frames takes them).
  *
+ * Then the user frames named by a file's symbols get their source file and
+ * line, from the file's (or its debug file's) DWARF line table: one pass
+ * over each table for all the profile's addresses in it (unless
+ * symbolizer__set_lines turned this off).
+ *
  * The next request for frames begins a new generation: every address is
  * resolved afresh, so each profile counts its own frames and sees the kernel
  * as it is then, and the names of the last are dropped, so a long run does
@@ -225,6 +255,8 @@ uint32_t symbolizer__generation(const struct symbolizer *s);
  * either way).
  */
 int symbolizer__finish(struct symbolizer *s, bool last);
+/* Whether symbolizer__finish looks up source lines (default: yes). */
+void symbolizer__set_lines(struct symbolizer *s, bool on);
 /* Where kernel symbols are read instead of /proc/kallsyms (tests); before the first kernel frame.
  */
 int symbolizer__set_kallsyms(struct symbolizer *s, const char *path);
