@@ -721,6 +721,21 @@ void dwarf_ctx__free(struct dwarf_ctx *c)
 	free(c);
 }
 
+uint64_t dwarf_ctx__bytes(const struct dwarf_ctx *c)
+{
+	uint64_t n = 0;
+	int i;
+
+	for (i = 0; c && i < DWARF_SECTIONS; i++)
+		n += c->raw[i].size;
+	return n;
+}
+
+uint64_t dwarf_ctx__size(const struct dwarf_ctx *c)
+{
+	return c ? c->size[DWARF_LINE] + c->size[DWARF_LINE_STR] + c->size[DWARF_STR] : 0;
+}
+
 int dwarf_ctx__new(const struct dwarf_section_bytes secs[DWARF_SECTIONS], bool is64,
 		   struct dwarf_ctx **out)
 {
@@ -753,6 +768,10 @@ int dwarf_ctx__new(const struct dwarf_section_bytes secs[DWARF_SECTIONS], bool i
 		memcpy(copy, secs[i].data, secs[i].size);
 		c->raw[i] = (struct dwarf_section_bytes){copy, secs[i].size, secs[i].compressed};
 	}
+	/* Inflated together when lines are looked up: the cap holds for all of them. */
+	if (!err && c->size[DWARF_LINE] + c->size[DWARF_LINE_STR] + c->size[DWARF_STR] >
+			    DWARF_MAX_SECTION_BYTES)
+		err = -EFBIG;
 	if (err) {
 		dwarf_ctx__free(c);
 		return err;
@@ -761,13 +780,17 @@ int dwarf_ctx__new(const struct dwarf_section_bytes secs[DWARF_SECTIONS], bool i
 	return 0;
 }
 
-/* Section i, inflated into *buf if compressed (the caller frees *buf). */
-static int section(const struct dwarf_ctx *c, int i, struct dwarf_section_bytes *s, void **buf)
+/* Inflated in steps of this many bytes, the deadline looked at between them. */
+#define INFLATE_STEP (16u << 20)
+
+/* Section i, inflated into *buf if compressed (the caller frees *buf); -ETIME past budget's end. */
+static int section(const struct dwarf_ctx *c, int i, struct dwarf_section_bytes *s, void **buf,
+		   struct load_budget *budget)
 {
 	z_stream zs = {0};
 	size_t hdr;
 	uint64_t size;
-	int err, rc;
+	int err, rc = Z_OK;
 
 	*buf = NULL;
 	*s = c->raw[i];
@@ -784,9 +807,16 @@ static int section(const struct dwarf_ctx *c, int i, struct dwarf_section_bytes 
 	zs.next_in = (Bytef *)c->raw[i].data + hdr;
 	zs.avail_in = (uInt)(c->raw[i].size - hdr);
 	zs.next_out = *buf;
-	zs.avail_out = (uInt)size;
-	rc = inflate(&zs, Z_FINISH);
+	while (rc == Z_OK && zs.total_out < size && !load_budget__over(budget)) {
+		zs.avail_out = (uInt)(size - zs.total_out < INFLATE_STEP ? size - zs.total_out
+									 : INFLATE_STEP);
+		rc = inflate(&zs, Z_SYNC_FLUSH);
+	}
+	if (rc == Z_OK && zs.total_out == size) /* all out: the stream must end here */
+		rc = inflate(&zs, Z_FINISH);
 	inflateEnd(&zs);
+	if (rc == Z_OK && zs.total_out < size)
+		return -ETIME;
 	if (rc != Z_STREAM_END || zs.total_out != size)
 		return -EBADMSG;
 	*s = (struct dwarf_section_bytes){*buf, size, false};
@@ -805,7 +835,7 @@ int dwarf_ctx__lines(struct dwarf_ctx *c, const uint64_t *addrs, size_t n,
 	free(c->names);
 	c->names = NULL;
 	for (i = 0; i < DWARF_SECTIONS && !err; i++)
-		err = section(c, i, &secs[i], &bufs[i]);
+		err = section(c, i, &secs[i], &bufs[i], budget);
 	if (!err)
 		err = dwarf_line__lookup(secs, addrs, n, out, &c->names, counts, budget);
 	for (i = 0; i < DWARF_SECTIONS; i++)

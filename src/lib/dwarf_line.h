@@ -25,7 +25,7 @@
 
 struct load_budget;
 
-/* Uncompressed size of one debug section this reader accepts. */
+/* Uncompressed size of the debug sections of one file this reader accepts. */
 #define DWARF_MAX_SECTION_BYTES (256ull << 20)
 /* Directories or files one line table header may name. */
 #define DWARF_MAX_UNIT_FILES (1u << 18)
@@ -63,12 +63,16 @@ struct dwarf_ctx;
 /*
  * Copies the sections (is64: an ELFCLASS64 file, for its compression
  * headers); a missing one has size 0. -ENOENT without .debug_line,
- * -EFBIG when one is over DWARF_MAX_SECTION_BYTES (by its header, before
+ * -EFBIG when they are over DWARF_MAX_SECTION_BYTES (by their headers, before
  * anything is inflated), -EOPNOTSUPP for a compression other than zlib.
  */
 int dwarf_ctx__new(const struct dwarf_section_bytes secs[DWARF_SECTIONS], bool is64,
 		   struct dwarf_ctx **out);
 void dwarf_ctx__free(struct dwarf_ctx *c);
+/* The bytes c holds: its sections as stored. */
+uint64_t dwarf_ctx__bytes(const struct dwarf_ctx *c);
+/* The bytes a lookup reads: its sections inflated. */
+uint64_t dwarf_ctx__size(const struct dwarf_ctx *c);
 
 /*
  * The file and line of each of addrs (sorted ascending, n of them) into

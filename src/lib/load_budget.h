@@ -59,6 +59,14 @@
 #define LOAD_MAX_CFI_FDES (2u << 20)
 
 /*
+ * DWARF line tables (their sections as the files store them, copied while
+ * the symbols are loaded, for the lines looked up when a profile ends)
+ * held by all loaded files at once: libc's debug file holds 0.6 MB, a
+ * large C++ program's tens of MB. Past it a file's are refused, counted.
+ */
+#define LOAD_MAX_HELD_DWARF_BYTES (256ull << 20)
+
+/*
  * Code mappings of one process that get eager work: their files opened as
  * they are seen (the symbolizer) and their CFI read for a table (the
  * unwinder). Real processes have tens, a Python with every scientific
@@ -90,6 +98,7 @@ struct load_budget {
 	_Atomic uint64_t symtabs_abandoned; /* symbol loads cut off by the deadline */
 	_Atomic uint64_t cfi_refused;	    /* files whose CFI was over a cap */
 	_Atomic uint64_t cfi_abandoned;	    /* table builds cut off by the deadline */
+	_Atomic uint64_t dwarf_held; /* line table bytes held, for LOAD_MAX_HELD_DWARF_BYTES */
 };
 
 /* Moves the deadline earlier only (a signal's stop, then -d's). */

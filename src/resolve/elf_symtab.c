@@ -493,6 +493,16 @@ static void release_held(struct elf_symtab *e)
 	e->held = 0;
 }
 
+/* Lets its line table go, and what the budget counted of it. */
+static void drop_dwarf(struct elf_symtab *e)
+{
+	if (e->dwarf && e->budget)
+		atomic_fetch_sub(&e->budget->dwarf_held, dwarf_ctx__bytes(e->dwarf));
+	dwarf_ctx__free(e->dwarf);
+	e->dwarf = NULL;
+	e->dwarf_err = -ENOENT;
+}
+
 void elf_symtab__free(struct elf_symtab *e)
 {
 	if (!e)
@@ -507,7 +517,7 @@ void elf_symtab__free(struct elf_symtab *e)
 	free(e->fns);
 	free(e->path);
 	free(e->debug_path);
-	dwarf_ctx__free(e->dwarf);
+	drop_dwarf(e);
 	free(e);
 }
 
@@ -1516,13 +1526,22 @@ bool elf_symtab__loaded(const struct elf_symtab *e)
  */
 static void copy_dwarf(struct elf_symtab *e)
 {
-	dwarf_ctx__free(e->dwarf);
-	e->dwarf = NULL;
-	e->dwarf_err = -ENOENT;
+	uint64_t n;
+
+	drop_dwarf(e);
 	if (e->debug)
 		e->dwarf_err = elf_dwarf__read(e->debug->elf, e->debug->file_size, &e->dwarf);
 	if (e->dwarf_err == -ENOENT)
 		e->dwarf_err = elf_dwarf__read(e->elf, e->file_size, &e->dwarf);
+	if (!e->dwarf || !e->budget)
+		return;
+	n = dwarf_ctx__bytes(e->dwarf);
+	if (atomic_fetch_add(&e->budget->dwarf_held, n) + n > LOAD_MAX_HELD_DWARF_BYTES) {
+		atomic_fetch_sub(&e->budget->dwarf_held, n);
+		dwarf_ctx__free(e->dwarf);
+		e->dwarf = NULL;
+		e->dwarf_err = -ENOSPC;
+	}
 }
 
 struct dwarf_ctx *elf_symtab__dwarf(struct elf_symtab *e, int *err)

@@ -136,7 +136,8 @@ struct dwarf_ctx;
  * The file's DWARF line table (its debug file's if that has one), copied
  * when the symbols were loaded, or NULL with *err: -EAGAIN (not loaded
  * yet), -ENOENT (none), or why it was not kept (-EFBIG over
- * DWARF_MAX_SECTION_BYTES, -EOPNOTSUPP compressed with other than zlib).
+ * DWARF_MAX_SECTION_BYTES, -ENOSPC the budget's files held
+ * LOAD_MAX_HELD_DWARF_BYTES, -EOPNOTSUPP compressed with other than zlib).
  * Owned by e.
  */
 struct dwarf_ctx *elf_symtab__dwarf(struct elf_symtab *e, int *err);

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #define LOG_MODULE "lines"
+#include "lib/clock.h"
 #include "lib/load_budget.h"
 #include "lib/log.h"
 #include "resolve/elf_symtab.h"
@@ -16,9 +17,17 @@ struct want {
 	uint32_t frame;
 };
 
+/* The wants of one file: v[first, first + n), and what reading its table costs. */
+struct file_wants {
+	size_t first, n;
+	uint64_t cost;
+};
+
 struct source_lines {
 	struct want *v;
 	size_t n, cap;
+	struct file_wants *files;
+	size_t nfiles, files_cap;
 };
 
 int source_lines__new(struct source_lines **out)
@@ -32,6 +41,7 @@ void source_lines__free(struct source_lines *sl)
 	if (!sl)
 		return;
 	free(sl->v);
+	free(sl->files);
 	free(sl);
 }
 
@@ -67,12 +77,39 @@ static int cmp_want(const void *a, const void *b)
 	return x->vaddr < y->vaddr ? -1 : x->vaddr > y->vaddr;
 }
 
+static int cmp_file(const void *a, const void *b)
+{
+	const struct file_wants *x = a, *y = b;
+
+	return x->cost < y->cost ? -1 : x->cost > y->cost;
+}
+
+/* Notes the wants v[first, end) of one file. 0 or -ENOMEM. */
+static int add_file(struct source_lines *sl, size_t first, size_t end)
+{
+	size_t cap = sl->files_cap ? 2 * sl->files_cap : 64;
+	struct file_wants *f;
+	int err;
+
+	if (sl->nfiles == sl->files_cap) {
+		f = reallocarray(sl->files, cap, sizeof(*f));
+		if (!f)
+			return -ENOMEM;
+		sl->files = f;
+		sl->files_cap = cap;
+	}
+	sl->files[sl->nfiles++] = (struct file_wants){
+		first, end - first, dwarf_ctx__size(elf_symtab__dwarf(sl->v[first].elf, &err))};
+	return 0;
+}
+
 static enum symbolizer_line why_none(int err)
 {
 	switch (err) {
 	case -ENOENT:
 		return SYM_LINE_NO_DEBUG;
 	case -EFBIG:
+	case -ENOSPC: /* all files' held LOAD_MAX_HELD_DWARF_BYTES */
 		return SYM_LINE_REFUSED;
 	case -EOPNOTSUPP:
 		return SYM_LINE_UNSUPPORTED;
@@ -121,20 +158,45 @@ static int find_in_file(struct want *v, size_t n, struct load_budget *budget,
 	return err == -ENOMEM ? err : 0;
 }
 
-int source_lines__find(struct source_lines *sl, struct load_budget *budget,
+/*
+ * The time lines may take: until the run's deadline for loads, but at
+ * least LOAD_GRACE_MS from now, as they are only read when a profile ends,
+ * which may be after that deadline; no deadline without one.
+ */
+static void lines_budget(const struct load_budget *run, struct load_budget *b)
+{
+	uint64_t end = load_budget__deadline((struct load_budget *)run),
+		 floor = clock__mono_ns() + LOAD_GRACE_MS * 1000000ull;
+
+	*b = (struct load_budget){.stop_requested = run ? run->stop_requested : NULL};
+	atomic_store(&b->deadline_ns, end == UINT64_MAX ? 0 : end > floor ? end : floor);
+}
+
+int source_lines__find(struct source_lines *sl, struct load_budget *run,
 		       struct dwarf_line_counts *counts, source_lines_fn answer, void *ctx)
 {
+	struct load_budget budget_, *budget = &budget_;
 	size_t i, j;
 	int err = 0, e;
 
+	lines_budget(run, budget);
 	qsort(sl->v, sl->n, sizeof(*sl->v), cmp_want);
 	for (i = 0; i < sl->n; i = j) {
 		for (j = i + 1; j < sl->n && sl->v[j].elf == sl->v[i].elf; j++)
 			;
-		e = find_in_file(sl->v + i, j - i, budget, counts, answer, ctx);
+		e = add_file(sl, i, j);
+		if (e && !err)
+			err = e;
+	}
+	/* The smallest tables first: a user's huge one cannot use up the time of everyone's. */
+	qsort(sl->files, sl->nfiles, sizeof(*sl->files), cmp_file);
+	for (i = 0; i < sl->nfiles; i++) {
+		e = find_in_file(sl->v + sl->files[i].first, sl->files[i].n, budget, counts, answer,
+				 ctx);
 		if (e && !err)
 			err = e;
 	}
 	sl->n = 0;
+	sl->nfiles = 0;
 	return err;
 }

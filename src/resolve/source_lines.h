@@ -34,11 +34,12 @@ typedef void (*source_lines_fn)(void *ctx, uint32_t frame, const char *file, uin
 
 /*
  * Answers every frame wanted since the last call, then forgets them. The
- * units each table skipped are added to counts; budget (NULL: none) ends
- * the lookups the run has no time for (their frames: SYM_LINE_CUT_OFF).
+ * units each table skipped are added to counts; run's deadline (NULL:
+ * none), or LOAD_GRACE_MS from now if that is later, ends the lookups the
+ * run has no time for (their frames: SYM_LINE_CUT_OFF).
  * 0 or -ENOMEM (the frames not answered keep no line).
  */
-int source_lines__find(struct source_lines *sl, struct load_budget *budget,
+int source_lines__find(struct source_lines *sl, struct load_budget *run,
 		       struct dwarf_line_counts *counts, source_lines_fn answer, void *ctx);
 
 #endif

@@ -31,6 +31,7 @@
 #include "lib/dwarf_line.h"
 #include "lib/load_budget.h"
 #include "resolve/elf_dwarf.h"
+#include "resolve/elf_symtab.h"
 #include "test.h"
 
 /* --- real programs ------------------------------------------------------------------------ */
@@ -696,4 +697,33 @@ TEST(dwarf_line_compressed_section_caps)
 	dwarf_ctx__free(ctx);
 	secs[DWARF_LINE].size = 0;
 	CHECK_INT(dwarf_ctx__new(secs, true, &ctx), ==, -ENOENT);
+}
+
+/* The run's line tables are held to LOAD_MAX_HELD_DWARF_BYTES; a file's are given back when freed.
+ */
+TEST(dwarf_line_held_bytes_capped)
+{
+	const char *bin = build("held", "-O2 -g");
+	struct load_budget budget = {0};
+	struct elf_symtab *e = NULL;
+	int err;
+
+	CHECK_INT(elf_symtab__open(bin, &e), ==, 0);
+	elf_symtab__set_budget(e, &budget);
+	CHECK(!elf_symtab__dwarf(e, &err));
+	CHECK_INT(err, ==, -EAGAIN); /* not loaded yet */
+	CHECK_INT(elf_symtab__load(e, NULL), ==, 0);
+	CHECK(elf_symtab__dwarf(e, &err));
+	CHECK_INT(atomic_load(&budget.dwarf_held), >, 0);
+	elf_symtab__free(e);
+	CHECK_INT(atomic_load(&budget.dwarf_held), ==, 0);
+
+	atomic_store(&budget.dwarf_held, LOAD_MAX_HELD_DWARF_BYTES - 10);
+	CHECK_INT(elf_symtab__open(bin, &e), ==, 0);
+	elf_symtab__set_budget(e, &budget);
+	CHECK_INT(elf_symtab__load(e, NULL), ==, 0);
+	CHECK(!elf_symtab__dwarf(e, &err));
+	CHECK_INT(err, ==, -ENOSPC);
+	elf_symtab__free(e);
+	CHECK_U64(atomic_load(&budget.dwarf_held), ==, LOAD_MAX_HELD_DWARF_BYTES - 10);
 }
