@@ -1549,7 +1549,8 @@ static void copy_dwarf(struct elf_symtab *e)
 
 void elf_symtab__keep_lines(struct elf_symtab *e, bool keep)
 {
-	e->no_lines = !keep;
+	if (e)
+		e->no_lines = !keep;
 }
 
 struct dwarf_ctx *elf_symtab__dwarf(struct elf_symtab *e, int *err)
