@@ -114,6 +114,7 @@ struct elf_symtab {
 	 */
 	struct dwarf_ctx *dwarf;
 	int dwarf_err;
+	bool no_lines; /* elf_symtab__keep_lines(false): not copied */
 	/* During elf_symtab__load: set from another thread to end the load (NULL: none). */
 	const atomic_bool *stop;
 };
@@ -1529,6 +1530,8 @@ static void copy_dwarf(struct elf_symtab *e)
 	uint64_t n;
 
 	drop_dwarf(e);
+	if (e->no_lines)
+		return;
 	if (e->debug)
 		e->dwarf_err = elf_dwarf__read(e->debug->elf, e->debug->file_size, &e->dwarf);
 	if (e->dwarf_err == -ENOENT)
@@ -1542,6 +1545,12 @@ static void copy_dwarf(struct elf_symtab *e)
 		e->dwarf = NULL;
 		e->dwarf_err = -ENOSPC;
 	}
+}
+
+void elf_symtab__keep_lines(struct elf_symtab *e, bool keep)
+{
+	if (e)
+		e->no_lines = !keep;
 }
 
 struct dwarf_ctx *elf_symtab__dwarf(struct elf_symtab *e, int *err)

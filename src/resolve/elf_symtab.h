@@ -131,6 +131,9 @@ bool elf_symtab__loaded(const struct elf_symtab *e);
  */
 bool elf_symtab__function_start(struct elf_symtab *e, uint64_t vaddr, uint64_t *start);
 
+/* Whether the load copies the file's line table for elf_symtab__dwarf (default: yes). */
+void elf_symtab__keep_lines(struct elf_symtab *e, bool keep);
+
 struct dwarf_ctx;
 /*
  * The file's DWARF line table (its debug file's if that has one), copied

@@ -25,11 +25,13 @@ check summary_demangled_cpp grep -qE '^ +[0-9.]+% +[0-9.]+% +[0-9]+ +ns::Foo::ho
 
 "$CPROF" -F 499 -o "$TMP/m.pb.gz" -- "$FIX/mangled_names" 1 2>/dev/null
 go tool pprof -symbolize=none -raw "$TMP/m.pb.gz" >"$TMP/m.raw" 2>&1
-# -raw prints a location's function as "NAME :LINE s=START(SYSTEM_NAME)" when they differ.
-check pprof_cpp_name_and_system_name grep -qF ' ns::Foo::hot(int) :0 s=0(_ZN2ns3Foo3hotEi)' "$TMP/m.raw"
-check pprof_rust_v0_name_and_system_name grep -qF ' mycrate::hot_rust :0 s=0(_RNvCs1234_7mycrate8hot_rust)' "$TMP/m.raw"
-check pprof_rust_legacy_name_and_system_name grep -qF ' mycrate::work :0 s=0(_ZN7mycrate4work17h6b3a7f0d1c9e2a54E)' "$TMP/m.raw"
-check pprof_c_name_only grep -qE ' main :0 s=0$' "$TMP/m.raw"
+# -raw prints a location's function as "NAME FILE:LINE s=START(SYSTEM_NAME)" when they
+# differ (the fixture is built with -g: the file and line of its source, see source_lines.sh).
+src=" $ROOT/fixtures/src/mangled_names.c:[0-9]+ s=0"
+check pprof_cpp_name_and_system_name grep -qE " ns::Foo::hot\(int\)$src\(_ZN2ns3Foo3hotEi\)" "$TMP/m.raw"
+check pprof_rust_v0_name_and_system_name grep -qE " mycrate::hot_rust$src\(_RNvCs1234_7mycrate8hot_rust\)" "$TMP/m.raw"
+check pprof_rust_legacy_name_and_system_name grep -qE " mycrate::work$src\(_ZN7mycrate4work17h6b3a7f0d1c9e2a54E\)" "$TMP/m.raw"
+check pprof_c_name_only grep -qE " main$src\$" "$TMP/m.raw"
 
 # --- real C++ -------------------------------------------------------------------------
 "$CPROF" -F 499 --format folded -o "$TMP/c.folded" -- "$FIX/cpp_names" 1 2>"$TMP/c.err"
