@@ -7,7 +7,8 @@
  * then its first 8 bytes pick a layout (any mix of the supported fields,
  * any registers) for the rest. Each parse is from a heap copy of exactly
  * its size (ASan catches a read past it). Checked: a copy stays within its
- * arrays, and its stack bytes are bytes of the record.
+ * arrays, its stack bytes are bytes of the record, and the general
+ * registers it knows are those the layout samples.
  */
 #include <errno.h>
 #include <linux/perf_event.h>
@@ -17,6 +18,24 @@
 #include "sample/perf_sample.h"
 
 static struct cprof_copy copy;
+
+/* A general register is known only where the layout samples it, and never without user registers.
+ */
+static void check_gregs(const struct perf_sample_layout *l)
+{
+	unsigned int i;
+	int bit;
+
+	if ((copy.flags & CPROF_COPY_NO_USER) && copy.gregs_valid)
+		abort();
+	for (i = 0; i < 32; i++) {
+		if (!(copy.gregs_valid >> i & 1))
+			continue;
+		bit = perf_sample__greg_bit(i);
+		if (i >= CPROF_GREGS || bit < 0 || !(l->regs_mask >> bit & 1))
+			abort();
+	}
+}
 
 static void check(const uint8_t *rec, size_t size, const struct perf_sample_layout *l, int err)
 {
@@ -44,8 +63,10 @@ static void check(const uint8_t *rec, size_t size, const struct perf_sample_layo
 		abort();
 	if (copy.lr_valid && l->lr_reg < 0)
 		abort();
-	if (!(l->sample_type & PERF_SAMPLE_REGS_USER) && (copy.pc || copy.sp || copy.lr_valid))
+	if (!(l->sample_type & PERF_SAMPLE_REGS_USER) &&
+	    (copy.pc || copy.sp || copy.lr_valid || copy.gregs_valid))
 		abort();
+	check_gregs(l);
 	if (!(l->sample_type & PERF_SAMPLE_STACK_USER) && copy.stack_bytes)
 		abort();
 }

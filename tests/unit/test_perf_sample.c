@@ -393,6 +393,46 @@ TEST(perf_sample_arm64_regs)
 	free(c);
 }
 
+/*
+ * The general registers a CFA rule may name, by DWARF number: x86's AX (bit
+ * 0), DX (3) and R10 (18) sampled with BP, SP, IP, in bit order; those not
+ * sampled are not known, and a sample with them all known by the
+ * architecture's own layout.
+ */
+TEST(perf_sample_general_registers)
+{
+	struct perf_sample_layout l = x86;
+	struct cprof_copy *c = new_copy();
+	struct rec r;
+
+	l.regs_mask |= 1ULL << 0 | 1ULL << 3 | 1ULL << 18;
+	user_head(&r);
+	put_u64(&r, PERF_SAMPLE_REGS_ABI_64);
+	put_u64(&r, 0xaa);   /* AX */
+	put_u64(&r, 0xdd);   /* DX */
+	put_u64(&r, FP);     /* BP */
+	put_u64(&r, SP);     /* SP */
+	put_u64(&r, PC);     /* IP */
+	put_u64(&r, 0x1010); /* R10 */
+	put_stack(&r, 16, 16);
+	finish(&r);
+	CHECK_INT(parse_len(&r, r.n, &l, c), ==, 0);
+	CHECK_U64(c->pc, ==, PC);
+	CHECK_U64(c->sp, ==, SP);
+	CHECK_U64(c->gregs[0], ==, 0xaa);    /* rax */
+	CHECK_U64(c->gregs[1], ==, 0xdd);    /* rdx */
+	CHECK_U64(c->gregs[6], ==, FP);	     /* rbp */
+	CHECK_U64(c->gregs[7], ==, SP);	     /* rsp */
+	CHECK_U64(c->gregs[10], ==, 0x1010); /* r10 */
+	CHECK_U64(c->gregs[2], ==, 0);	     /* rcx: not sampled */
+	CHECK_INT(c->gregs_valid, ==, 1u << 0 | 1u << 1 | 1u << 6 | 1u << 7 | 1u << 10);
+	/* The old layout knows rbp and rsp alone. */
+	user_sample(&r);
+	CHECK_INT(parse_len(&r, r.n, &x86, c), ==, 0);
+	CHECK_INT(c->gregs_valid, ==, 1u << 6 | 1u << 7);
+	free(c);
+}
+
 /* Markers go; only the frames after PERF_CONTEXT_KERNEL, up to the next marker, stay. */
 TEST(perf_sample_callchain_contexts)
 {
