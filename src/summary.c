@@ -561,14 +561,20 @@ static void user_stacks_comment(char *buf, size_t size, const struct summary_inf
 		appendf(buf, size, &off, " (stopped most in: %s)", in->truncated_who);
 	appendf(buf, size, &off, "; not walked, by frame pointers (taken in the kernel) %" PRIu64,
 		in->fp_user);
+}
+
+/* Why user stacks were walked from stack copies, not in the kernel; "" when none were. */
+static void copy_causes_comment(char *buf, size_t size, const struct summary_info *in)
+{
+	buf[0] = '\0';
 	if (in->stats[CPROF_STAT_COPIES] && !in->copy_walks)
-		appendf(buf, size, &off,
-			"; from stack copies %" PRIu64 ": process_not_followed %" PRIu64
-			", walk_not_loaded %" PRIu64 ", table_not_built %" PRIu64
-			", mapping_not_seen %" PRIu64,
-			in->stats[CPROF_STAT_COPIES], in->stats[CPROF_STAT_COPY_NEW],
-			in->stats[CPROF_STAT_COPY_EARLY], in->stats[CPROF_STAT_COPY_NO_TABLE],
-			in->stats[CPROF_STAT_COPY_YOUNG]);
+		snprintf(buf, size,
+			 "cprof: stack copies %" PRIu64 ": process_not_followed %" PRIu64
+			 ", walk_not_loaded %" PRIu64 ", table_not_built %" PRIu64
+			 ", mapping_not_seen %" PRIu64,
+			 in->stats[CPROF_STAT_COPIES], in->stats[CPROF_STAT_COPY_NEW],
+			 in->stats[CPROF_STAT_COPY_EARLY], in->stats[CPROF_STAT_COPY_NO_TABLE],
+			 in->stats[CPROF_STAT_COPY_YOUNG]);
 }
 
 /*
@@ -942,6 +948,9 @@ int summary__add_comments(struct profile *p, const struct summary_info *in)
 	user_stacks_comment(buf, sizeof(buf), in);
 	err = profile__add_comment(p, buf);
 	if (err)
+		return err;
+	copy_causes_comment(buf, sizeof(buf), in);
+	if (buf[0] && (err = profile__add_comment(p, buf)))
 		return err;
 	if (in->targeted)
 		snprintf(buf, sizeof(buf),
