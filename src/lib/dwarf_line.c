@@ -10,7 +10,7 @@
 
 #include "lib/dwarf_line.h"
 #include "lib/load_budget.h"
-#include "unwind/dwarf_cursor.h"
+#include "lib/dwarf_cursor.h"
 
 /* Standard, extended opcodes, forms and content types used here (DWARF 5, 7.22 and 7.5.6). */
 enum {
@@ -640,20 +640,94 @@ static bool read_unit(struct pass *ps, struct cursor *c)
 	return true;
 }
 
-int dwarf_line__lookup(const struct dwarf_section_bytes secs[DWARF_SECTIONS], const uint64_t *addrs,
-		       size_t n, struct dwarf_line_answer *out, char **names,
-		       struct dwarf_line_counts *counts, struct load_budget *budget)
+/*
+ * Where the units of .debug_line come from: the section in memory, or its
+ * compressed bytes inflated one unit at a time (a unit needs no other), so
+ * that a lookup holds the largest unit, not the whole inflated table.
+ */
+struct line_units {
+	struct cursor mem; /* in memory: the units not read yet */
+	z_stream *zs;	   /* compressed: the stream; NULL when in memory */
+	uint64_t left;	   /* compressed: bytes not inflated yet */
+	uint8_t *buf;	   /* compressed: the unit inflated last */
+	size_t cap;
+	struct cursor one; /* over buf */
+	struct load_budget *budget;
+	int err; /* why the units ended early: -EBADMSG, -ENOMEM, -ETIME */
+};
+
+/* Inflates n more bytes into buf at at: 0, or -errno (also kept in u->err). */
+static int inflate_more(struct line_units *u, size_t at, uint64_t n)
+{
+	uint8_t *b;
+	int rc = Z_OK;
+
+	if (n > u->left)
+		return u->err = -EBADMSG;
+	if (at + n > u->cap) {
+		b = realloc(u->buf, at + n);
+		if (!b)
+			return u->err = -ENOMEM;
+		u->buf = b;
+		u->cap = at + n;
+	}
+	u->zs->next_out = u->buf + at;
+	u->zs->avail_out = (uInt)n;
+	while (u->zs->avail_out && rc == Z_OK) {
+		if (load_budget__over(u->budget))
+			return u->err = -ETIME;
+		rc = inflate(u->zs, Z_SYNC_FLUSH);
+	}
+	if (u->zs->avail_out)
+		return u->err = -EBADMSG;
+	u->left -= n;
+	return 0;
+}
+
+/* The cursor the next unit is read from (in memory: the rest); NULL at the end. */
+static struct cursor *next_unit(struct line_units *u, struct dwarf_line_counts *counts)
+{
+	struct cursor len;
+	uint64_t n;
+	size_t hdr = 4;
+
+	if (!u->zs)
+		return u->mem.p < u->mem.end ? &u->mem : NULL;
+	if (!u->left || inflate_more(u, 0, 4))
+		return NULL;
+	len = (struct cursor){u->buf, u->buf + 4, false};
+	n = read_uint(&len, 4);
+	if (n == 0xffffffffu) {
+		if (inflate_more(u, 4, 8))
+			return NULL;
+		len = (struct cursor){u->buf + 4, u->buf + 12, false};
+		n = read_uint(&len, 8);
+		hdr = 12;
+	}
+	/* What read_unit would refuse, or more than is left: the rest is not found. */
+	if ((hdr == 4 && n >= 0xfffffff0u) || n > u->left) {
+		counts->bad_units++;
+		return NULL;
+	}
+	if (inflate_more(u, hdr, n))
+		return NULL;
+	u->one = (struct cursor){u->buf, u->buf + hdr + n, false};
+	return &u->one;
+}
+
+static int lookup(const struct dwarf_section_bytes secs[DWARF_SECTIONS], struct line_units *units,
+		  const uint64_t *addrs, size_t n, struct dwarf_line_answer *out, char **names,
+		  struct dwarf_line_counts *counts, struct load_budget *budget)
 {
 	struct pass ps = {.secs = secs, .addrs = addrs, .n = n, .counts = counts, .budget = budget};
-	struct cursor c = {secs[DWARF_LINE].data, NULL, false};
+	struct cursor *c;
 	size_t i;
 	int err = 0;
 
 	*names = NULL;
 	memset(out, 0, n * sizeof(*out));
-	if (!n || !secs[DWARF_LINE].size)
+	if (!n)
 		return 0;
-	c.end = c.p + secs[DWARF_LINE].size;
 	ps.name_of = calloc(n, sizeof(*ps.name_of));
 	ps.line_of = calloc(n, sizeof(*ps.line_of));
 	ps.next = malloc((n + 1) * sizeof(*ps.next));
@@ -663,9 +737,9 @@ int dwarf_line__lookup(const struct dwarf_section_bytes secs[DWARF_SECTIONS], co
 	}
 	for (i = 0; i <= n; i++)
 		ps.next[i] = i;
-	while (c.p < c.end && !ps.nomem && !ps.over && read_unit(&ps, &c))
+	while (!ps.nomem && !ps.over && (c = next_unit(units, counts)) && read_unit(&ps, c))
 		;
-	err = ps.nomem ? -ENOMEM : ps.over ? -ETIME : 0;
+	err = ps.nomem ? -ENOMEM : ps.over ? -ETIME : units->err;
 	for (i = 0; i < n && !err; i++) {
 		out[i].file = ps.name_of[i] ? ps.names.p + ps.name_of[i] - 1 : NULL;
 		out[i].line = ps.line_of[i];
@@ -680,6 +754,16 @@ cleanup:
 	if (err)
 		memset(out, 0, n * sizeof(*out));
 	return err;
+}
+
+int dwarf_line__lookup(const struct dwarf_section_bytes secs[DWARF_SECTIONS], const uint64_t *addrs,
+		       size_t n, struct dwarf_line_answer *out, char **names,
+		       struct dwarf_line_counts *counts, struct load_budget *budget)
+{
+	const uint8_t *p = secs[DWARF_LINE].data;
+	struct line_units units = {.mem = {p, p + secs[DWARF_LINE].size, false}};
+
+	return lookup(secs, &units, addrs, n, out, names, counts, budget);
 }
 
 struct dwarf_ctx {
@@ -823,21 +907,50 @@ static int section(const struct dwarf_ctx *c, int i, struct dwarf_section_bytes 
 	return 0;
 }
 
+/* c's compressed .debug_line as units inflated one at a time: 0, or -errno. */
+static int stream_units(const struct dwarf_ctx *c, z_stream *zs, struct line_units *u)
+{
+	size_t hdr;
+	int err = chdr_size(&c->raw[DWARF_LINE], c->is64, &u->left, &hdr);
+
+	if (err)
+		return err;
+	if (inflateInit(zs) != Z_OK)
+		return -ENOMEM;
+	zs->next_in = (Bytef *)c->raw[DWARF_LINE].data + hdr;
+	zs->avail_in = (uInt)(c->raw[DWARF_LINE].size - hdr);
+	u->zs = zs;
+	return 0;
+}
+
 int dwarf_ctx__lines(struct dwarf_ctx *c, const uint64_t *addrs, size_t n,
 		     struct dwarf_line_answer *out, struct dwarf_line_counts *counts,
 		     struct load_budget *budget)
 {
-	struct dwarf_section_bytes secs[DWARF_SECTIONS];
+	struct dwarf_section_bytes secs[DWARF_SECTIONS] = {0};
 	void *bufs[DWARF_SECTIONS] = {0};
+	struct line_units units = {.budget = budget};
+	z_stream zs = {0};
 	int i, err = 0;
 
 	memset(out, 0, n * sizeof(*out));
 	free(c->names);
 	c->names = NULL;
+	/* The strings are reached at random, so inflated whole; the units one at a time. */
 	for (i = 0; i < DWARF_SECTIONS && !err; i++)
-		err = section(c, i, &secs[i], &bufs[i], budget);
+		if (i != DWARF_LINE || !c->raw[i].compressed)
+			err = section(c, i, &secs[i], &bufs[i], budget);
+	if (!err && c->raw[DWARF_LINE].compressed)
+		err = stream_units(c, &zs, &units);
+	else if (!err)
+		units.mem = (struct cursor){
+			secs[DWARF_LINE].data,
+			(const uint8_t *)secs[DWARF_LINE].data + secs[DWARF_LINE].size, false};
 	if (!err)
-		err = dwarf_line__lookup(secs, addrs, n, out, &c->names, counts, budget);
+		err = lookup(secs, &units, addrs, n, out, &c->names, counts, budget);
+	if (units.zs)
+		inflateEnd(&zs);
+	free(units.buf);
 	for (i = 0; i < DWARF_SECTIONS; i++)
 		free(bufs[i]);
 	return err;

@@ -21,7 +21,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "unwind/dwarf_cursor.h"
+#include "lib/dwarf_cursor.h"
 
 enum cfi_format {
 	CFI_EH_FRAME,

@@ -11,7 +11,7 @@
  */
 #include <string.h>
 
-#include "unwind/dwarf_cursor.h"
+#include "lib/dwarf_cursor.h"
 #include "unwind/unwind_rule.h"
 
 #define X86_RBP 6

@@ -3,7 +3,7 @@
 #include <errno.h>
 #include <string.h>
 
-#include "unwind/dwarf_cursor.h"
+#include "lib/dwarf_cursor.h"
 
 /* An unsigned LEB128 of more bytes than this holds no 64-bit value. */
 #define MAX_LEB_BYTES 10
