@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* The shared rule dictionary; see unwind_rules.h. */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -27,13 +28,27 @@ static uint64_t rule_hash(const struct cprof_unwind_rule *r)
 	return hash_u64(a ^ hash_u64(b ^ hash_u64(c)));
 }
 
+/*
+ * The last id is kept for the rule that says the dictionary is full, which
+ * the table builder puts where a rule found no room (unwind_table.c): it
+ * could never be added once the dictionary was full, and the table failed
+ * to build instead.
+ */
+static bool room_rule(const struct cprof_unwind_rule *rule)
+{
+	struct cprof_unwind_rule room = unwind_rule_stop(CPROF_STOP_NO_RULE_ROOM);
+
+	return !memcmp(rule, &room, sizeof(room));
+}
+
 static int add(struct unwind_rules *r, const struct cprof_unwind_rule *rule, uint64_t h,
 	       uint32_t *id)
 {
 	size_t cap = r->cap ? 2 * r->cap : 256;
 	struct cprof_unwind_rule *n;
 
-	if (r->n == CPROF_UNWIND_MAX_RULES)
+	if (r->n == CPROF_UNWIND_MAX_RULES ||
+	    (r->n == CPROF_UNWIND_MAX_RULES - 1 && !room_rule(rule)))
 		return -ENOSPC;
 	if (r->n == r->cap) {
 		n = realloc(r->rules, cap * sizeof(*n));

@@ -17,7 +17,10 @@ struct unwind_rules;
 
 int unwind_rules__new(struct unwind_rules **out);
 void unwind_rules__free(struct unwind_rules *r);
-/* The rule's id, added if new: 0 or -ENOSPC when the dictionary is full, -ENOMEM. */
+/*
+ * The rule's id, added if new: 0 or -ENOSPC when the dictionary is full (its
+ * last id is kept for the stop CPROF_STOP_NO_RULE_ROOM), -ENOMEM.
+ */
 int unwind_rules__id(struct unwind_rules *r, const struct cprof_unwind_rule *rule, uint32_t *id);
 size_t unwind_rules__count(const struct unwind_rules *r);
 /* All rules, by id (valid until the next unwind_rules__id). */

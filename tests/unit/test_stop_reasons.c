@@ -3,15 +3,23 @@
  * Issue 38, item 3: the reason a walk gives is the real one. Each reason
  * the step can give (bpf/unwind_step.h, run here by the user-space walk
  * exactly as the BPF program runs it) is produced by a stack and a rule
- * made for it, and said in its own words. The reasons only the BPF side
- * or the sampler give are listed with where they come from, so that a
- * reason added without a case here fails.
+ * made for it, and said in its own words; a full rule dictionary by the
+ * table builder, a copy walked before its process's regions by the region
+ * feed. The reasons only the BPF side gives are produced by the BPF walk
+ * in test_unwinder_bpf.c. Every reason is listed with its case,
+ * so that a reason added without one fails.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdbool.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "sample/region_feed.h"
 #include "unwind/stack_walk.h"
+#include "unwind/table_cache.h"
+#include "unwind/unwind_rule.h"
+#include "unwind/unwind_rules.h"
 #include "test.h"
 
 #define CODE	 0x400000ull /* code with a table: rule i at CODE + 0x100 * i */
@@ -190,31 +198,128 @@ TEST(stop_reasons_each_from_its_own_stack)
 	check_reason(walk(in(R_FRAME), 0, &res), CPROF_STOP_DEPTH, "deeper than 127 frames");
 }
 
+static int find_fixture(void *arg, uint64_t pc, struct walk_code *out)
+{
+	*out = (struct walk_code){.table = arg};
+	(void)pc;
+	return 0;
+}
+
+/* The first address of t whose row has rule id; 0 if none. */
+static uint64_t address_of_rule(const struct unwind_table *t, uint32_t id)
+{
+	uint32_t p, i;
+
+	for (p = 0; p < t->npages; p++)
+		for (i = t->pages[p]; i < t->pages[p + 1]; i++)
+			if (t->rows[i] >> CPROF_UNWIND_PAGE_SHIFT == id)
+				return t->base + ((uint64_t)p << CPROF_UNWIND_PAGE_SHIFT) +
+				       (t->rows[i] & CPROF_UNWIND_PAGE_MASK);
+	return 0;
+}
+
 /*
- * The reasons the BPF program or the sampler give, never the user-space
- * walk: where each comes from. Every reason is here or above.
+ * A dictionary filled to the last rule it takes, then a file whose CFI needs
+ * rules it does not have: its rows say the dictionary is full, and a walk
+ * from any of them stops with that reason, not with the build's failure.
+ */
+TEST(stop_reasons_no_rule_room_from_a_full_dictionary)
+{
+	const struct cprof_unwind_rule room = unwind_rule_stop(CPROF_STOP_NO_RULE_ROOM);
+	const struct file_id fid = {8, 1, 1234, 0};
+	struct cprof_unwind_rule filler = {.cfa_kind = CPROF_CFA_SP, .ra_off = -8};
+	struct stack_walk w = {.ra_mask = ~0ull, .find = find_fixture};
+	struct stack_snapshot snap = {
+		.sp = SP0, .stack = (const uint8_t *)stack, .stack_size = sizeof(stack)};
+	int fd = open(test_build_fixture("libc_qsort"), O_RDONLY);
+	struct unwind_rules *rules;
+	struct table_cache *c;
+	struct cached_table *t;
+	struct walk_result res;
+	uint32_t id;
+
+	CHECK(fd >= 0);
+	CHECK_INT(table_cache__new(NULL, &c), ==, 0);
+	rules = table_cache__rules(c);
+	/* Rules no compiler writes: a CFA a megabyte and more above SP. */
+	for (filler.cfa_off = 1 << 20; !unwind_rules__id(rules, &filler, &id); filler.cfa_off++)
+		;
+	CHECK(unwind_rules__count(rules) >= CPROF_UNWIND_MAX_RULES - 1);
+	/* The file's table, as cprof builds it for a process that maps the file. */
+	CHECK_INT(table_cache__get(c, &fid, fd, &t), ==, 0);
+	CHECK_INT(t->err, ==, 0);
+	CHECK(t->table != NULL);
+	if (t->table) {
+		CHECK(t->stats.stops[CPROF_STOP_NO_RULE_ROOM] > 0);
+		CHECK_INT(unwind_rules__id(rules, &room, &id), ==, 0);
+		snap.pc = address_of_rule(t->table, id);
+		CHECK(snap.pc != 0);
+		w.rules = unwind_rules__all(rules);
+		w.nrules = unwind_rules__count(rules);
+		w.arg = (void *)t->table;
+		stack_walk__run(&w, &snap, &res);
+		check_reason(res.stop, CPROF_STOP_NO_RULE_ROOM, "rule dictionary full");
+		CHECK_STR(stack_walk__stop_token(res.stop), "no_rule_room");
+		CHECK_INT(res.n, ==, 1);
+	}
+	table_cache__free(c);
+	close(fd);
+}
+
+/*
+ * A stack copy of a process whose regions user space has not read yet, as
+ * one taken moments after an exec: walked in user space (region_feed.c), it
+ * keeps its leaf alone, for want of a table.
+ */
+TEST(stop_reasons_no_table_for_a_copy_before_its_regions)
+{
+	static struct cprof_copy c;
+	struct region_feed *f;
+	struct walk_result res;
+
+	CHECK_INT(region_feed__new(NULL, NULL, NULL, &f), ==, 0);
+	c.magic = CPROF_COPY_MAGIC;
+	c.pid = c.tid = (uint32_t)getpid();
+	c.space = c.time = 1;
+	c.pc = in(R_FRAME);
+	c.sp = SP0;
+	region_feed__walk(f, &c, &res);
+	check_reason(res.stop, CPROF_STOP_NO_TABLE, "no unwind table yet");
+	CHECK_STR(stack_walk__stop_token(res.stop), "no_table");
+	CHECK_INT(res.n, ==, 1);
+	CHECK_U64(res.ips[0], ==, c.pc);
+	region_feed__free(f);
+}
+
+/*
+ * Every reason has a case that produces it, in this file or, for those only
+ * the BPF side gives, in test_unwinder_bpf.c: a reason added without one
+ * fails here.
  */
 TEST(stop_reasons_all_accounted_for)
 {
-	static const uint32_t elsewhere[] = {
-		CPROF_STOP_NO_TABLE,	 /* the region's table is not in the BPF maps yet */
-		CPROF_STOP_NO_RULE_ROOM, /* the rule dictionary (BPF map) is full */
-		CPROF_STOP_READ,	 /* a fault in the kernel: here, COPY_END */
-		CPROF_STOP_COPY_LOST,	 /* the ring refused a copy: mappings.sh */
+	/*
+	 * In test_unwinder_bpf.c, by the BPF walk of a live process (NO_TABLE
+	 * from a copy in user space too, above).
+	 */
+	static const uint32_t bpf_walk[] = {
+		CPROF_STOP_NO_TABLE,  /* unwinder_bpf_stop_no_table_for_a_file_not_loaded */
+		CPROF_STOP_READ,      /* unwinder_bpf_stop_read_on_an_unmapped_stack */
+		CPROF_STOP_COPY_LOST, /* unwinder_bpf_stop_copy_lost_when_the_ring_is_full */
 	};
 	static const uint32_t above[] = {
-		CPROF_STOP_NONE,	CPROF_STOP_NO_CFI,    CPROF_STOP_BAD_CFI,
-		CPROF_STOP_UNSUPPORTED, CPROF_STOP_GO_SWITCH, CPROF_STOP_NO_MAPPING,
-		CPROF_STOP_NO_FP,	CPROF_STOP_COPY_END,  CPROF_STOP_BAD_FRAME,
-		CPROF_STOP_FP_LOST,	CPROF_STOP_LR,	      CPROF_STOP_DEPTH,
-		CPROF_STOP_CFA_REG,
+		CPROF_STOP_NONE,	CPROF_STOP_NO_CFI,	 CPROF_STOP_BAD_CFI,
+		CPROF_STOP_UNSUPPORTED, CPROF_STOP_GO_SWITCH,	 CPROF_STOP_NO_MAPPING,
+		CPROF_STOP_NO_FP,	CPROF_STOP_COPY_END,	 CPROF_STOP_BAD_FRAME,
+		CPROF_STOP_FP_LOST,	CPROF_STOP_LR,		 CPROF_STOP_DEPTH,
+		CPROF_STOP_CFA_REG,	CPROF_STOP_NO_RULE_ROOM,
 	};
 	bool seen[CPROF_STOP_MAX] = {false};
 	size_t i;
 	uint32_t r, q;
 
-	for (i = 0; i < sizeof(elsewhere) / sizeof(elsewhere[0]); i++)
-		seen[elsewhere[i]] = true;
+	for (i = 0; i < sizeof(bpf_walk) / sizeof(bpf_walk[0]); i++)
+		seen[bpf_walk[i]] = true;
 	for (i = 0; i < sizeof(above) / sizeof(above[0]); i++)
 		seen[above[i]] = true;
 	for (r = 0; r < CPROF_STOP_MAX; r++) {

@@ -10,12 +10,16 @@
  */
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include <dirent.h>
 #include <errno.h>
+#include <linux/perf_event.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -608,4 +612,306 @@ TEST(unwinder_shares_its_maps_only_with_their_shape)
 		unwinder_bpf__destroy(k);
 	}
 	unwinder__free(u);
+}
+
+/*
+ * Issue 38, item 3: the reasons only the BPF side gives, each from the code
+ * that gives it, on a live process (test_stop_reasons.c has the others).
+ */
+static struct walks stop_ws;
+static const char *stop_fixture;
+
+/* The fixture running under a sampler that walks with the unwinder's maps; NULL, or why not. */
+static const char *stop_case_start(const char *fixture, struct proc_tables *p, struct unwinder **u,
+				   struct sampler **s)
+{
+	struct unwinder_opts uo = {.max_rows = 1 << 20, .max_pages = 1 << 14};
+	struct sampler_opts so = {.hz = 999, .filter_pids = true};
+	const char *why;
+
+	if (geteuid() != 0)
+		return "needs root for BPF";
+	stop_fixture = test_build_fixture(fixture);
+	memset(&stop_ws, 0, sizeof(stop_ws));
+	libbpf_set_print(quiet);
+	why = open_walking(&uo, &so, u, s);
+	if (!why)
+		stop_ws.pid = proc_tables__run(p, stop_fixture, "5");
+	return why;
+}
+
+static void start_sampling(struct sampler *s)
+{
+	CHECK_INT(sampler__add_target(s, (uint32_t)stop_ws.pid), ==, 0);
+	CHECK_INT(sampler__start(s), ==, 0);
+}
+
+/*
+ * Samples for a second, once the walk is loaded and what came before is
+ * dropped; then the process ends.
+ */
+static void sample_a_second(struct sampler *s)
+{
+	sleep_ms(300);
+	CHECK_INT(sampler__drain(s, ignore, NULL), ==, 0);
+	sleep_ms(1000);
+	sampler__stop(s);
+	CHECK_INT(sampler__drain(s, on_entry, &stop_ws), ==, 0);
+	proc_tables__kill(stop_ws.pid);
+	fprintf(stderr, "  %llu of %llu samples walked\n", (unsigned long long)stop_ws.walked,
+		(unsigned long long)stop_ws.samples);
+}
+
+/* A walk that stopped as wanted, in the reason's own words. */
+static bool stopped(const struct cprof_ustack *w, uint32_t want, const char *words,
+		    const char *token)
+{
+	return w->stop == want && !strcmp(stack_walk__stop_name(w->stop), words) &&
+	       !strcmp(stack_walk__stop_token(w->stop), token);
+}
+
+typedef bool (*stop_fn)(struct proc_tables *p, const struct cprof_ustack *w);
+
+/* The walked samples fn accepts; with shown, the first others are shown. */
+static uint64_t count_stops(struct proc_tables *p, stop_fn fn, bool shown)
+{
+	uint64_t n = 0;
+	int i, k = 0;
+
+	for (i = 0; i < stop_ws.n; i++)
+		if (fn(p, &stop_ws.w[i].u))
+			n += stop_ws.w[i].count;
+		else if (shown && k++ < 5)
+			show(p, &stop_ws.w[i].u);
+	return n;
+}
+
+/* Every walked sample is one fn accepts, and there were enough of them. */
+static void check_stops(struct proc_tables *p, stop_fn fn)
+{
+	uint64_t n = count_stops(p, fn, true);
+
+	CHECK(stop_ws.walked >= 100);
+	CHECK_INT(n, ==, stop_ws.walked - stop_ws.unkept);
+}
+
+static void stop_case_end(struct proc_tables *p, struct unwinder *u, struct sampler *s)
+{
+	sampler__free(s);
+	proc_tables__free(p);
+	unwinder__free(u);
+}
+
+static bool read_in_the_loop(struct proc_tables *p, const struct cprof_ustack *w)
+{
+	return stopped(w, CPROF_STOP_READ, "stack memory unreadable", "read") && w->n == 1 &&
+	       !strcmp(proc_tables__name(p, w->ips[0], true), "spin_unreadable");
+}
+
+/*
+ * A hot loop whose stack pointer is at unmapped memory (the bad_stack
+ * fixture): the return address its CFI points at cannot be read, and
+ * every sample stops there, at its one frame.
+ */
+TEST(unwinder_bpf_stop_read_on_an_unmapped_stack)
+{
+	struct proc_tables p = {0};
+	struct unwinder *u = NULL;
+	struct sampler *s = NULL;
+	const char *why;
+
+#if !defined(__x86_64__)
+	SKIP("the fixture's loop is x86_64 assembly");
+#endif
+	why = stop_case_start("bad_stack", &p, &u, &s);
+	if (why)
+		SKIP("%s", why);
+	load_regions(u, &p, stop_ws.pid, sampler__space_of(s, (uint32_t)stop_ws.pid));
+	start_sampling(s);
+	sample_a_second(s);
+	check_stops(&p, read_in_the_loop);
+	stop_case_end(&p, u, s);
+}
+
+static bool is_exe(const struct proc_file *f)
+{
+	const char *a = f ? strrchr(f->map->path, '/') : NULL, *b = strrchr(stop_fixture, '/');
+
+	return a && b && !strcmp(a, b);
+}
+
+/* Stopped at the program's frame, the first whose file has no table. */
+static bool no_table_at_the_program(struct proc_tables *p, const struct cprof_ustack *w)
+{
+	return stopped(w, CPROF_STOP_NO_TABLE, "no unwind table yet", "no_table") && w->n &&
+	       is_exe(proc_tables__file(p, w->ips[w->n - 1] - (w->n > 1)));
+}
+
+/* ...after frames in glibc's sort. */
+static bool no_table_above_libc(struct proc_tables *p, const struct cprof_ustack *w)
+{
+	return no_table_at_the_program(p, w) && w->n > 1;
+}
+
+/*
+ * A process bound to its regions but for its program's (libc_qsort's),
+ * whose file the walk by file finds without a table: its walks stop there
+ * for want of one. The process is over a second old, so they are not sent
+ * as stack copies instead.
+ */
+TEST(unwinder_bpf_stop_no_table_for_a_file_not_loaded)
+{
+	struct kernel_btf_facts k;
+	struct proc_tables p = {0};
+	struct unwinder_table t;
+	struct unwinder *u = NULL;
+	struct sampler *s = NULL;
+	const char *why;
+	size_t i;
+
+	if (libbpf_probe_bpf_helper(BPF_PROG_TYPE_PERF_EVENT, BPF_FUNC_find_vma, NULL) != 1)
+		SKIP("this kernel has no bpf_find_vma (it needs Linux 5.17)");
+	if (kernel_btf__read_vmlinux(&k) || !k.files.found)
+		SKIP("no kernel BTF to find a mapping's file with");
+	why = stop_case_start("libc_qsort", &p, &u, &s);
+	if (why)
+		SKIP("%s", why);
+	CHECK_INT(unwinder__set_file_offs(u, &k.files), ==, 0);
+	CHECK_INT(unwinder__sync_rules(u, p.rules), ==, 0);
+	for (i = 0; i < p.nfiles; i++) {
+		if (is_exe(&p.files[i]))
+			continue;
+		CHECK_INT(unwinder__add_table(u, p.files[i].table, &t), ==, 0);
+		CHECK_INT(unwinder__add_region(u, 7, p.files[i].map->start, p.files[i].map->end,
+					       p.files[i].bias, &t),
+			  ==, 0);
+	}
+	CHECK_INT(unwinder__bind(u, (uint32_t)stop_ws.pid, 7,
+				 sampler__space_of(s, (uint32_t)stop_ws.pid)),
+		  ==, 0);
+	start_sampling(s);
+	sleep_ms(1000);
+	sample_a_second(s);
+	check_stops(&p, no_table_at_the_program);
+	/* Most of the time goes to glibc's sort, walked up to the program. */
+	CHECK(count_stops(&p, no_table_above_libc, false) >= stop_ws.walked / 4);
+	stop_case_end(&p, u, s);
+}
+
+/* The sampler's `events` map, which stack copies go through: a descriptor, or -1. */
+static int events_map(void)
+{
+	struct bpf_map_info info;
+	struct dirent *e;
+	__u32 len;
+	int fd, found = -1;
+	DIR *d = opendir("/proc/self/fd");
+
+	CHECK(d != NULL);
+	while (d && found < 0 && (e = readdir(d))) {
+		fd = atoi(e->d_name);
+		memset(&info, 0, sizeof(info));
+		len = sizeof(info);
+		if (fd > 2 && !bpf_obj_get_info_by_fd(fd, &info, &len) &&
+		    info.type == BPF_MAP_TYPE_PERF_EVENT_ARRAY && !strcmp(info.name, "events"))
+			found = fd;
+	}
+	if (d)
+		closedir(d);
+	return found;
+}
+
+#define RING_CPUS 1024
+
+/* Rings of one page each, never read, in place of the sampler's on every online CPU. */
+struct small_rings {
+	int fd[RING_CPUS];
+	void *mem[RING_CPUS];
+	int n;
+};
+
+static void fill_rings(int map_fd, struct small_rings *r)
+{
+	struct perf_event_attr a = {
+		.type = PERF_TYPE_SOFTWARE,
+		.size = sizeof(a),
+		.config = PERF_COUNT_SW_BPF_OUTPUT,
+		.sample_type = PERF_SAMPLE_RAW,
+		.sample_period = 1,
+		.wakeup_events = 1,
+	};
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	int cpu, n = libbpf_num_possible_cpus();
+
+	for (cpu = 0; cpu < n && cpu < RING_CPUS; cpu++) {
+		r->fd[r->n] =
+			(int)syscall(__NR_perf_event_open, &a, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+		if (r->fd[r->n] < 0) /* offline */
+			continue;
+		r->mem[r->n] =
+			mmap(NULL, 2 * page, PROT_READ | PROT_WRITE, MAP_SHARED, r->fd[r->n], 0);
+		CHECK(r->mem[r->n] != MAP_FAILED);
+		CHECK_INT(bpf_map_update_elem(map_fd, &cpu, &r->fd[r->n], BPF_ANY), ==, 0);
+		r->n++;
+	}
+}
+
+static void free_rings(struct small_rings *r)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	int i;
+
+	for (i = 0; i < r->n; i++) {
+		if (r->mem[i] != MAP_FAILED)
+			munmap(r->mem[i], 2 * page);
+		close(r->fd[i]);
+	}
+}
+
+/* Its leaf kept, in one of the process's files. */
+static bool copy_lost_at_the_leaf(struct proc_tables *p, const struct cprof_ustack *w)
+{
+	return stopped(w, CPROF_STOP_COPY_LOST, "stack copy lost (ring full)", "copy_lost") &&
+	       w->n == 1 && proc_tables__file(p, w->ips[0]);
+}
+
+/*
+ * A process with no region set, whose samples go to user space as stack
+ * copies, once the rings they go to are full (a page each, never read): the
+ * copies are refused, and each sample keeps its leaf and says so.
+ */
+TEST(unwinder_bpf_stop_copy_lost_when_the_ring_is_full)
+{
+	static struct small_rings r;
+	uint64_t st0[CPROF_STAT_MAX], st[CPROF_STAT_MAX];
+	struct proc_tables p = {0};
+	struct unwinder *u = NULL;
+	struct sampler *s = NULL;
+	const char *why = stop_case_start("libc_qsort", &p, &u, &s);
+	int map_fd;
+
+	if (why)
+		SKIP("%s", why);
+	memset(&r, 0, sizeof(r));
+	map_fd = events_map();
+	CHECK(map_fd >= 0);
+	/* Copies go through while the rings are the sampler's. */
+	start_sampling(s);
+	sleep_ms(300);
+	CHECK_INT(sampler__read_stats(s, st0), ==, 0);
+	CHECK(st0[CPROF_STAT_COPIES] > 0);
+	if (map_fd >= 0)
+		fill_rings(map_fd, &r);
+	CHECK_INT(sampler__read_stats(s, st0), ==, 0);
+	sample_a_second(s);
+	CHECK_INT(sampler__read_stats(s, st), ==, 0);
+	check_stops(&p, copy_lost_at_the_leaf);
+	fprintf(stderr, "  %llu copies sent to %d rings of a page, %llu lost\n",
+		(unsigned long long)(st[CPROF_STAT_COPIES] - st0[CPROF_STAT_COPIES]), r.n,
+		(unsigned long long)(st[CPROF_STAT_COPIES_LOST] - st0[CPROF_STAT_COPIES_LOST]));
+	/* A copy is 1 to 17 KiB: a page holds a few at most. */
+	CHECK(st[CPROF_STAT_COPIES] - st0[CPROF_STAT_COPIES] <= 4 * (uint64_t)r.n);
+	CHECK(st[CPROF_STAT_COPIES_LOST] - st0[CPROF_STAT_COPIES_LOST] >= stop_ws.walked);
+	stop_case_end(&p, u, s);
+	free_rings(&r);
 }
