@@ -179,6 +179,8 @@ int source_lines__find(struct source_lines *sl, struct load_budget *run,
 	size_t i, j;
 	int err = 0, e;
 
+	if (!sl->n)
+		return 0; /* (and qsort takes no NULL array) */
 	lines_budget(run, budget);
 	qsort(sl->v, sl->n, sizeof(*sl->v), cmp_want);
 	for (i = 0; i < sl->n; i = j) {
@@ -189,7 +191,8 @@ int source_lines__find(struct source_lines *sl, struct load_budget *run,
 			err = e;
 	}
 	/* The smallest tables first: a user's huge one cannot use up the time of everyone's. */
-	qsort(sl->files, sl->nfiles, sizeof(*sl->files), cmp_file);
+	if (sl->nfiles)
+		qsort(sl->files, sl->nfiles, sizeof(*sl->files), cmp_file);
 	for (i = 0; i < sl->nfiles; i++) {
 		e = find_in_file(sl->v + sl->files[i].first, sl->files[i].n, budget, counts, answer,
 				 ctx);
