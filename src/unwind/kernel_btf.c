@@ -579,8 +579,8 @@ static int read_facts(struct btf_stream *s, struct kernel_btf_facts *out)
 	}
 	if (q.stack_bits / 8 > UINT32_MAX)
 		return -EINVAL;
-	out->task_stack_off = (uint32_t)(q.stack_bits / 8);
-	out->pt_regs_size = q.pt_regs_size;
+	*out = (struct kernel_btf_facts){.task_stack_off = (uint32_t)(q.stack_bits / 8),
+					 .pt_regs_size = q.pt_regs_size};
 	file_offs(&q, &out->files);
 	pr_debug("task_struct.stack at %u, sizeof(pt_regs) %u", out->task_stack_off,
 		 out->pt_regs_size);

@@ -30,8 +30,9 @@
  * says whether all six were (at the top level of their struct, each a
  * whole field below 64 KiB).
  */
+/* No padding in either struct: facts are compared whole (memcmp), padding and all. */
 struct kernel_file_offs {
-	bool found;
+	uint16_t found; /* 1: all the offsets below were found */
 	uint16_t vma_pgoff, vma_file, file_inode, inode_ino, inode_sb, sb_dev;
 };
 
@@ -39,6 +40,7 @@ struct kernel_btf_facts {
 	uint32_t task_stack_off; /* offsetof(struct task_struct, stack) */
 	uint32_t pt_regs_size;	 /* sizeof(struct pt_regs) */
 	struct kernel_file_offs files;
+	uint16_t reserved; /* 0 */
 };
 
 /*

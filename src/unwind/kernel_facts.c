@@ -66,10 +66,12 @@ int kernel_facts__decode(const void *buf, size_t len, struct kernel_btf_facts *o
 	    w[2] % 8 || w[2] >= 1u << 16 || !w[3] || w[3] % 8 || w[3] > 4096 || w[4] > 1 ||
 	    (!w[4] && (w[5] || w[6] || w[7])))
 		return -EINVAL;
-	out->task_stack_off = w[2];
-	out->pt_regs_size = w[3];
-	out->files = (struct kernel_file_offs){w[4],	      w[5] >> 16, w[5] & 0xffff, w[6] >> 16,
-					       w[6] & 0xffff, w[7] >> 16, w[7] & 0xffff};
+	*out = (struct kernel_btf_facts){
+		.task_stack_off = w[2],
+		.pt_regs_size = w[3],
+		.files = {w[4], w[5] >> 16, w[5] & 0xffff, w[6] >> 16, w[6] & 0xffff, w[7] >> 16,
+			  w[7] & 0xffff},
+	};
 	return 0;
 }
 
