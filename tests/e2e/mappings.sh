@@ -404,19 +404,32 @@ check_build_tools() {
 shares() {
 	awk '{ c[$1] += $2; t += $2 } END { for (p in c) printf "%s %.1f\n", p, 100 * c[p] / t }' | sort
 }
-# compare_with_perf FOLDED PROJECT OUT: the same build under perf record -g;
-# for every process with at least 0.5% of the samples in either profile, its
+# tree_samples ROOT: "comm samples" of the processes descended from ROOT
+# (itself included), from perf script --show-task-events -F comm,pid.
+tree_samples() {
+	awk -v root="$1" 'BEGIN { tree[root] = 1 }
+		/PERF_RECORD_FORK\(/ { s = $0; sub(/.*PERF_RECORD_FORK\(/, "", s); split(s, a, /[:()]+/)
+			if (a[3] in tree) tree[a[1]] = 1; next }
+		/PERF_RECORD_/ { next }
+		$2 in tree { c[$1]++ } END { for (p in c) print p, c[p] }'
+}
+# compare_with_perf FOLDED PROJECT OUT: the same build under perf record -a,
+# its samples of the build's process tree (from perf's fork records); for
+# every process with at least 0.5% of the samples in either profile, its
 # shares in cprof and in perf are within 3 points, and neither is under a
-# quarter of the other. Why 3 points: at a few thousand samples the sampling
-# error of a share is under 0.5 points (cc1 at 95%); three builds each, cprof
-# against perf, differed by at most 1.6 points (cc1) and 1.0 (ld) on a loaded
-# 2-core VM with frame pointers. With the unwinder, cc1 came out 92.3-92.7%
-# against perf's 93.3-94.7% in four builds (2026-11-24), the rest spread over
-# the small ones, each under a point: a new process's first samples are stack
-# copies (16 KiB read in the sample's interrupt), which likely makes the
-# short-lived gcc, as and ld run longer under cprof. Why a quarter: the small processes (ld, gcc: about 1%) move
-# less than 2 points when misfiled (ld under collect2), but then one side
-# has (nearly) none; at 0.5% (20+ samples), a quarter is 4 sigmas away.
+# quarter of the other. perf samples every CPU here, as cprof does: a
+# command's perf record (one clock per task, inherited) starts each child's
+# clock afresh and loses what is left of the period at exec and exit. 200
+# execs of `brief 2` (task-clock 551-557 ms): perf -a 474 + 80 (brief,
+# bash), cprof 505-506 + 67-81, perf per task 407-412 + 2-8; in this build
+# perf per task gave gcc's driver 0.1% (5 samples) to cprof's 0.4-0.5%
+# (14), failing the quarter rule once. Why 3 points: at a few thousand
+# samples the sampling error of a share is under 0.5 points (cc1 at 95%);
+# three builds each, cprof against perf, differed by at most 1.6 points
+# (cc1) and 1.0 (ld) on a loaded 2-core VM. Why a quarter: the small
+# processes (ld, gcc: about 1%) move less than 2 points when misfiled (ld
+# under collect2), but then one side has (nearly) none; at 0.5% (15+
+# samples), a quarter is 4 sigmas away.
 compare_with_perf() {
 	local bad
 	if ! command -v perf >/dev/null; then
@@ -428,10 +441,10 @@ compare_with_perf() {
 		return
 	fi
 	make -s -C "$2" OUT="$3" clean-objects >/dev/null 2>&1
-	perf record -q -F 999 -g -o "$TMP/make.perf" -- make -s -j2 -C "$2" OUT="$3" \
-		>/dev/null 2>"$TMP/make.perf.err"
-	perf script -i "$TMP/make.perf" -F comm 2>/dev/null |
-		awk '{ c[$1]++ } END { for (p in c) print p, c[p] }' | shares >"$TMP/make.perf.shares"
+	perf record -q -a -F 999 -o "$TMP/make.perf" -- sh -c 'echo $$ >"$1"; shift; exec "$@"' \
+		sh "$TMP/make.pid" make -s -j2 -C "$2" OUT="$3" >/dev/null 2>"$TMP/make.perf.err"
+	perf script -i "$TMP/make.perf" --show-task-events -F comm,pid 2>/dev/null |
+		tree_samples "$(cat "$TMP/make.pid" 2>/dev/null)" | shares >"$TMP/make.perf.shares"
 	processes "$1" | shares >"$TMP/make.cprof.shares"
 	echo "figure make shares (%), cprof: $(paste -sd' ' "$TMP/make.cprof.shares")"
 	echo "figure make shares (%), perf:  $(paste -sd' ' "$TMP/make.perf.shares")"
