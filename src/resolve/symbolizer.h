@@ -23,7 +23,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "resolve/proc_maps.h"
+#include "lib/proc_maps.h"
 
 struct symbolizer;
 struct table_store;

@@ -23,7 +23,7 @@
 #define LOG_MODULE "unwind"
 #include "lib/log.h"
 #include "lib/u64map.h"
-#include "resolve/proc_maps.h"
+#include "lib/proc_maps.h"
 #include "resolve/task_feed.h"
 #include "sample/region_feed.h"
 #include "sample/sampler.h"
