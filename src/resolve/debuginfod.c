@@ -25,7 +25,7 @@
 #include <unistd.h>
 
 #define LOG_MODULE "debuginfod"
-#include "deliver/http.h"
+#include "net/http.h"
 #include "deliver/proxy.h"
 #include "lib/cancel.h"
 #include "lib/clock.h"

@@ -19,7 +19,7 @@
 #include <unistd.h>
 
 #define LOG_MODULE "http"
-#include "deliver/http.h"
+#include "net/http.h"
 #include "deliver/proxy.h"
 #include "deliver/tls.h"
 #include "lib/cancel.h"
