@@ -13,7 +13,7 @@
 #ifndef CPROF_UPLOAD_H
 #define CPROF_UPLOAD_H
 
-#include "deliver/proxy.h"
+#include "net/proxy.h"
 #include "deliver/tls.h"
 
 struct batch;

@@ -20,7 +20,7 @@
 
 #define LOG_MODULE "http"
 #include "net/http.h"
-#include "deliver/proxy.h"
+#include "net/proxy.h"
 #include "deliver/tls.h"
 #include "lib/cancel.h"
 #include "lib/clock.h"

@@ -26,7 +26,7 @@
 
 #define LOG_MODULE "debuginfod"
 #include "net/http.h"
-#include "deliver/proxy.h"
+#include "net/proxy.h"
 #include "lib/cancel.h"
 #include "lib/clock.h"
 #include "lib/elf_build_id.h"
