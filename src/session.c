@@ -46,7 +46,7 @@
 #include "lib/sbuf.h"
 #include "lib/u64map.h"
 #include "lib/words.h"
-#include "deliver/tls.h"
+#include "net/tls.h"
 #include "resolve/debuginfod.h"
 #include "resolve/debuginfod_queue.h"
 #include "resolve/symbolizer.h"

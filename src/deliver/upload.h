@@ -14,7 +14,7 @@
 #define CPROF_UPLOAD_H
 
 #include "net/proxy.h"
-#include "deliver/tls.h"
+#include "net/tls.h"
 
 struct batch;
 struct cancel;

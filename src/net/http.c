@@ -21,7 +21,7 @@
 #define LOG_MODULE "http"
 #include "net/http.h"
 #include "net/proxy.h"
-#include "deliver/tls.h"
+#include "net/tls.h"
 #include "lib/cancel.h"
 #include "lib/clock.h"
 #include "lib/log.h"
