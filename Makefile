@@ -161,7 +161,7 @@ $(BPF_OUT)/sampler.skel.h: $(BPF_OUT)/sampler.bpf.o bpf/compress_skeleton.awk
 	$(Q)awk -v skel=sampler_bpf -v blob=sampler -f bpf/compress_skeleton.awk $@.tmp > $@
 	$(Q)rm -f $@.tmp
 
-# The objects, gzipped, as C array elements for src/lib/bpf_blob.c (the
+# The objects, gzipped, as C array elements for src/sample/bpf_blob.c (the
 # skeletons take their bytes from there: bpf/compress_skeleton.awk).
 $(BLOBS): $(BPF_OUT)/%.bpf.gz.inc: $(BPF_OUT)/%.bpf.o
 	$(call msg,GZIP,$@)
