@@ -189,7 +189,7 @@ $(OUT)/flamegraph_%.inc: src/encode/flamegraph.% Makefile | $(OUT)/obj
 $(OUT)/obj/encode/svg.o: $(OUT)/flamegraph_js.inc $(OUT)/flamegraph_css.inc
 
 # The unwind table builder, named by a hash of its sources: a table kept on
-# disk (src/unwind/table_store.c) is read back only by the builder that made it.
+# disk (src/unwind/kept_tables.c) is read back only by the builder that made it.
 TABLE_BUILDER_SRCS := $(sort $(wildcard src/unwind/*.c src/unwind/*.h)) bpf/unwind_abi.h \
 	bpf/sampler_abi.h bpf/mix64.h src/lib/elf_image.c src/lib/elf_image.h src/lib/kept_image.c \
 	src/lib/go_pclntab.c src/lib/go_pclntab.h
@@ -197,7 +197,7 @@ $(OUT)/table_builder.h: $(TABLE_BUILDER_SRCS) | $(OUT)/obj
 	$(Q)printf '#define CPROF_TABLE_BUILDER "%s"\n' \
 		"$$(cat $(TABLE_BUILDER_SRCS) | sha256sum | cut -c1-16)" > $@
 
-$(OUT)/obj/unwind/table_store.o: $(OUT)/table_builder.h
+$(OUT)/obj/unwind/kept_tables.o: $(OUT)/table_builder.h
 
 # The symbol loader, likewise: symbols kept on disk (src/resolve/symbol_file.h)
 # are read back only by the loader that made them.
