@@ -6,7 +6,7 @@
  * reading one back well under a millisecond. A table depends on the file's
  * content and on the builder alone, so a file is used only for the very
  * file it was built from (device, inode, size, modification and change
- * times: lib/kept_image.h), of the same build ID and cprof version, and
+ * times: store/kept_image.h), of the same build ID and cprof version, and
  * only after every check of table_file.h; anything else is built again,
  * and written over. Only files of root's or this user's that no one else
  * may write are kept (table_store__trusts): what anyone else can write
@@ -27,7 +27,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "lib/kept_image.h"
+#include "store/kept_image.h"
 
 struct table_store;
 
