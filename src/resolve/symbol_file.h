@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * A file's function symbols, as elf_symtab.c turns them into address
- * ranges, as a file of the store kept between runs (unwind/table_store.h):
+ * ranges, as a file of the store kept between runs (store/table_store.h):
  * loading libc's from its debug file costs 1-2 ms a run, each file's again
  * in every run, where reading them back costs a tenth of that. The image
  * says what it was made from (the file's build ID and identity, and the

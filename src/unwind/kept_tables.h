@@ -8,7 +8,7 @@
 #define CPROF_KEPT_TABLES_H
 
 #include "unwind/table_file.h"
-#include "unwind/table_store.h"
+#include "store/table_store.h"
 
 /*
  * The table of id, as table_file__decode gives it; -ENOENT when there is

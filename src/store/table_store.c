@@ -26,7 +26,7 @@
 #define LOG_MODULE "tables"
 #include "lib/file.h"
 #include "lib/log.h"
-#include "unwind/table_store.h"
+#include "store/table_store.h"
 
 #define SUFFIX TABLE_STORE_SUFFIX
 /* What else is kept here: see table_store__read_kept. */
