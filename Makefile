@@ -161,7 +161,7 @@ $(BPF_OUT)/sampler.skel.h: $(BPF_OUT)/sampler.bpf.o bpf/compress_skeleton.awk
 	$(Q)awk -v skel=sampler_bpf -v blob=sampler -f bpf/compress_skeleton.awk $@.tmp > $@
 	$(Q)rm -f $@.tmp
 
-# The objects, gzipped, as C array elements for src/lib/bpf_blob.c (the
+# The objects, gzipped, as C array elements for src/sample/bpf_blob.c (the
 # skeletons take their bytes from there: bpf/compress_skeleton.awk).
 $(BLOBS): $(BPF_OUT)/%.bpf.gz.inc: $(BPF_OUT)/%.bpf.o
 	$(call msg,GZIP,$@)
@@ -189,15 +189,15 @@ $(OUT)/flamegraph_%.inc: src/encode/flamegraph.% Makefile | $(OUT)/obj
 $(OUT)/obj/encode/svg.o: $(OUT)/flamegraph_js.inc $(OUT)/flamegraph_css.inc
 
 # The unwind table builder, named by a hash of its sources: a table kept on
-# disk (src/unwind/table_store.c) is read back only by the builder that made it.
+# disk (src/unwind/kept_tables.c) is read back only by the builder that made it.
 TABLE_BUILDER_SRCS := $(sort $(wildcard src/unwind/*.c src/unwind/*.h)) bpf/unwind_abi.h \
-	bpf/sampler_abi.h bpf/mix64.h src/lib/elf_image.c src/lib/elf_image.h src/lib/kept_image.c \
+	bpf/sampler_abi.h bpf/mix64.h src/lib/elf_image.c src/lib/elf_image.h src/store/kept_image.c \
 	src/lib/go_pclntab.c src/lib/go_pclntab.h
 $(OUT)/table_builder.h: $(TABLE_BUILDER_SRCS) | $(OUT)/obj
 	$(Q)printf '#define CPROF_TABLE_BUILDER "%s"\n' \
 		"$$(cat $(TABLE_BUILDER_SRCS) | sha256sum | cut -c1-16)" > $@
 
-$(OUT)/obj/unwind/table_store.o: $(OUT)/table_builder.h
+$(OUT)/obj/unwind/kept_tables.o: $(OUT)/table_builder.h
 
 # The symbol loader, likewise: symbols kept on disk (src/resolve/symbol_file.h)
 # are read back only by the loader that made them.
@@ -205,7 +205,7 @@ SYMBOL_LOADER_SRCS := src/resolve/elf_symtab.c src/resolve/elf_plt.c src/resolve
 	src/lib/go_pclntab.c src/lib/go_pclntab.h src/resolve/symbol_rank.h \
 	src/resolve/symbol_file.c src/resolve/symbol_file.h src/lib/elf_build_id.c \
 	src/unwind/eh_frame_hdr.c src/unwind/eh_frame_hdr.h src/unwind/cfi_entries.c \
-	src/lib/kept_image.c
+	src/store/kept_image.c
 $(OUT)/symbol_loader.h: $(SYMBOL_LOADER_SRCS) | $(OUT)/obj
 	$(Q)printf '#define CPROF_SYMBOL_LOADER "%s"\n' \
 		"$$(cat $(SYMBOL_LOADER_SRCS) | sha256sum | cut -c1-16)" > $@

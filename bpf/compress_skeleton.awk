@@ -1,5 +1,5 @@
 # Rewrites a skeleton that bpftool generated (stdin to stdout) so that it
-# takes its object's bytes from bpf_blob__bytes (src/lib/bpf_blob.c), which
+# takes its object's bytes from bpf_blob__bytes (src/sample/bpf_blob.c), which
 # keeps them gzipped in the binary, instead of a string literal of the whole
 # object: 128 KB of the three objects, a tenth of the binary, down to 35 KB.
 #

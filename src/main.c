@@ -14,7 +14,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "deliver/http.h"
+#include "net/http.h"
 #include "deliver/labels.h"
 #include "deliver/upload.h"
 #include "resolve/debuginfod.h"

@@ -46,7 +46,7 @@
 #include "lib/sbuf.h"
 #include "lib/u64map.h"
 #include "lib/words.h"
-#include "deliver/tls.h"
+#include "net/tls.h"
 #include "resolve/debuginfod.h"
 #include "resolve/debuginfod_queue.h"
 #include "resolve/symbolizer.h"
@@ -58,7 +58,7 @@
 #include "sample/unwinder.h"
 #include "unwind/kernel_facts.h"
 #include "unwind/stack_walk.h"
-#include "unwind/table_store.h"
+#include "store/table_store.h"
 #include "session.h"
 #include "signals.h"
 #include "summary.h"
@@ -1040,7 +1040,7 @@ static struct unwinder *open_unwinder(struct run *r)
 }
 
 /*
- * The tables kept between runs (src/unwind/table_store.h), unless asked
+ * The tables kept between runs (src/store/table_store.h), unless asked
  * for none; without them, tables are built as ever.
  */
 static struct table_store *open_tables(const struct session_opts *o)

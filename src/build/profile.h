@@ -20,6 +20,13 @@
 struct profile;
 struct symbolizer;
 
+/*
+ * The name of the placeholder frame at the root end of a user stack whose
+ * walk stopped before a thread root: this prefix, the reason's words
+ * (stack_walk__stop_name), then "]".
+ */
+#define SUMMARY_TRUNCATED_PREFIX "[truncated: "
+
 struct profile_meta {
 	uint64_t hz;	      /* sampling frequency */
 	uint64_t period_ns;   /* 1e9 / hz: the CPU time one sample stands for */

@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "deliver/grpcweb.h"
-#include "deliver/http.h"
+#include "net/http.h"
 
 #define FLAG_TRAILERS 0x80
 

@@ -11,7 +11,7 @@
 #include "deliver/batch.h"
 #include "deliver/grpcweb.h"
 #include "deliver/parca.h"
-#include "encode/pb_writer.h"
+#include "lib/pb_writer.h"
 
 enum {
 	WRITE_RAW_REQUEST_SERIES = 2,

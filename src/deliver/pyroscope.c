@@ -13,7 +13,7 @@
 
 #include "deliver/batch.h"
 #include "deliver/pyroscope.h"
-#include "encode/pb_writer.h"
+#include "lib/pb_writer.h"
 
 enum {
 	PUSH_REQUEST_SERIES = 1,

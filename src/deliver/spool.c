@@ -31,7 +31,7 @@
 #define LOG_MODULE "spool"
 #include "deliver/batch.h"
 #include "deliver/spool.h"
-#include "encode/pb_writer.h"
+#include "lib/pb_writer.h"
 #include "lib/file.h"
 #include "lib/log.h"
 

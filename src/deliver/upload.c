@@ -23,7 +23,7 @@
 #define LOG_MODULE "upload"
 #include "deliver/batch.h"
 #include "deliver/grpcweb.h"
-#include "deliver/http.h"
+#include "net/http.h"
 #include "deliver/parca.h"
 #include "deliver/pyroscope.h"
 #include "deliver/upload.h"

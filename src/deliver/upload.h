@@ -13,8 +13,8 @@
 #ifndef CPROF_UPLOAD_H
 #define CPROF_UPLOAD_H
 
-#include "deliver/proxy.h"
-#include "deliver/tls.h"
+#include "net/proxy.h"
+#include "net/tls.h"
 
 struct batch;
 struct cancel;

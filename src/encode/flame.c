@@ -17,7 +17,6 @@
 #include "lib/array.h"
 #include "lib/strpool.h"
 #include "lib/u64map.h"
-#include "summary.h"
 
 #define KIND_BITS 4
 #define MAX_NAMES ((1u << (32 - KIND_BITS)) - 2)

@@ -44,7 +44,7 @@
 #define LOG_MODULE "pprof"
 #include "build/profile.h"
 #include "encode/compress.h"
-#include "encode/pb_writer.h"
+#include "lib/pb_writer.h"
 #include "encode/pprof.h"
 #include "encode/pprof_proto.h"
 #include "lib/log.h"

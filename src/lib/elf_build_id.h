@@ -2,7 +2,7 @@
 /*
  * The GNU build ID of an ELF file (its NT_GNU_BUILD_ID note): what names a
  * file's content across hosts and paths, for debug files (resolve/) and
- * for the unwind tables kept on disk (unwind/table_store.h).
+ * for the unwind tables kept on disk (store/table_store.h).
  */
 #ifndef CPROF_ELF_BUILD_ID_H
 #define CPROF_ELF_BUILD_ID_H

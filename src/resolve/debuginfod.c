@@ -25,8 +25,8 @@
 #include <unistd.h>
 
 #define LOG_MODULE "debuginfod"
-#include "deliver/http.h"
-#include "deliver/proxy.h"
+#include "net/http.h"
+#include "net/proxy.h"
 #include "lib/cancel.h"
 #include "lib/clock.h"
 #include "lib/elf_build_id.h"

@@ -54,7 +54,7 @@
 #include "lib/go_pclntab.h"
 #include "resolve/symbol_file.h"
 #include "symbol_loader.h"
-#include "unwind/table_store.h"
+#include "store/table_store.h"
 #include "unwind/eh_frame_hdr.h"
 #include "resolve/symbol_rank.h"
 

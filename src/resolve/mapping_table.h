@@ -17,7 +17,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "resolve/proc_maps.h"
+#include "lib/proc_maps.h"
 
 struct elf_symtab;
 struct mapping_table;

@@ -12,7 +12,7 @@
 #include <stdint.h>
 
 #include "lib/dwarf_line.h"
-#include "resolve/symbolizer.h"
+#include "resolve/line_status.h"
 
 struct elf_symtab;
 struct load_budget;

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lib/kept_image.h"
+#include "store/kept_image.h"
 #include "resolve/symbol_file.h"
 
 #define MAGIC "cprofsy\n"

@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * A file's function symbols, as elf_symtab.c turns them into address
- * ranges, as a file of the store kept between runs (unwind/table_store.h):
+ * ranges, as a file of the store kept between runs (store/table_store.h):
  * loading libc's from its debug file costs 1-2 ms a run, each file's again
  * in every run, where reading them back costs a tenth of that. The image
  * says what it was made from (the file's build ID and identity, and the
- * identity of the debug file its symbols came from: lib/kept_image.h) and by (the
+ * identity of the debug file its symbols came from: store/kept_image.h) and by (the
  * loader's version): a later run takes it only for the same. Outside input
  * when read back: every field is checked, and an image that fails a check
  * is not used.
@@ -17,7 +17,7 @@
 #include <stdint.h>
 
 #include "lib/elf_build_id.h"
-#include "lib/kept_image.h"
+#include "store/kept_image.h"
 
 #define SYMBOL_FILE_VERSION_LEN 64
 

@@ -60,7 +60,7 @@
 #include "resolve/ksym_names.h"
 #include "resolve/ksyms.h"
 #include "resolve/perf_map.h"
-#include "resolve/proc_maps.h"
+#include "lib/proc_maps.h"
 #include "resolve/symbolizer.h"
 #include "resolve/symtab_loader.h"
 #include "resolve/jit_late.h"

@@ -23,7 +23,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "resolve/proc_maps.h"
+#include "lib/proc_maps.h"
+#include "resolve/line_status.h"
 
 struct symbolizer;
 struct table_store;
@@ -101,22 +102,6 @@ struct symbolizer_module {
 	bool kernel;	      /* the kernel image pseudo-module */
 	/* The program's own file: the lowest file-backed code mapping of its address space. */
 	bool main_exe;
-};
-
-/*
- * Whether a frame has a source line (symbolizer__finish looks them up), or
- * why not. Only user frames a symbol names are looked up.
- */
-enum symbolizer_line {
-	SYM_LINE_NOT_ASKED,   /* kernel, JIT, unnamed or placeholder frames */
-	SYM_LINE_FOUND,	      /* file and line are set */
-	SYM_LINE_NO_DEBUG,    /* neither the file nor its debug file has .debug_line */
-	SYM_LINE_NO_ROW,      /* the line table covers no row at the address */
-	SYM_LINE_UNREADABLE,  /* it did not inflate, or its units could not be read */
-	SYM_LINE_REFUSED,     /* over DWARF_MAX_SECTION_BYTES (lib/dwarf_line.h) */
-	SYM_LINE_UNSUPPORTED, /* compressed with other than zlib */
-	SYM_LINE_CUT_OFF,     /* the run's time for loading was over (load_budget.h) */
-	SYM_LINE_MAX,
 };
 
 /* The answer for one address (or a placeholder for what was lost). */

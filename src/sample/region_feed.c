@@ -23,8 +23,8 @@
 #define LOG_MODULE "unwind"
 #include "lib/log.h"
 #include "lib/u64map.h"
-#include "resolve/proc_maps.h"
-#include "resolve/task_feed.h"
+#include "lib/proc_maps.h"
+#include "sample/task_mapping.h"
 #include "sample/region_feed.h"
 #include "sample/sampler.h"
 #include "sample/unwinder.h"
@@ -422,7 +422,7 @@ static void apply_mmap(struct region_feed *f, const struct task_event *ev)
 	struct proc_map m;
 
 	if (!process_regions__tracked(f->regions, ev->pid) ||
-	    !task_feed__mapping(ev, &m, name, sizeof(name)))
+	    !task_event__mapping(ev, &m, name, sizeof(name)))
 		return;
 	f->keep_space = true;
 	process_regions__mmap(f->regions, ev->pid, &m);

@@ -10,7 +10,7 @@
 #include <gelf.h>
 #include <stdint.h>
 
-#include "resolve/proc_maps.h"
+#include "lib/proc_maps.h"
 
 /*
  * The bias of the executable segment (PT_LOAD with PF_X) that overlaps the

@@ -15,7 +15,7 @@
 #include "lib/hash.h"
 #include "lib/log.h"
 #include "unwind/kernel_facts.h"
-#include "unwind/table_store.h"
+#include "store/table_store.h"
 
 #define KERNEL_NOTES  "/sys/kernel/notes"
 #define FACTS_MAGIC   0x666b7063u /* "cpkf" */

@@ -20,7 +20,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "resolve/proc_maps.h"
+#include "lib/proc_maps.h"
 #include "unwind/table_cache.h"
 
 struct process_regions;

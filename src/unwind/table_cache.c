@@ -14,7 +14,7 @@
 #include "unwind/elf_cfi.h"
 #include "unwind/go_pcsp.h"
 #include "unwind/table_cache.h"
-#include "unwind/table_store.h"
+#include "unwind/kept_tables.h"
 
 struct entry {
 	struct cached_table t; /* first: the public part */

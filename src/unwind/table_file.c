@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lib/kept_image.h"
+#include "store/kept_image.h"
 #include "unwind/table_file.h"
 
 #define MAGIC "cprofut\n"

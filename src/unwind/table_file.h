@@ -14,13 +14,13 @@
 #include <stdint.h>
 
 #include "lib/elf_build_id.h"
-#include "lib/kept_image.h"
+#include "store/kept_image.h"
 #include "unwind/unwind_rules.h"
 #include "unwind/unwind_table.h"
 
 #define TABLE_FILE_VERSION_LEN 64
 
-/* What a table was built from: the very file (lib/kept_image.h), and its build ID. */
+/* What a table was built from: the very file (store/kept_image.h), and its build ID. */
 struct table_file_id {
 	uint8_t build_id[ELF_BUILD_ID_MAX];
 	uint32_t build_id_len;

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Unwind tables kept between runs (--cache-dir, src/unwind/table_store.c):
+# Unwind tables kept between runs (--cache-dir, src/store/table_store.c):
 # a first profile of a program without frame pointers builds its files'
 # tables and keeps them, one file each by build ID, and their symbols
 # (src/resolve/symbol_file.h); a second one reads both back, builds none,

@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "deliver/http.h"
+#include "net/http.h"
 
 #define MAX_BODY 4096
 

@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "deliver/grpcweb.h"
-#include "deliver/http.h"
+#include "net/http.h"
 
 #define MAX_BODY 4096
 

@@ -7,7 +7,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "resolve/proc_maps.h"
+#include "lib/proc_maps.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

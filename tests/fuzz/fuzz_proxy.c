@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "deliver/proxy.h"
+#include "net/proxy.h"
 
 static void check_reply(const uint8_t *data, size_t size)
 {

@@ -12,7 +12,7 @@
 #include <sys/types.h>
 
 #include "resolve/elf_symtab.h"
-#include "resolve/proc_maps.h"
+#include "lib/proc_maps.h"
 #include "unwind/stack_walk.h"
 #include "unwind/unwind_rules.h"
 #include "unwind/unwind_table.h"

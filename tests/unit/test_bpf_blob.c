@@ -6,7 +6,7 @@
  */
 #include <string.h>
 
-#include "lib/bpf_blob.h"
+#include "sample/bpf_blob.h"
 #include "test.h"
 
 TEST(bpf_blob_objects_inflate_to_elf)

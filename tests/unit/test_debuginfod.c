@@ -19,7 +19,7 @@
 #include <unistd.h>
 
 #include "cancel_alarm.h"
-#include "deliver/proxy.h"
+#include "net/proxy.h"
 #include "lib/cancel.h"
 #include "lib/elf_build_id.h"
 #include "loopback.h"

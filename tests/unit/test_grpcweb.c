@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "deliver/grpcweb.h"
-#include "deliver/http.h"
+#include "net/http.h"
 #include "test.h"
 
 static struct http_response response(const char *body, size_t len, struct http_field *f, size_t nf)

@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "cancel_alarm.h"
-#include "deliver/http.h"
+#include "net/http.h"
 #include "lib/cancel.h"
 #include "loopback.h"
 #include "test.h"

@@ -15,7 +15,7 @@
 #include "lib/elf_build_id.h"
 #include "test.h"
 #include "unwind/kernel_facts.h"
-#include "unwind/table_store.h"
+#include "store/table_store.h"
 
 /* Appends a note: header, name and description, each padded to 4 bytes. */
 static size_t note(uint8_t *buf, size_t at, const char *name, uint32_t type, const void *desc,

@@ -7,7 +7,7 @@
 #include <errno.h>
 #include <stdlib.h>
 
-#include "encode/pb_writer.h"
+#include "lib/pb_writer.h"
 #include "test.h"
 
 /* Runs call (which uses `w`) counting, then writing; checks bytes and size. */

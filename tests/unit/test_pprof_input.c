@@ -21,7 +21,7 @@
 #include "encode/flame.h"
 #include "encode/folded.h"
 #include "encode/folded_input.h"
-#include "encode/pb_writer.h"
+#include "lib/pb_writer.h"
 #include "encode/pprof.h"
 #include "encode/pprof_input.h"
 #include "test.h"

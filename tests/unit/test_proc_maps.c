@@ -14,7 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "resolve/proc_maps.h"
+#include "lib/proc_maps.h"
 #include "test.h"
 
 static char *read_fixture(const char *name, size_t *len)

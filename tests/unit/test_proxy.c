@@ -7,7 +7,7 @@
 #include <errno.h>
 #include <string.h>
 
-#include "deliver/proxy.h"
+#include "net/proxy.h"
 #include "test.h"
 
 static int choose(const char *url, const struct proxy_env *env, struct proxy *p, const char **why)

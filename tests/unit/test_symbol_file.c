@@ -21,7 +21,7 @@
 #include "resolve/elf_symtab.h"
 #include "resolve/symbol_file.h"
 #include "test.h"
-#include "unwind/table_store.h"
+#include "store/table_store.h"
 
 #define VERSION "test-loader"
 

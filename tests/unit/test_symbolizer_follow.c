@@ -10,7 +10,7 @@
 #include <unistd.h>
 
 #include "build/profile.h"
-#include "resolve/proc_maps.h"
+#include "lib/proc_maps.h"
 #include "resolve/symbolizer.h"
 #include "test.h"
 

@@ -20,7 +20,7 @@
 
 #include "test.h"
 #include "unwind/table_cache.h"
-#include "unwind/table_store.h"
+#include "unwind/kept_tables.h"
 
 /* A small table with two rules, for a made-up file of build ID seed. */
 static struct unwind_table *small_table(struct unwind_rules *rules, uint8_t seed,

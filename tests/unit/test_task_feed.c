@@ -10,7 +10,7 @@
 #include <unistd.h>
 
 #include "build/profile.h"
-#include "resolve/proc_maps.h"
+#include "lib/proc_maps.h"
 #include "resolve/task_feed.h"
 #include "test.h"
 

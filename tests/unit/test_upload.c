@@ -12,6 +12,7 @@
 #include "deliver/batch.h"
 #include "deliver/delivery.h"
 #include "deliver/upload.h"
+#include "net/http.h"
 #include "loopback.h"
 #include "test.h"
 

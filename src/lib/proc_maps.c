@@ -27,7 +27,7 @@
 #include "lib/procfs.h"
 #include "lib/stat_cached.h"
 #include "lib/textscan.h"
-#include "resolve/proc_maps.h"
+#include "lib/proc_maps.h"
 
 #define DELETED_SUFFIX	   " (deleted)"
 #define DELETED_SUFFIX_LEN (sizeof(DELETED_SUFFIX) - 1)

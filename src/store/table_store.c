@@ -1,9 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
- * The unwind tables kept on disk; see table_store.h. A table is the file
- * <build ID in hex>-<hash of device and inode>.utab; the version table_file.h checks is the hash of
- * the builder's sources (table_builder.h, made by the Makefile), so a
- * cprof whose builder changed builds its tables afresh.
+ * The unwind tables kept on disk; see table_store.h. What a table's file
+ * holds and how it is named is unwind/kept_tables.c's; the store keeps
+ * files by name, within its cap.
  *
  * Two threads use the store at once: the main thread's unwind tables and
  * the symbol loader's kept symbols (resolve/symtab_loader.h). A mutex
@@ -27,10 +26,9 @@
 #define LOG_MODULE "tables"
 #include "lib/file.h"
 #include "lib/log.h"
-#include "table_builder.h"
-#include "unwind/table_store.h"
+#include "store/table_store.h"
 
-#define SUFFIX ".utab"
+#define SUFFIX TABLE_STORE_SUFFIX
 /* What else is kept here: see table_store__read_kept. */
 #define KEPT_SUFFIX ".kept"
 
@@ -215,15 +213,6 @@ bool table_store__trusts(struct table_store *s, const struct kept_source *file)
 	return false;
 }
 
-/* BUILDID-PLACE.utab: a copy of the file elsewhere has a table of its own. */
-static void file_name(const struct table_file_id *id, char *buf, size_t size)
-{
-	size_t n = elf_build_id__hex(id->build_id, id->build_id_len, buf, size);
-
-	snprintf(buf + n, size - n, "-%016llx" SUFFIX,
-		 (unsigned long long)kept_source__place(&id->file));
-}
-
 /* The file's bytes (malloc'ed), if it is a regular file of ours: 0, -ENOENT or -errno. */
 static int read_whole(struct table_store *s, const char *name, char **buf, size_t *len)
 {
@@ -236,36 +225,6 @@ static int read_whole(struct table_store *s, const char *name, char **buf, size_
 	err = file__read_fd(fd, buf, len);
 	close(fd);
 	return err;
-}
-
-int table_store__load(struct table_store *s, const struct table_file_id *id,
-		      struct unwind_rules *rules, struct unwind_table **out,
-		      struct unwind_table_stats *stats)
-{
-	char name[2 * ELF_BUILD_ID_MAX + 18 + sizeof(SUFFIX)];
-	size_t len = 0;
-	char *buf;
-	int err;
-
-	*out = NULL;
-	if (!id->build_id_len || !table_store__trusts(s, &id->file))
-		return -ENOENT;
-	file_name(id, name, sizeof(name));
-	if (read_whole(s, name, &buf, &len))
-		return -ENOENT;
-	err = table_file__decode(buf, len, id, CPROF_TABLE_BUILDER, rules, out, stats);
-	free(buf);
-	if (err == -EINVAL) {
-		bump(s, &s->stats.refused);
-		pr_debug("%s: not used: another version's, or corrupt", name);
-		return -ENOENT;
-	}
-	if (err)
-		return err;
-	bump(s, &s->stats.loaded);
-	/* Its time of use, for prune(). */
-	utimensat(s->dir_fd, name, NULL, 0);
-	return 0;
 }
 
 /* The bytes of the store's file name, 0 if there is none. */
@@ -349,21 +308,30 @@ static int write_file(struct table_store *s, const char *name, const void *buf, 
 	return err;
 }
 
-void table_store__save(struct table_store *s, const struct table_file_id *id,
-		       const struct unwind_table *t, const struct unwind_rules *rules,
-		       const struct unwind_table_stats *stats)
+int table_store__read_file(struct table_store *s, const char *name, char **buf, size_t *len)
 {
-	char name[2 * ELF_BUILD_ID_MAX + 18 + sizeof(SUFFIX)];
-	void *buf = NULL;
-	size_t len;
+	return read_whole(s, name, buf, len);
+}
 
-	if (!id->build_id_len || !t || !kept_source__trusted(&id->file, (uint32_t)geteuid()))
-		return;
-	file_name(id, name, sizeof(name));
-	if (!table_file__encode(t, rules, stats, id, CPROF_TABLE_BUILDER, &buf, &len) &&
-	    !write_file(s, name, buf, len))
-		bump(s, &s->stats.saved);
-	free(buf);
+int table_store__write_file(struct table_store *s, const char *name, const void *buf, size_t len)
+{
+	return write_file(s, name, buf, len);
+}
+
+void table_store__used(struct table_store *s, const char *name)
+{
+	utimensat(s->dir_fd, name, NULL, 0);
+}
+
+void table_store__count(struct table_store *s, enum table_store_event e)
+{
+	uint64_t *counter = &s->stats.refused;
+
+	if (e == TABLE_STORE_LOADED)
+		counter = &s->stats.loaded;
+	else if (e == TABLE_STORE_SAVED)
+		counter = &s->stats.saved;
+	bump(s, counter);
 }
 
 /* A kept file's name: key and the suffix; 0, or -ENAMETOOLONG. */

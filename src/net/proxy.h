@@ -19,7 +19,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "deliver/http.h"
+#include "net/url.h"
 
 /* The environment's settings (each NULL when unset), read by the caller. */
 struct proxy_env {

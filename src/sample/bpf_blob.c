@@ -10,7 +10,7 @@
 #include <string.h>
 #include <zlib.h>
 
-#include "lib/bpf_blob.h"
+#include "sample/bpf_blob.h"
 
 static const unsigned char sampler_gz[] = {
 #include "sampler.bpf.gz.inc"

@@ -13,7 +13,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "deliver/proxy.h"
+#include "net/proxy.h"
 #include "lib/base64.h"
 
 #define MAX_CONNECT_REPLY  (16u << 10)

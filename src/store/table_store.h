@@ -6,7 +6,7 @@
  * reading one back well under a millisecond. A table depends on the file's
  * content and on the builder alone, so a file is used only for the very
  * file it was built from (device, inode, size, modification and change
- * times: lib/kept_image.h), of the same build ID and cprof version, and
+ * times: store/kept_image.h), of the same build ID and cprof version, and
  * only after every check of table_file.h; anything else is built again,
  * and written over. Only files of root's or this user's that no one else
  * may write are kept (table_store__trusts): what anyone else can write
@@ -24,11 +24,22 @@
 #define CPROF_TABLE_STORE_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
-#include "unwind/table_file.h"
+#include "store/kept_image.h"
 
 struct table_store;
+
+/* The suffix of a table's file (unwind/kept_tables.c names them). */
+#define TABLE_STORE_SUFFIX ".utab"
+
+/* What the store counts for its callers, in struct table_store_stats. */
+enum table_store_event {
+	TABLE_STORE_LOADED,
+	TABLE_STORE_SAVED,
+	TABLE_STORE_REFUSED,
+};
 
 struct table_store_stats {
 	uint64_t loaded;  /* tables read back */
@@ -54,19 +65,6 @@ void table_store__free(struct table_store *s);
 bool table_store__trusts(struct table_store *s, const struct kept_source *file);
 
 /*
- * The table of id, as table_file__decode gives it; -ENOENT when there is
- * none to use, or the file is not trusted (table_store__trusts).
- */
-int table_store__load(struct table_store *s, const struct table_file_id *id,
-		      struct unwind_rules *rules, struct unwind_table **out,
-		      struct unwind_table_stats *stats);
-
-/* Keeps t (its rule ids rules') for id, best effort, if the file is trusted. */
-void table_store__save(struct table_store *s, const struct table_file_id *id,
-		       const struct unwind_table *t, const struct unwind_rules *rules,
-		       const struct unwind_table_stats *stats);
-
-/*
  * Other small facts kept here, a file each, named by key (letters, digits,
  * '-' and '_'; kernel_facts.h keeps the running kernel's): up to size
  * bytes of it into buf, its length, or -errno (-ENOENT: none). The same
@@ -77,6 +75,18 @@ int table_store__read_kept(struct table_store *s, const char *key, void *buf, si
 int table_store__read_kept_all(struct table_store *s, const char *key, char **buf, size_t *len);
 /* Keeps len bytes under key, best effort. */
 void table_store__write_kept(struct table_store *s, const char *key, const void *buf, size_t len);
+
+/*
+ * The bytes of the store's file name (malloc'ed into *buf) if it is a
+ * regular file of ours: 0, -ENOENT or -errno.
+ */
+int table_store__read_file(struct table_store *s, const char *name, char **buf, size_t *len);
+/* Writes the file name whole, under a temporary name then renamed, within the cap: 0 or -errno. */
+int table_store__write_file(struct table_store *s, const char *name, const void *buf, size_t len);
+/* Marks name as used now: the cap removes the files used longest ago first. */
+void table_store__used(struct table_store *s, const char *name);
+/* Counts e in the store's stats. */
+void table_store__count(struct table_store *s, enum table_store_event e);
 
 void table_store__stats(struct table_store *s, struct table_store_stats *out);
 

@@ -17,23 +17,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "net/url.h"
+
 struct cancel;
 struct proxy;
 struct tls_client;
-
-struct http_url {
-	char host[256];	    /* name or address; IPv6 without brackets */
-	char port[8];	    /* decimal */
-	char hostport[272]; /* the Host header: host[:port] as written in the URL */
-	char path[1024];    /* path without query or trailing '/'; "" for the root */
-	bool tls;	    /* https:// */
-};
-
-/*
- * Parses http[s]://HOST[:PORT][/PATH]. Returns 0, or -EINVAL with *why set
- * to a static explanation: credentials in the URL, bad syntax.
- */
-int http__parse_url(const char *url, struct http_url *out, const char **why);
 
 struct http_field {
 	char *name; /* lowercase */
@@ -106,16 +94,6 @@ int http_body__init(struct http_body *b, const struct http_response *r, uint64_t
  * max_body, -ECONNRESET when eof came first.
  */
 int http_body__decode(struct http_body *b, uint8_t *buf, size_t len, bool eof, size_t *out_len);
-
-/*
- * Where a redirect from url goes, for its Location field: an absolute
- * http:// or https:// URL, or an absolute path on the same server; the
- * query is kept, a fragment dropped. Returns 0 with *to and the request
- * target (path and query, starting with '/') filled, or -EINVAL with *why
- * (a static explanation).
- */
-int http__redirect(const struct http_url *url, const char *location, struct http_url *to,
-		   char *target, size_t target_size, const char **why);
 
 /* A header (or trailer) by case-insensitive name, or NULL. */
 const char *http_response__field(const struct http_response *r, const char *name);

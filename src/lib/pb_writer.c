@@ -9,7 +9,7 @@
 #include <string.h>
 
 #define LOG_MODULE "pb"
-#include "encode/pb_writer.h"
+#include "lib/pb_writer.h"
 #include "lib/log.h"
 
 #define MAX_VARINT_SIZE 10

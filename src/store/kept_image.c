@@ -4,7 +4,7 @@
 #include <sys/stat.h>
 
 #include "lib/hash.h"
-#include "lib/kept_image.h"
+#include "store/kept_image.h"
 
 #define ORDER_MARK 0x01020304u
 #define LANES	   4

@@ -27,7 +27,7 @@
 #include <psa/crypto.h>
 
 #define LOG_MODULE "tls"
-#include "deliver/tls.h"
+#include "net/tls.h"
 #include "lib/cancel.h"
 #include "lib/log.h"
 
