@@ -16,6 +16,7 @@
 #include "lib/u64map.h"
 #include "sample/event_reader.h"
 #include "sample/perf_attach.h"
+#include "sample/load_errors.h"
 #include "sample/sampler_internal.h"
 
 #define LOG_MODULE "bpf"
@@ -97,7 +98,7 @@ int open_copies(struct sampler *s)
 		s->copies_map_fd = create_rings_map(s->ncpus_possible);
 		if (s->copies_map_fd < 0) {
 			err = s->copies_map_fd;
-			explain_load_error(err);
+			load_errors__explain(err);
 			return err;
 		}
 		err = open_rings(s->opts.hz, s->copies_map_fd, SAMPLE_RING_PAGES, s->reader,
@@ -139,7 +140,7 @@ int sampler__open_head_start(unsigned int hz, struct sampler_head_start *out)
 	if (ncpus <= 0)
 		return ncpus ? ncpus : -EINVAL;
 	/* A ring's pages beyond kernel.perf_event_mlock_kb count there too: the maps come first. */
-	if (memlock_too_low(&limit_kib))
+	if (load_errors__memlock_too_low(&limit_kib))
 		return -EDQUOT;
 	out->map_fd = create_rings_map(ncpus);
 	if (out->map_fd < 0)

@@ -14,20 +14,22 @@
 
 #include <linux/capability.h>
 
+#include <bpf/libbpf.h>
+
 #include "lib/kernel_caps.h"
-#include "sample/sampler_internal.h"
+#include "sample/load_errors.h"
 
 #define LOG_MODULE "bpf"
 #include "lib/log.h"
 
-int log_libbpf(enum libbpf_print_level level, const char *fmt, va_list ap)
+static int log_libbpf(enum libbpf_print_level level, const char *fmt, va_list ap)
 {
 	char buf[65536]; /* verifier logs come as one message */
 	size_t n;
 
 	/*
 	 * libbpf is chatty about feature probes on old kernels, and its errors
-	 * are restated by explain_load_error(): all of it is -v material.
+	 * are restated by load_errors__explain(): all of it is -v material.
 	 */
 	(void)level;
 	if (log_get_level() < LOG_DEBUG)
@@ -57,7 +59,7 @@ static bool has_cap(const struct __user_cap_data_struct *d, int cap)
  * Says up front what is missing instead of letting the kernel answer EPERM
  * somewhere inside libbpf. CAP_SYS_ADMIN covers both on every kernel.
  */
-int check_privileges(void)
+int load_errors__check_privileges(void)
 {
 	struct __user_cap_header_struct hdr = {.version = _LINUX_CAPABILITY_VERSION_3};
 	struct __user_cap_data_struct data[2] = {};
@@ -80,7 +82,7 @@ int check_privileges(void)
  * old kernel and a limit still finite because session.c could not raise it
  * (no CAP_SYS_RESOURCE).
  */
-bool memlock_too_low(unsigned long long *limit_kib)
+bool load_errors__memlock_too_low(unsigned long long *limit_kib)
 {
 	unsigned version = kernel_caps__version();
 	struct rlimit rl;
@@ -93,14 +95,14 @@ bool memlock_too_low(unsigned long long *limit_kib)
 	return true;
 }
 
-void explain_load_error(int err)
+void load_errors__explain(int err)
 {
 	unsigned long long limit_kib;
 
 	switch (err) {
 	case -EPERM:
 	case -EACCES:
-		if (memlock_too_low(&limit_kib)) {
+		if (load_errors__memlock_too_low(&limit_kib)) {
 			pr_err("cannot load the BPF program: %s; this kernel (before 5.11) charges "
 			       "BPF maps to RLIMIT_MEMLOCK, which is %llu KiB and cannot be raised "
 			       "without CAP_SYS_RESOURCE: run `ulimit -l unlimited` first",
@@ -128,4 +130,9 @@ void explain_load_error(int err)
 		pr_err("cannot load the BPF program: %s (run with -v for libbpf's log)",
 		       strerror(-err));
 	}
+}
+
+void load_errors__route_libbpf(void)
+{
+	libbpf_set_print(log_libbpf);
 }

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "sample/event_reader.h"
+#include "sample/load_errors.h"
 #include "sample/sampler_internal.h"
 #include "sample/walked_stacks.h"
 
@@ -149,8 +150,9 @@ static int open_buffer(struct sampler *s, const char *name, const char *what, si
 	if (!err)
 		err = event_reader__new(*fd, pages, wake_every, reader);
 	/* Without the unwinder (before 5.5) this is the first map made: name the limit. */
-	if (*fd < 0 && (err == -EPERM || err == -EACCES) && memlock_too_low(&limit_kib))
-		explain_load_error(err);
+	if (*fd < 0 && (err == -EPERM || err == -EACCES) &&
+	    load_errors__memlock_too_low(&limit_kib))
+		load_errors__explain(err);
 	else if (err)
 		pr_err("cannot create the %s perf buffer: %s", what, strerror(-err));
 	return err;

@@ -37,11 +37,14 @@
 #include "lib/u64map.h"
 #include "sample/event_reader.h"
 #include "sample/lazy_maps.h"
+#include "sample/load_errors.h"
 #include "sample/map_take.h"
 #include "sample/parallel_maps.h"
 #include "sample/perf_attach.h"
 #include "sample/perf_sample.h"
 #include "sample/sampler_internal.h"
+#include "sample/skipped_runs.h"
+#include "sample/task_hooks.h"
 #include "sample/unwinder.h"
 #include "sample/walked_stacks.h"
 #include "unwind_abi.h"
@@ -113,8 +116,7 @@ static int prepare_first(struct sampler *s)
 			return err;
 	}
 	if (!s->reader) {
-		if (s->cfg.fork_layout != CPROF_FORK_NONE)
-			open_tracepoints(s, s->tracefs);
+		task_hooks__open(s->hooks);
 		err = open_notifications(s);
 	} else {
 		err = bpf_map__reuse_fd(MAP(&s->cur, events), s->events_fd);
@@ -158,8 +160,6 @@ static int init(struct sampler *s, const struct sampler_opts *opts)
 	s->copy_buf = malloc(sizeof(*s->copy_buf));
 	if (!s->copy_buf)
 		return -ENOMEM;
-	for (n = 0; n < HOOK_MAX; n++)
-		s->hook_fds[n] = -1;
 	s->opts = *opts;
 	s->opts.head_start = NULL;
 	take_head_start(s, opts->head_start);
@@ -182,8 +182,10 @@ static int init(struct sampler *s, const struct sampler_opts *opts)
 	s->cfg.include_idle = opts->include_idle;
 	/* Forks are watched in every mode: see `spaces` in the BPF program. */
 	s->cfg.follow_children = opts->filter_pids && opts->follow_children;
-	s->tracefs = tracefs_dir();
-	s->cfg.fork_layout = s->tracefs ? fork_layout(s->tracefs) : CPROF_FORK_NONE;
+	n = task_hooks__new(&s->hooks);
+	if (n)
+		return n;
+	s->cfg.fork_layout = task_hooks__layout(s->hooks);
 	if (s->cfg.fork_layout == CPROF_FORK_NONE) {
 		if (s->cfg.follow_children)
 			pr_warn("children started during the profile are not followed: cannot read "
@@ -217,8 +219,8 @@ int sampler__new(const struct sampler_opts *opts, struct sampler **out)
 	int err;
 
 	*out = NULL;
-	libbpf_set_print(log_libbpf);
-	err = check_privileges();
+	load_errors__route_libbpf();
+	err = load_errors__check_privileges();
 	if (err)
 		return err;
 	s = calloc(1, sizeof(*s));
@@ -243,7 +245,7 @@ int sampler__new(const struct sampler_opts *opts, struct sampler **out)
 	}
 	if (err) {
 		if (!explained)
-			explain_load_error(err);
+			load_errors__explain(err);
 		goto cleanup;
 	}
 	err = update_config(s);
@@ -286,13 +288,13 @@ int sampler__start(struct sampler *s)
 {
 	int err;
 
-	attach_hooks(s, &s->cur);
+	task_hooks__attach(s->hooks, s->cur.obj, s->cfg.follow_children);
 	/*
 	 * The command's process waits to be released before it execs; until its
 	 * exec (which the hook sees) it runs cprof's code, which is not sampled.
 	 * Without the hook its samples from before the exec are taken as before.
 	 */
-	if (s->command_pid && s->hook_links[HOOK_EXEC]) {
+	if (s->command_pid && task_hooks__exec_attached(s->hooks)) {
 		err = set_target(s, s->command_pid, CPROF_TARGET_BEFORE_EXEC);
 		if (err)
 			return err;
@@ -312,10 +314,8 @@ void sampler__skipped(const struct sampler *s, uint64_t *samples, uint64_t *hook
 {
 	*samples = 0;
 	if (s->cur.obj)
-		*samples = prog_skipped(bpf_program__fd(sample_prog(&s->cur)));
-	*hooks = s->hooks_skipped_before;
-	for (int i = 0; i < HOOK_MAX; i++)
-		*hooks += link_skipped(s->hook_links[i]);
+		*samples = skipped_runs__prog(bpf_program__fd(sample_prog(&s->cur)));
+	*hooks = task_hooks__skipped(s->hooks);
 }
 
 void sampler__stop(struct sampler *s)
@@ -326,11 +326,7 @@ void sampler__stop(struct sampler *s)
 	s->pa = NULL;
 	perf_attach__free(s->next_pa);
 	s->next_pa = NULL;
-	for (int i = 0; i < HOOK_MAX; i++) {
-		s->hooks_skipped_before += link_skipped(s->hook_links[i]);
-		bpf_link__destroy(s->hook_links[i]);
-		s->hook_links[i] = NULL;
-	}
+	task_hooks__detach(s->hooks);
 	s->stopped = true;
 }
 
@@ -357,7 +353,7 @@ void sampler__free(struct sampler *s)
 	event_reader__free(s->walked_reader);
 	if (s->walked_fd >= 0)
 		close(s->walked_fd);
-	close_hook_fds(s);
+	task_hooks__free(s->hooks);
 	instance_destroy(&s->cur);
 	free(s->stack_cache);
 	free(s->stack_cache_ids);

@@ -19,9 +19,6 @@
 #include "sample/sampler.h"
 #include "unwind_abi.h"
 
-/* The tracepoints that follow processes: see `spaces` in the BPF program. */
-enum hook { HOOK_FORK, HOOK_EXEC, HOOK_EXIT, HOOK_MAX };
-
 /*
  * One instance of a BPF object: the sampler's (user stacks by frame
  * pointers) or the unwinder's (by CFI tables), which define the same maps
@@ -91,15 +88,9 @@ struct sampler {
 	struct cprof_copy *copy_buf; /* the sample being handed out */
 	bool head_over;		     /* the head start's events were replaced (end_head_start) */
 	int head_err;		     /* why they could not be: not tried again */
-	const char *tracefs;	     /* where tracepoints are, or NULL */
 	struct perf_attach *pa;
-	struct perf_attach *next_pa; /* the head start's successors, until handed over */
-	/* The fork, exec and exit hooks (enum hook): links, and events until a link owns them (or
-	 * -1). */
-	struct bpf_link *hook_links[HOOK_MAX];
-	int hook_fds[HOOK_MAX];
-	int tracepoint_err;		    /* why they could not be opened */
-	bool spaces;			    /* `spaces` is maintained: every hook attached */
+	struct perf_attach *next_pa;	    /* the head start's successors, until handed over */
+	struct task_hooks *hooks;	    /* the fork, exec and exit hooks */
 	uint32_t command_pid;		    /* the process that will exec the command, or 0 */
 	struct event_reader *reader;	    /* of `events` */
 	int events_fd;			    /* the map the reader reads */
@@ -114,11 +105,11 @@ struct sampler {
 	uint64_t collisions_at_flip;
 	uint64_t lost_notify;
 	uint64_t missing_stacks;
-	/* Valid during sampler__poll only. */
+	/* Valid during sampler__consume only. */
 	sampler_process_fn poll_fn;
 	void *poll_ctx;
 	int polled;
-	/* Read from the buffer outside sampler__poll: handed to the next one. */
+	/* Read from the buffer outside sampler__consume: handed to the next one. */
 	uint32_t *early_pids;
 	size_t nearly, early_cap;
 	/* Spilled samples (see the BPF side), until the drain of their set. */
@@ -128,8 +119,6 @@ struct sampler {
 	/* Samples their stack's record counted (struct cprof_ustack), until their set's drain. */
 	struct counted *counted;
 	size_t ncounted, counted_cap;
-	/* Runs of the hooks the kernel skipped (see prog_skipped), as they went. */
-	uint64_t hooks_skipped_before;
 	/* Per drain: stack id -> frames, so a stack shared by many keys is read once. */
 	uint64_t **stack_cache;
 	uint32_t *stack_cache_ids;
@@ -141,23 +130,6 @@ struct sampler {
 };
 
 #define BIG_MAPS 8
-
-/* load_errors.c */
-int log_libbpf(enum libbpf_print_level level, const char *fmt, va_list ap);
-int check_privileges(void);
-bool memlock_too_low(unsigned long long *limit_kib);
-void explain_load_error(int err);
-
-/* task_hooks.c */
-const char *tracefs_dir(void);
-enum cprof_fork_layout fork_layout(const char *dir);
-void close_hook_fds(struct sampler *s);
-void open_tracepoints(struct sampler *s, const char *tracefs);
-void attach_hooks(struct sampler *s, struct instance *k);
-
-/* skipped_runs.c */
-uint64_t prog_skipped(int prog_fd);
-uint64_t link_skipped(struct bpf_link *link);
 
 /* copy_rings.c */
 int open_copies(struct sampler *s);

@@ -6,10 +6,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "sample/sampler_internal.h"
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
 
-#define LOG_MODULE "bpf"
-#include "lib/log.h"
+#include "sample/skipped_runs.h"
 
 /*
  * Runs of a program the kernel skipped: it runs no BPF program on a CPU
@@ -17,7 +17,7 @@
  * counts that (bpf_prog_info.recursion_misses, 5.12+; tracepoint programs
  * from about 6.7, perf_event ones not everywhere). 0 if unknown.
  */
-uint64_t prog_skipped(int prog_fd)
+uint64_t skipped_runs__prog(int prog_fd)
 {
 	struct bpf_prog_info info;
 	__u32 len = sizeof(info);
@@ -29,7 +29,7 @@ uint64_t prog_skipped(int prog_fd)
 }
 
 /* The same for the program behind a link. */
-uint64_t link_skipped(struct bpf_link *link)
+uint64_t skipped_runs__link(struct bpf_link *link)
 {
 	struct bpf_link_info info;
 	__u32 len = sizeof(info);
@@ -42,7 +42,7 @@ uint64_t link_skipped(struct bpf_link *link)
 	fd = bpf_prog_get_fd_by_id(info.prog_id);
 	if (fd < 0)
 		return 0;
-	n = prog_skipped(fd);
+	n = skipped_runs__prog(fd);
 	close(fd);
 	return n;
 }

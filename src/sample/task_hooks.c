@@ -7,21 +7,37 @@
  */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mount.h>
 #include <unistd.h>
 
+#include <bpf/libbpf.h>
+
 #include "sample/perf_attach.h"
-#include "sample/sampler_internal.h"
+#include "sample/skipped_runs.h"
+#include "sample/task_hooks.h"
 
 #define LOG_MODULE "bpf"
 #include "lib/log.h"
 
+/* The tracepoints that follow processes: see `spaces` in the BPF program. */
+enum hook { HOOK_FORK, HOOK_EXEC, HOOK_EXIT, HOOK_MAX };
 static const char *const hook_names[HOOK_MAX] = {"sched_process_fork", "sched_process_exec",
 						 "sched_process_exit"};
 
+struct task_hooks {
+	const char *tracefs; /* where tracepoints are, or NULL */
+	enum cprof_fork_layout layout;
+	/* Links, and events until a link owns them (or -1). */
+	struct bpf_link *links[HOOK_MAX];
+	int fds[HOOK_MAX];
+	int open_err;		 /* why the events could not be opened */
+	uint64_t skipped_before; /* runs the kernel skipped, of the links gone */
+};
+
 /* libbpf resolves tracepoints through tracefs; mount it where it is missing. */
-const char *tracefs_dir(void)
+static const char *tracefs_dir(void)
 {
 	static const char *const dirs[] = {"/sys/kernel/tracing", "/sys/kernel/debug/tracing"};
 	char path[128];
@@ -41,7 +57,7 @@ const char *tracefs_dir(void)
 }
 
 /* Reads the offset of child_pid in sched_process_fork to pick the record layout. */
-enum cprof_fork_layout fork_layout(const char *dir)
+enum cprof_fork_layout task_hooks__read_layout(const char *dir)
 {
 	char path[256], line[256];
 	enum cprof_fork_layout layout = CPROF_FORK_NONE;
@@ -69,34 +85,55 @@ enum cprof_fork_layout fork_layout(const char *dir)
 	return layout;
 }
 
-void close_hook_fds(struct sampler *s)
+int task_hooks__new(struct task_hooks **out)
+{
+	struct task_hooks *h = calloc(1, sizeof(*h));
+
+	*out = h;
+	if (!h)
+		return -ENOMEM;
+	for (int i = 0; i < HOOK_MAX; i++)
+		h->fds[i] = -1;
+	h->tracefs = tracefs_dir();
+	h->layout = h->tracefs ? task_hooks__read_layout(h->tracefs) : CPROF_FORK_NONE;
+	return 0;
+}
+
+enum cprof_fork_layout task_hooks__layout(const struct task_hooks *h)
+{
+	return h->layout;
+}
+
+static void close_hook_fds(struct task_hooks *h)
 {
 	int i;
 
 	for (i = 0; i < HOOK_MAX; i++) {
-		if (s->hook_fds[i] >= 0)
-			close(s->hook_fds[i]);
-		s->hook_fds[i] = -1;
+		if (h->fds[i] >= 0)
+			close(h->fds[i]);
+		h->fds[i] = -1;
 	}
 }
 
 /* The hooks' tracepoints as perf events, for the programs to be attached later: all or none. */
-void open_tracepoints(struct sampler *s, const char *tracefs)
+void task_hooks__open(struct task_hooks *h)
 {
 	int i, fd;
 
+	if (h->layout == CPROF_FORK_NONE)
+		return;
 	for (i = 0; i < HOOK_MAX; i++) {
-		fd = perf_attach__tracepoint(tracefs, "sched", hook_names[i]);
+		fd = perf_attach__tracepoint(h->tracefs, "sched", hook_names[i]);
 		if (fd < 0) {
-			s->tracepoint_err = fd;
-			close_hook_fds(s);
+			h->open_err = fd;
+			close_hook_fds(h);
 			return;
 		}
-		s->hook_fds[i] = fd;
+		h->fds[i] = fd;
 	}
 }
 
-/* Attaches a program to a tracepoint event opened by open_tracepoints(). */
+/* Attaches a program to a tracepoint event opened by task_hooks__open(). */
 static struct bpf_link *attach_tracepoint(struct bpf_program *prog, int *fd)
 {
 	struct bpf_link *link;
@@ -107,31 +144,66 @@ static struct bpf_link *attach_tracepoint(struct bpf_program *prog, int *fd)
 	return link;
 }
 
-/* Attaches the fork, exec and exit hooks of instance k to the tracepoint events. */
-void attach_hooks(struct sampler *s, struct instance *k)
+#define PROG(name) bpf_object__find_program_by_name(obj, #name)
+
+bool task_hooks__attach(struct task_hooks *h, struct bpf_object *obj, bool follow_children)
 {
 	struct bpf_program *progs[HOOK_MAX] = {
-		s->cfg.fork_layout == CPROF_FORK_STATIC_COMM ? PROG(k, cprof_fork_static_comm)
-							     : PROG(k, cprof_fork_dynamic_comm),
-		PROG(k, cprof_exec),
-		PROG(k, cprof_exit),
+		h->layout == CPROF_FORK_STATIC_COMM ? PROG(cprof_fork_static_comm)
+						    : PROG(cprof_fork_dynamic_comm),
+		PROG(cprof_exec),
+		PROG(cprof_exit),
 	};
 	int i, err;
 
-	if (s->cfg.fork_layout == CPROF_FORK_NONE)
-		return;
-	err = s->tracepoint_err;
+	if (h->layout == CPROF_FORK_NONE)
+		return false;
+	err = h->open_err;
 	for (i = 0; i < HOOK_MAX && !err; i++) {
-		s->hook_links[i] = attach_tracepoint(progs[i], &s->hook_fds[i]);
-		if (!s->hook_links[i])
+		h->links[i] = attach_tracepoint(progs[i], &h->fds[i]);
+		if (!h->links[i])
 			err = -errno;
 	}
 	if (err)
 		pr_warn("cannot attach to %s: %s: %s", i ? hook_names[i - 1] : hook_names[0],
 			strerror(-err),
-			s->cfg.follow_children
+			follow_children
 				? "children started during the profile are not followed"
 				: "a sample taken before its process's exec may be named after "
 				  "the program it ran next");
-	s->spaces = !err;
+	return !err;
+}
+
+bool task_hooks__exec_attached(const struct task_hooks *h)
+{
+	return h->links[HOOK_EXEC];
+}
+
+uint64_t task_hooks__skipped(const struct task_hooks *h)
+{
+	uint64_t n = h->skipped_before;
+
+	for (int i = 0; i < HOOK_MAX; i++)
+		n += skipped_runs__link(h->links[i]);
+	return n;
+}
+
+void task_hooks__detach(struct task_hooks *h)
+{
+	if (!h)
+		return;
+	for (int i = 0; i < HOOK_MAX; i++) {
+		h->skipped_before += skipped_runs__link(h->links[i]);
+		bpf_link__destroy(h->links[i]);
+		h->links[i] = NULL;
+	}
+}
+
+void task_hooks__free(struct task_hooks *h)
+{
+	if (!h)
+		return;
+	task_hooks__detach(h);
+	close_hook_fds(h);
+	free(h);
 }
