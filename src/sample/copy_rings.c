@@ -89,7 +89,7 @@ static int *ring_cpus(int n)
  * program. The head start's keep sampling meanwhile, unless the samples
  * are to be copies from now on: then they wait for the program.
  */
-int open_copies(struct sampler *s)
+int copy_rings__open(struct sampler *s)
 {
 	int *fds = NULL, *cpus, i, n, err;
 	bool running = s->head_start && !s->copy;
@@ -166,7 +166,7 @@ void sampler__close_head_start(struct sampler_head_start *h)
 }
 
 /* Takes over h, which samples every CPU: only for a run without a PID filter. */
-void take_head_start(struct sampler *s, struct sampler_head_start *h)
+void copy_rings__take_head_start(struct sampler *s, struct sampler_head_start *h)
 {
 	if (!h || !h->reader)
 		return;
@@ -193,7 +193,7 @@ static int open_events_disabled(struct sampler *s)
  */
 static void end_head_start(struct sampler *s)
 {
-	event_reader__flush(s->copies, on_ring_sample, s);
+	event_reader__flush(s->copies, copy_rings__on_sample, s);
 	s->head_lost = event_reader__lost(s->copies);
 	event_reader__free(s->copies);
 	s->copies = NULL;
@@ -207,12 +207,12 @@ static void end_head_start(struct sampler *s)
  * they will, are emptied and freed (end_head_start). Called by the first
  * drain.
  */
-int replace_head_start(struct sampler *s)
+int copy_rings__replace_head_start(struct sampler *s)
 {
 	int err = open_events_disabled(s);
 
 	if (!err)
-		err = perf_attach__handover(s->pa, s->next_pa, sample_prog(&s->cur));
+		err = perf_attach__handover(s->pa, s->next_pa, sample_object__sample_prog(&s->cur));
 	if (err)
 		return err;
 	perf_attach__free(s->pa);
@@ -245,13 +245,13 @@ static bool keep_head_start(struct sampler *s, const struct cprof_copy *c)
 	if (c->pid && !u64map__get(s->head_seen, c->pid, &seen)) {
 		if (u64map__set(s->head_seen, c->pid, 1))
 			s->lost_notify++;
-		announce_pid(s, c->pid);
+		notifications__announce(s, c->pid);
 	}
 	return true;
 }
 
 /* A sample from a sampling event's ring, handed out as the BPF side's copies are. */
-void on_ring_sample(void *ctx, const void *data, uint32_t size)
+void copy_rings__on_sample(void *ctx, const void *data, uint32_t size)
 {
 	struct sampler *s = ctx;
 	struct cprof_copy *c = s->copy_buf;

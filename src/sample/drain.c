@@ -13,6 +13,7 @@
 #include "sample/event_reader.h"
 #include "sample/map_take.h"
 #include "sample/sampler_internal.h"
+#include "sample/stack_cache.h"
 #include "sample/walked_stacks.h"
 
 #define LOG_MODULE "bpf"
@@ -109,56 +110,13 @@ static int wait_in_flight(struct sampler *s, __u32 set)
 	return 0;
 }
 
-/* Returns the frames of a stack id, reading the stack map once per drain. */
+/* The frames of a stack id, from the drain's cache; a stack gone from the map is counted. */
 static const uint64_t *stack_frames(struct sampler *s, int fd, int id, uint32_t *n, int *err)
 {
-	uint64_t *ips;
-	uint32_t i;
+	const uint64_t *ips = stack_cache__frames(s->stacks, fd, id, n, err);
 
-	*n = 0;
-	*err = 0;
-	if (id < 0) {
-		/* -EFAULT: there is no such stack (user-mode sample, kernel thread). */
-		if (id != -EFAULT)
-			*err = id;
-		return NULL;
-	}
-	if ((uint32_t)id >= s->opts.stack_entries) {
-		*err = -ERANGE;
-		return NULL;
-	}
-	/* Made at the first stack read: the unwinder's object has no stack map. */
-	if (!s->stack_cache) {
-		s->stack_cache = calloc(s->opts.stack_entries, sizeof(*s->stack_cache));
-		s->stack_cache_ids = calloc(s->opts.stack_entries, sizeof(*s->stack_cache_ids));
-		if (!s->stack_cache || !s->stack_cache_ids) {
-			free(s->stack_cache);
-			free(s->stack_cache_ids);
-			s->stack_cache = NULL;
-			s->stack_cache_ids = NULL;
-			*err = -ENOMEM;
-			return NULL;
-		}
-	}
-	ips = s->stack_cache[id];
-	if (!ips) {
-		ips = calloc(CPROF_MAX_STACK_DEPTH, sizeof(*ips));
-		if (!ips) {
-			*err = -ENOMEM;
-			return NULL;
-		}
-		if (bpf_map_lookup_elem(fd, &id, ips)) {
-			free(ips);
-			s->missing_stacks++;
-			*err = -ENOENT;
-			return NULL;
-		}
-		s->stack_cache[id] = ips;
-		s->stack_cache_ids[s->stack_cache_n++] = id;
-	}
-	for (i = 0; i < CPROF_MAX_STACK_DEPTH && ips[i]; i++)
-		;
-	*n = i;
+	if (*err == -ENOENT)
+		s->missing_stacks++;
 	return ips;
 }
 
@@ -293,20 +251,12 @@ static int drain_set(struct sampler *s, __u32 set, sampler_entry_fn fn, void *ct
 {
 	int counts_fd = set ? FD(&s->cur, counts1) : FD(&s->cur, counts0);
 	int stacks_fd = set ? FD(&s->cur, stacks1) : FD(&s->cur, stacks0);
-	__u32 i;
 	int err;
 
 	err = drain_counts_batched(s, counts_fd, stacks_fd, fn, ctx);
 	if (err == -EOPNOTSUPP)
 		err = drain_counts_by_key(s, counts_fd, stacks_fd, fn, ctx);
-	for (i = 0; i < s->stack_cache_n; i++) {
-		__u32 id = s->stack_cache_ids[i];
-
-		bpf_map_delete_elem(stacks_fd, &id);
-		free(s->stack_cache[id]);
-		s->stack_cache[id] = NULL;
-	}
-	s->stack_cache_n = 0;
+	stack_cache__clear(s->stacks, stacks_fd);
 	return err;
 }
 
@@ -325,11 +275,11 @@ static void drain_spills(struct sampler *s, __u32 set, bool all, sampler_entry_f
 
 	/* Their samples ended before in_flight fell: what they sent is in the buffer. */
 	if (s->reader)
-		event_reader__flush(s->reader, on_notify, s);
+		event_reader__flush(s->reader, notifications__on_record, s);
 	if (s->walked_reader)
-		event_reader__flush(s->walked_reader, on_notify, s);
+		event_reader__flush(s->walked_reader, notifications__on_record, s);
 	if (s->copies)
-		event_reader__flush(s->copies, on_ring_sample, s);
+		event_reader__flush(s->copies, copy_rings__on_sample, s);
 	/*
 	 * Taken out of the sampler first: fn may read the rings again
 	 * (sampler__consume, so that no stack copy waits out a long drain),
@@ -356,7 +306,7 @@ static void drain_spills(struct sampler *s, __u32 set, bool all, sampler_entry_f
 		};
 
 		if (!all && sp->set != set) {
-			keep_spill(s, sp);
+			notifications__keep_spill(s, sp);
 			continue;
 		}
 		memcpy(e.comm, sp->comm, CPROF_COMM_LEN);
@@ -382,7 +332,7 @@ static void drain_counted(struct sampler *s, __u32 set, bool all, sampler_entry_
 		const struct counted *c = &list[i];
 
 		if (!all && c->set != set) {
-			add_counted(s, c);
+			notifications__add_counted(s, c);
 			continue;
 		}
 		emit(s, &c->key, 1, c->set ? FD(&s->cur, stacks1) : FD(&s->cur, stacks0), fn, ctx);
@@ -404,13 +354,13 @@ int sampler__drain(struct sampler *s, sampler_entry_fn fn, void *ctx)
 
 	if (s->head_start && !s->head_over && s->started && !s->stopped) {
 		if (!s->head_err)
-			s->head_err = replace_head_start(s);
+			s->head_err = copy_rings__replace_head_start(s);
 		if (s->head_err)
 			return s->head_err;
 		s->head_over = true;
 	}
 	s->cfg.active_set ^= 1;
-	err = update_config(s);
+	err = sampler__write_config(s);
 	if (err)
 		return err;
 	/*

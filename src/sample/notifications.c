@@ -52,7 +52,7 @@ static bool room_for_one(void **p, size_t *cap, size_t n, size_t size)
 }
 
 /* data is a perf record's payload, 4-byte aligned only: copied, never read as the struct. */
-void keep_spill(struct sampler *s, const void *data)
+void notifications__keep_spill(struct sampler *s, const void *data)
 {
 	if (!room_for_one((void **)&s->spills, &s->spills_cap, s->nspills, sizeof(*s->spills))) {
 		s->spills_dropped++;
@@ -62,7 +62,7 @@ void keep_spill(struct sampler *s, const void *data)
 }
 
 /* A process seen for the first time, handed to the caller of sampler__consume. */
-void announce_pid(struct sampler *s, uint32_t pid)
+void notifications__announce(struct sampler *s, uint32_t pid)
 {
 	if (!s->poll_fn) {
 		/* Read by a drain: the process is announced at the next poll. */
@@ -78,7 +78,7 @@ void announce_pid(struct sampler *s, uint32_t pid)
 }
 
 /* Keeps a counted sample for the drain of its set; without memory, it is lost and counted so. */
-void add_counted(struct sampler *s, const struct counted *c)
+void notifications__add_counted(struct sampler *s, const struct counted *c)
 {
 	if (!room_for_one((void **)&s->counted, &s->counted_cap, s->ncounted,
 			  sizeof(*s->counted))) {
@@ -98,10 +98,11 @@ static void keep_counted(struct sampler *s, const void *data, uint32_t size)
 	memcpy(&head, data, offsetof(struct cprof_ustack, ips));
 	if (!head.count_set || head.count_set > 2)
 		return;
-	add_counted(s, &(struct counted){.set = head.count_set - 1, .key = head.key});
+	notifications__add_counted(s,
+				   &(struct counted){.set = head.count_set - 1, .key = head.key});
 }
 
-void on_notify(void *ctx, const void *data, uint32_t size)
+void notifications__on_record(void *ctx, const void *data, uint32_t size)
 {
 	struct sampler *s = ctx;
 	const struct cprof_event *ev = data;
@@ -117,7 +118,7 @@ void on_notify(void *ctx, const void *data, uint32_t size)
 		return;
 	}
 	if (magic == CPROF_SPILL_MAGIC && size >= sizeof(struct cprof_spill)) {
-		keep_spill(s, data);
+		notifications__keep_spill(s, data);
 		return;
 	}
 	if (magic == CPROF_COPY_MAGIC && size >= offsetof(struct cprof_copy, stack)) {
@@ -128,7 +129,7 @@ void on_notify(void *ctx, const void *data, uint32_t size)
 		return;
 	}
 	if (size >= sizeof(*ev))
-		announce_pid(s, ev->pid);
+		notifications__announce(s, ev->pid);
 }
 
 /*
@@ -162,7 +163,7 @@ static int open_buffer(struct sampler *s, const char *name, const char *what, si
  * The notification buffer, and with the unwinder the walked stacks' (see
  * WALKED_WAKE).
  */
-int open_notifications(struct sampler *s)
+int notifications__open(struct sampler *s)
 {
 	int err;
 
@@ -197,10 +198,10 @@ int sampler__consume(struct sampler *s, sampler_process_fn fn, void *ctx, bool n
 	for (size_t i = 0; i < s->nearly; i++, s->polled++)
 		fn(ctx, s->early_pids[i]);
 	s->nearly = 0;
-	take(s->reader, on_notify, s);
+	take(s->reader, notifications__on_record, s);
 	/* After the notifications: a process is known before its samples. */
 	if (s->copies)
-		take(s->copies, on_ring_sample, s);
+		take(s->copies, copy_rings__on_sample, s);
 	s->poll_fn = NULL;
 	return s->polled;
 }

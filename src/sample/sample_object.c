@@ -20,7 +20,7 @@
 #include "lib/log.h"
 
 /* The hash maps whose entries the kernel can allocate as they are added. */
-static void allocate_lazily(struct instance *k)
+static void allocate_lazily(struct sample_object *k)
 {
 	struct bpf_map *maps[] = {MAP(k, counts0), MAP(k, counts1), MAP(k, targets)};
 
@@ -30,7 +30,7 @@ static void allocate_lazily(struct instance *k)
 }
 
 /* Sizes, and which programs the object loads. */
-void configure(struct sampler *s, struct instance *k)
+void sample_object__configure(struct sampler *s, struct sample_object *k)
 {
 	bool fork = s->cfg.fork_layout != CPROF_FORK_NONE;
 
@@ -59,7 +59,7 @@ void configure(struct sampler *s, struct instance *k)
 }
 
 /* Opens the unwinder's object when there is an unwinder, else the sampler's. */
-int instance_open(struct sampler *s, struct instance *i)
+int sample_object__open(struct sampler *s, struct sample_object *i)
 {
 	memset(i, 0, sizeof(*i));
 	if (s->unwinder) {
@@ -77,7 +77,7 @@ int instance_open(struct sampler *s, struct instance *i)
 }
 
 /* Puts program p in slot key of the instance's walk_progs. */
-static int set_walk_prog(struct instance *i, __u32 key, const struct bpf_program *p)
+static int set_walk_prog(struct sample_object *i, __u32 key, const struct bpf_program *p)
 {
 	int fd = bpf_program__fd(p);
 
@@ -102,11 +102,11 @@ static bool has_find_vma(void)
 /*
  * Loads it. The unwinder's walk goes on through the programs in walk_progs:
  * the walk itself, slot 0, which the walker loads in the background (see
- * start_walker), the last step, slot 1, which records into the map sets
+ * walker__start), the last step, slot 1, which records into the map sets
  * and so comes with each instance, and the stack copy, slot 2, which the
  * other three hand samples to that user space walks.
  */
-int instance_load(struct instance *i)
+int sample_object__load(struct sample_object *i)
 {
 	struct bpf_program *keep;
 	uint64_t t0 = clock__mono_ns();
@@ -143,20 +143,21 @@ int instance_load(struct instance *i)
 	return err ? err : set_walk_prog(i, 1, keep);
 }
 
-void instance_destroy(struct instance *i)
+void sample_object__destroy(struct sample_object *i)
 {
 	sampler_bpf__destroy(i->sk);
 	unwinder_bpf__destroy(i->uk);
 	memset(i, 0, sizeof(*i));
 }
 
-struct bpf_program *sample_prog(const struct instance *i)
+struct bpf_program *sample_object__sample_prog(const struct sample_object *i)
 {
 	return i->uk ? PROG(i, cprof_unwind_sample) : PROG(i, cprof_sample);
 }
 
 /* The maps worth a thread each (see parallel_maps.h): the large ones the run uses. */
-int big_maps(const struct sampler *s, const struct instance *k, struct bpf_map *big[BIG_MAPS])
+int sample_object__big_maps(const struct sampler *s, const struct sample_object *k,
+			    struct bpf_map *big[BIG_MAPS])
 {
 	struct bpf_map *const want[BIG_MAPS] = {
 		k->uk ? NULL : MAP(k, stacks0),

@@ -44,6 +44,7 @@
 #include "sample/perf_sample.h"
 #include "sample/sampler_internal.h"
 #include "sample/skipped_runs.h"
+#include "sample/stack_cache.h"
 #include "sample/task_hooks.h"
 #include "sample/unwinder.h"
 #include "sample/walked_stacks.h"
@@ -54,7 +55,7 @@
 #define LOG_MODULE "bpf"
 #include "lib/log.h"
 
-int update_config(struct sampler *s)
+int sampler__write_config(struct sampler *s)
 {
 	__u32 zero = 0;
 	int err;
@@ -117,12 +118,12 @@ static int prepare_first(struct sampler *s)
 	}
 	if (!s->reader) {
 		task_hooks__open(s->hooks);
-		err = open_notifications(s);
+		err = notifications__open(s);
 	} else {
 		err = bpf_map__reuse_fd(MAP(&s->cur, events), s->events_fd);
 	}
 	if (!err && !s->pa)
-		err = open_copies(s);
+		err = copy_rings__open(s);
 	return err;
 }
 
@@ -132,20 +133,21 @@ static int prepare_first(struct sampler *s)
  */
 static int load_first(struct sampler *s, bool *explained)
 {
-	struct instance *k = &s->cur;
+	struct sample_object *k = &s->cur;
 	struct bpf_map *big[BIG_MAPS];
 	int err;
 
 	*explained = false;
-	err = instance_open(s, k);
+	err = sample_object__open(s, k);
 	if (err)
 		return err;
-	configure(s, k);
-	err = create_maps_while(big, big_maps(s, k, big), prepare_first, s, explained);
+	sample_object__configure(s, k);
+	err = create_maps_while(big, sample_object__big_maps(s, k, big), prepare_first, s,
+				explained);
 	if (*explained)
 		return err;
 	if (!err)
-		err = instance_load(k);
+		err = sample_object__load(k);
 	return err;
 }
 
@@ -162,7 +164,7 @@ static int init(struct sampler *s, const struct sampler_opts *opts)
 		return -ENOMEM;
 	s->opts = *opts;
 	s->opts.head_start = NULL;
-	take_head_start(s, opts->head_start);
+	copy_rings__take_head_start(s, opts->head_start);
 	s->unwinder = opts->unwinder;
 	s->unwind_err = s->unwinder ? 0 : -ENOENT;
 	s->copy = opts->copy_samples && !s->unwinder;
@@ -240,7 +242,7 @@ int sampler__new(const struct sampler_opts *opts, struct sampler **out)
 		event_reader__free(s->walked_reader);
 		s->walked_reader = NULL;
 		use_copies(s);
-		instance_destroy(&s->cur);
+		sample_object__destroy(&s->cur);
 		err = load_first(s, &explained);
 	}
 	if (err) {
@@ -248,16 +250,18 @@ int sampler__new(const struct sampler_opts *opts, struct sampler **out)
 			load_errors__explain(err);
 		goto cleanup;
 	}
-	err = update_config(s);
+	err = sampler__write_config(s);
 	if (err)
 		goto cleanup;
 	err = map_take__new(sizeof(struct cprof_key), sizeof(__u64), &s->take);
+	if (!err)
+		err = stack_cache__new(s->opts.stack_entries, &s->stacks);
 	if (!err && s->cur.uk)
 		err = walked_stacks__new(known_stacks_size(s), &s->walked);
 	if (err)
 		goto cleanup;
 	if (s->unwinder)
-		unwinder__on_grown(s->unwinder, walk_rows_moved, s);
+		unwinder__on_grown(s->unwinder, walker__rows_moved, s);
 	*out = s;
 	return 0;
 cleanup:
@@ -295,15 +299,15 @@ int sampler__start(struct sampler *s)
 	 * Without the hook its samples from before the exec are taken as before.
 	 */
 	if (s->command_pid && task_hooks__exec_attached(s->hooks)) {
-		err = set_target(s, s->command_pid, CPROF_TARGET_BEFORE_EXEC);
+		err = targets__set(s, s->command_pid, CPROF_TARGET_BEFORE_EXEC);
 		if (err)
 			return err;
 	}
-	err = perf_attach__attach(s->pa, sample_prog(&s->cur));
+	err = perf_attach__attach(s->pa, sample_object__sample_prog(&s->cur));
 	if (err)
 		return err;
 	s->started = true;
-	err = start_walker(s);
+	err = walker__start(s);
 	if (err)
 		pr_info("user stacks are walked in user space: cannot load the in-kernel walk: %s",
 			strerror(-err));
@@ -314,7 +318,7 @@ void sampler__skipped(const struct sampler *s, uint64_t *samples, uint64_t *hook
 {
 	*samples = 0;
 	if (s->cur.obj)
-		*samples = skipped_runs__prog(bpf_program__fd(sample_prog(&s->cur)));
+		*samples = skipped_runs__prog(bpf_program__fd(sample_object__sample_prog(&s->cur)));
 	*hooks = task_hooks__skipped(s->hooks);
 }
 
@@ -342,7 +346,7 @@ void sampler__free(struct sampler *s)
 	if (s->unwinder)
 		unwinder__on_grown(s->unwinder, NULL, NULL);
 	sampler__stop(s);
-	stop_walker(s);
+	walker__stop(s);
 	event_reader__free(s->copies);
 	if (s->copies_map_fd >= 0)
 		close(s->copies_map_fd);
@@ -354,9 +358,8 @@ void sampler__free(struct sampler *s)
 	if (s->walked_fd >= 0)
 		close(s->walked_fd);
 	task_hooks__free(s->hooks);
-	instance_destroy(&s->cur);
-	free(s->stack_cache);
-	free(s->stack_cache_ids);
+	sample_object__destroy(&s->cur);
+	stack_cache__free(s->stacks);
 	map_take__free(s->take);
 	walked_stacks__free(s->walked);
 	free(s->early_pids);

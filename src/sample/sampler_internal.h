@@ -24,7 +24,7 @@
  * pointers) or the unwinder's (by CFI tables), which define the same maps
  * and programs for sampling (bpf/sample.h), found by name.
  */
-struct instance {
+struct sample_object {
 	struct sampler_bpf *sk;
 	struct unwinder_bpf *uk;
 	struct bpf_object *obj;
@@ -38,7 +38,7 @@ struct instance {
 #define PROG(i, name) bpf_object__find_program_by_name((i)->obj, #name)
 #define FD(i, name)   bpf_map__fd(MAP(i, name))
 
-/* The unwinder's walk, loaded on a thread (see start_walker). */
+/* The unwinder's walk, loaded on a thread (see walker__start). */
 struct walker {
 	struct unwinder_bpf *k;
 	struct bpf_program *prog;
@@ -55,7 +55,7 @@ struct counted {
 
 struct sampler {
 	/* The loaded object. */
-	struct instance cur;
+	struct sample_object cur;
 	struct unwinder *unwinder; /* the tables' maps, when the unwinder's object is loaded */
 	struct walker walker;
 	int unwind_err; /* why it is not: it was not asked for, or could not load */
@@ -120,47 +120,65 @@ struct sampler {
 	struct counted *counted;
 	size_t ncounted, counted_cap;
 	/* Per drain: stack id -> frames, so a stack shared by many keys is read once. */
-	uint64_t **stack_cache;
-	uint32_t *stack_cache_ids;
-	uint32_t stack_cache_n;
+	struct stack_cache *stacks;
 	/* Per drain: the counts taken in batches. */
 	struct map_take *take;
 	/* The walked stacks the kernel sent (with the unwinder's object). */
 	struct walked_stacks *walked;
 };
 
+/* copy_rings.c: the sampling events' own rings (the head start, stack copies) */
+/* Opens them (unless the head start did) and has perf_attach adopt their events. */
+int copy_rings__open(struct sampler *s);
+/* Takes over h, which samples every CPU: only for a run without a PID filter. */
+void copy_rings__take_head_start(struct sampler *s, struct sampler_head_start *h);
+/* Replaces the head start's events with plain ones and frees its rings (the first drain). */
+int copy_rings__replace_head_start(struct sampler *s);
+/* A sample from a ring, handed out as the BPF side's copies are (an event_reader_fn). */
+void copy_rings__on_sample(void *ctx, const void *data, uint32_t size);
+
+/* walker.c: the unwinder's in-kernel walk */
+/* Opens the walker on the current object's maps, and loads it on a thread. */
+int walker__start(struct sampler *s);
+/* The unwinder moved its rows to rows_fd: the walk is loaded again with that map. */
+int walker__rows_moved(void *ctx, int rows_fd);
+/* Waits for its load and destroys it. */
+void walker__stop(struct sampler *s);
+
+/* sample_object.c: the BPF object that samples */
+/* The maps worth a thread each (see parallel_maps.h): at most BIG_MAPS. */
 #define BIG_MAPS 8
+/* Opens the unwinder's object when there is an unwinder, else the sampler's. */
+int sample_object__open(struct sampler *s, struct sample_object *i);
+/* Sizes, and which programs the object loads. */
+void sample_object__configure(struct sampler *s, struct sample_object *k);
+/* Loads it, with the programs this kernel verifies. */
+int sample_object__load(struct sample_object *i);
+void sample_object__destroy(struct sample_object *i);
+/* The program that samples. */
+struct bpf_program *sample_object__sample_prog(const struct sample_object *i);
+/* Fills big with the large maps the run uses; returns how many. */
+int sample_object__big_maps(const struct sampler *s, const struct sample_object *k,
+			    struct bpf_map *big[BIG_MAPS]);
 
-/* copy_rings.c */
-int open_copies(struct sampler *s);
-void take_head_start(struct sampler *s, struct sampler_head_start *h);
-int replace_head_start(struct sampler *s);
-void on_ring_sample(void *ctx, const void *data, uint32_t size);
-
-/* walker.c */
-int start_walker(struct sampler *s);
-int walk_rows_moved(void *ctx, int rows_fd);
-void stop_walker(struct sampler *s);
-
-/* sample_object.c */
-void configure(struct sampler *s, struct instance *k);
-int instance_open(struct sampler *s, struct instance *i);
-int instance_load(struct instance *i);
-void instance_destroy(struct instance *i);
-struct bpf_program *sample_prog(const struct instance *i);
-int big_maps(const struct sampler *s, const struct instance *k, struct bpf_map *big[BIG_MAPS]);
-
-/* notifications.c */
-void keep_spill(struct sampler *s, const void *data);
-void announce_pid(struct sampler *s, uint32_t pid);
-void add_counted(struct sampler *s, const struct counted *c);
-void on_notify(void *ctx, const void *data, uint32_t size);
-int open_notifications(struct sampler *s);
+/* notifications.c: the BPF program's perf buffers */
+/* Opens the notification buffer, and with the unwinder the walked stacks'. */
+int notifications__open(struct sampler *s);
+/* One record of either buffer (an event_reader_fn). */
+void notifications__on_record(void *ctx, const void *data, uint32_t size);
+/* A process seen for the first time, handed to the caller of sampler__consume. */
+void notifications__announce(struct sampler *s, uint32_t pid);
+/* Keeps a spilled sample (a record's payload) for the drain of its set. */
+void notifications__keep_spill(struct sampler *s, const void *data);
+/* Keeps a counted sample for the drain of its set. */
+void notifications__add_counted(struct sampler *s, const struct counted *c);
 
 /* targets.c */
-int set_target(struct sampler *s, uint32_t pid, __u32 value);
+/* Sets pid's entry in the targets map to value (enum cprof_target); said when it fails. */
+int targets__set(struct sampler *s, uint32_t pid, __u32 value);
 
 /* sampler.c */
-int update_config(struct sampler *s);
+/* Writes s->cfg to the config map; said when it fails. */
+int sampler__write_config(struct sampler *s);
 
 #endif

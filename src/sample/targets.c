@@ -15,7 +15,7 @@
 #define LOG_MODULE "bpf"
 #include "lib/log.h"
 
-int set_target(struct sampler *s, uint32_t pid, __u32 value)
+int targets__set(struct sampler *s, uint32_t pid, __u32 value)
 {
 	int err;
 
@@ -29,13 +29,13 @@ int set_target(struct sampler *s, uint32_t pid, __u32 value)
 
 int sampler__add_target(struct sampler *s, uint32_t pid)
 {
-	return set_target(s, pid, CPROF_TARGET_ON);
+	return targets__set(s, pid, CPROF_TARGET_ON);
 }
 
 int sampler__add_command(struct sampler *s, uint32_t pid)
 {
 	s->command_pid = pid;
-	return set_target(s, pid, CPROF_TARGET_ON);
+	return targets__set(s, pid, CPROF_TARGET_ON);
 }
 
 int sampler__prune_targets(struct sampler *s)

@@ -138,7 +138,7 @@ static int open_walker(struct sampler *s, struct walker *w, int rows_fd)
 }
 
 /* Opens the walker on the current instance's maps, and loads it on a thread. */
-int start_walker(struct sampler *s)
+int walker__start(struct sampler *s)
 {
 	struct walker *w = &s->walker;
 	int err;
@@ -169,7 +169,7 @@ static void join_walker(struct sampler *s)
  * Before the walk is started it finds the new map by itself; without an
  * in-kernel walk no program reads rows.
  */
-int walk_rows_moved(void *ctx, int rows_fd)
+int walker__rows_moved(void *ctx, int rows_fd)
 {
 	struct sampler *s = ctx;
 	struct walker next;
@@ -195,7 +195,7 @@ int walk_rows_moved(void *ctx, int rows_fd)
 	return 0;
 }
 
-void stop_walker(struct sampler *s)
+void walker__stop(struct sampler *s)
 {
 	join_walker(s);
 	unwinder_bpf__destroy(s->walker.k);
