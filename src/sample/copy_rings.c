@@ -15,8 +15,8 @@
 #include "lib/clock.h"
 #include "lib/u64map.h"
 #include "sample/event_reader.h"
-#include "sample/perf_attach.h"
 #include "sample/load_errors.h"
+#include "sample/perf_attach.h"
 #include "sample/sampler_internal.h"
 
 #define LOG_MODULE "bpf"

@@ -1,9 +1,13 @@
 // SPDX-License-Identifier: MIT
 /*
- * The drain: flips samples to the other map set, waits for samples in
- * flight on the old one, then hands each of its counts (with its stacks,
- * read once per drain) and the samples kept beside it to the caller, and
- * clears it. Also the counters, and when a drain is due.
+ * The drain. The program counts samples into one of two map sets; draining
+ * flips the active set, waits for samples in flight on the old one, then
+ * reads and clears it. This keeps stack ids stable while counts refer to
+ * them and bounds how full the stack map gets, which is what causes hash
+ * collisions (lost stacks). With the unwinder's object a set is a count
+ * map only, and stacks are kept by their hashes, each sent once
+ * (walked_stacks.h); with the sampler's, a set also has a stack-trace map.
+ * Also the counters, and when a drain is due.
  */
 #include <errno.h>
 #include <stdlib.h>

@@ -1,38 +1,28 @@
 // SPDX-License-Identifier: MIT
 /*
- * Drives the embedded BPF program (bpf/sampler.bpf.c). The program counts
- * samples into one of two map sets; draining flips the active set, waits
- * for samples in flight on the old one, then reads and clears it. This keeps
- * stack ids stable while counts refer to them and bounds how full the stack
- * map gets, which is what causes hash collisions (lost stacks).
+ * The sampler's lifecycle: the BPF object opened, its maps made on threads
+ * (parallel_maps.c) while the events, hooks and buffers are opened, loaded
+ * (or the sampler's object when the unwinder's is refused), started,
+ * stopped and freed. The pieces it drives, one job each:
  *
- * Both sets are made before the load, on threads (parallel_maps.c) while
- * the events are opened: with the unwinder's object a set is a count map,
- * which the kernel fills as it goes where it can (lazy_maps.c), and stacks
- * are kept by their hashes, each sent once (walked_stacks.h); with the
- * sampler's, a set also has a stack-trace map.
+ *   sample_object.c  the BPF object that samples: sized, loaded, measured
+ *   load_errors.c    why a load failed, in words a user can act on
+ *   task_hooks.c     the fork, exec and exit hooks
+ *   skipped_runs.c   runs of a program the kernel skipped
+ *   copy_rings.c     the sampling events' own rings: the head start, copies
+ *   notifications.c  the program's perf buffers, read by sampler__consume
+ *   walker.c         the unwinder's in-kernel walk, loaded on a thread
+ *   drain.c          the map sets flipped, drained and cleared
+ *   stack_cache.c    the drain's cache of the stack map
+ *   targets.c        the processes a PID-filtered run samples
+ *
+ * Their shared state is struct sampler (sampler_internal.h).
  */
 #include <errno.h>
-#include <pthread.h>
-#include <fcntl.h>
-#include <stddef.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mount.h>
-#include <sys/resource.h>
-#include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
-#include <linux/capability.h>
-#include <linux/perf_event.h>
-#include <sys/syscall.h>
-
-#include <bpf/bpf.h>
-#include <bpf/libbpf.h>
-
-#include "lib/clock.h"
 #include "lib/kernel_caps.h"
 #include "lib/u64map.h"
 #include "sample/event_reader.h"
@@ -41,16 +31,12 @@
 #include "sample/map_take.h"
 #include "sample/parallel_maps.h"
 #include "sample/perf_attach.h"
-#include "sample/perf_sample.h"
 #include "sample/sampler_internal.h"
 #include "sample/skipped_runs.h"
 #include "sample/stack_cache.h"
 #include "sample/task_hooks.h"
 #include "sample/unwinder.h"
 #include "sample/walked_stacks.h"
-#include "unwind_abi.h"
-#include "sampler.skel.h"
-#include "unwinder.skel.h"
 
 #define LOG_MODULE "bpf"
 #include "lib/log.h"
