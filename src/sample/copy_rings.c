@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <stddef.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include <linux/perf_event.h>
@@ -89,29 +90,32 @@ static int *ring_cpus(int n)
  * program. The head start's keep sampling meanwhile, unless the samples
  * are to be copies from now on: then they wait for the program.
  */
+/* The rings of a run without a head start, on a perf event array of ours. */
+static int open_own_rings(struct sampler *s)
+{
+	int err;
+
+	s->copies_map_fd = create_rings_map(s->ncpus_possible);
+	if (s->copies_map_fd < 0) {
+		err = s->copies_map_fd;
+		load_errors__explain(err);
+		return err;
+	}
+	err = open_rings(s->opts.hz, s->copies_map_fd, SAMPLE_RING_PAGES, s->reader, &s->copies);
+	if (err)
+		pr_err("cannot open the sampling events with their rings: %s%s", strerror(-err),
+		       err == -EPERM ? " (over kernel.perf_event_mlock_kb and RLIMIT_MEMLOCK?)"
+				     : "");
+	return err;
+}
+
 int copy_rings__open(struct sampler *s)
 {
 	int *fds = NULL, *cpus, i, n, err;
 	bool running = s->head_start && !s->copy;
 
-	if (!s->copies) {
-		s->copies_map_fd = create_rings_map(s->ncpus_possible);
-		if (s->copies_map_fd < 0) {
-			err = s->copies_map_fd;
-			load_errors__explain(err);
-			return err;
-		}
-		err = open_rings(s->opts.hz, s->copies_map_fd, SAMPLE_RING_PAGES, s->reader,
-				 &s->copies);
-		if (err) {
-			pr_err("cannot open the sampling events with their rings: %s%s",
-			       strerror(-err),
-			       err == -EPERM
-				       ? " (over kernel.perf_event_mlock_kb and RLIMIT_MEMLOCK?)"
-				       : "");
-			return err;
-		}
-	}
+	if (!s->copies && (err = open_own_rings(s)))
+		return err;
 	/* The head start's, for copies from now on: their queue as any copies' (its rings stay). */
 	if (!running)
 		event_reader__limit(s->copies, 0);

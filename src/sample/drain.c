@@ -271,19 +271,24 @@ static uint32_t spill_frames(uint32_t bytes)
 	return n < CPROF_MAX_STACK_DEPTH ? n : CPROF_MAX_STACK_DEPTH;
 }
 
-/* Reports the spilled samples of set (all once stopped) and forgets them. */
-static void drain_spills(struct sampler *s, __u32 set, bool all, sampler_entry_fn fn, void *ctx)
+/* Their samples ended before in_flight fell: what they sent is in the buffers. */
+static void flush_buffers(struct sampler *s)
 {
-	struct cprof_spill *list;
-	size_t i, n;
-
-	/* Their samples ended before in_flight fell: what they sent is in the buffer. */
 	if (s->reader)
 		event_reader__flush(s->reader, notifications__on_record, s);
 	if (s->walked_reader)
 		event_reader__flush(s->walked_reader, notifications__on_record, s);
 	if (s->copies)
 		event_reader__flush(s->copies, copy_rings__on_sample, s);
+}
+
+/* Reports the spilled samples of set (all once stopped) and forgets them. */
+static void drain_spills(struct sampler *s, __u32 set, bool all, sampler_entry_fn fn, void *ctx)
+{
+	struct cprof_spill *list;
+	size_t i, n;
+
+	flush_buffers(s);
 	/*
 	 * Taken out of the sampler first: fn may read the rings again
 	 * (sampler__consume, so that no stack copy waits out a long drain),
@@ -350,19 +355,40 @@ static void drain_counted(struct sampler *s, __u32 set, bool all, sampler_entry_
 	s->counted_cap = cap;
 }
 
-int sampler__drain(struct sampler *s, sampler_entry_fn fn, void *ctx)
+/* The first drain while sampling hands the head start's events over (see copy_rings.c). */
+static int hand_over_head_start(struct sampler *s)
+{
+	if (!s->head_start || s->head_over || !s->started || s->stopped)
+		return 0;
+	if (!s->head_err)
+		s->head_err = copy_rings__replace_head_start(s);
+	if (s->head_err)
+		return s->head_err;
+	s->head_over = true;
+	return 0;
+}
+
+/* The counters of the set just made active, from which sampler__should_drain counts. */
+static void note_flip(struct sampler *s)
 {
 	uint64_t st[CPROF_STAT_MAX];
+
+	if (sampler__read_stats(s, st))
+		return;
+	s->keys_at_flip =
+		st[s->cfg.active_set ? CPROF_STAT_NEW_KEYS_SET1 : CPROF_STAT_NEW_KEYS_SET0];
+	s->collisions_at_flip = st[CPROF_STAT_USER_COLLISION] + st[CPROF_STAT_KERN_COLLISION] +
+				st[CPROF_STAT_SPILLED];
+}
+
+int sampler__drain(struct sampler *s, sampler_entry_fn fn, void *ctx)
+{
 	__u32 old = s->cfg.active_set;
 	int err;
 
-	if (s->head_start && !s->head_over && s->started && !s->stopped) {
-		if (!s->head_err)
-			s->head_err = copy_rings__replace_head_start(s);
-		if (s->head_err)
-			return s->head_err;
-		s->head_over = true;
-	}
+	err = hand_over_head_start(s);
+	if (err)
+		return err;
 	s->cfg.active_set ^= 1;
 	err = sampler__write_config(s);
 	if (err)
@@ -376,12 +402,7 @@ int sampler__drain(struct sampler *s, sampler_entry_fn fn, void *ctx)
 	err = wait_in_flight(s, old);
 	if (err)
 		return err;
-	if (!sampler__read_stats(s, st)) {
-		s->keys_at_flip =
-			st[s->cfg.active_set ? CPROF_STAT_NEW_KEYS_SET1 : CPROF_STAT_NEW_KEYS_SET0];
-		s->collisions_at_flip = st[CPROF_STAT_USER_COLLISION] +
-					st[CPROF_STAT_KERN_COLLISION] + st[CPROF_STAT_SPILLED];
-	}
+	note_flip(s);
 	drain_spills(s, old, s->stopped, fn, ctx);
 	drain_counted(s, old, s->stopped, fn, ctx);
 	err = drain_set(s, old, fn, ctx);

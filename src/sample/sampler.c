@@ -137,6 +137,26 @@ static int load_first(struct sampler *s, bool *explained)
 	return err;
 }
 
+/* The fork, exec and exit hooks, and what is lost without them, said once. */
+static int init_hooks(struct sampler *s)
+{
+	int err = task_hooks__new(&s->hooks);
+
+	if (err)
+		return err;
+	s->cfg.fork_layout = task_hooks__layout(s->hooks);
+	if (s->cfg.fork_layout != CPROF_FORK_NONE)
+		return 0;
+	if (s->cfg.follow_children)
+		pr_warn("children started during the profile are not followed: cannot read "
+			"the sched_process_fork tracepoint (is tracefs available?)");
+	else
+		pr_warn("cannot read the sched_process_fork tracepoint (is tracefs "
+			"available?): a sample taken before its process's exec may be "
+			"named after the program it ran next");
+	return 0;
+}
+
 static int init(struct sampler *s, const struct sampler_opts *opts)
 {
 	int n;
@@ -170,20 +190,7 @@ static int init(struct sampler *s, const struct sampler_opts *opts)
 	s->cfg.include_idle = opts->include_idle;
 	/* Forks are watched in every mode: see `spaces` in the BPF program. */
 	s->cfg.follow_children = opts->filter_pids && opts->follow_children;
-	n = task_hooks__new(&s->hooks);
-	if (n)
-		return n;
-	s->cfg.fork_layout = task_hooks__layout(s->hooks);
-	if (s->cfg.fork_layout == CPROF_FORK_NONE) {
-		if (s->cfg.follow_children)
-			pr_warn("children started during the profile are not followed: cannot read "
-				"the sched_process_fork tracepoint (is tracefs available?)");
-		else
-			pr_warn("cannot read the sched_process_fork tracepoint (is tracefs "
-				"available?): a sample taken before its process's exec may be "
-				"named after the program it ran next");
-	}
-	return 0;
+	return init_hooks(s);
 }
 
 /* From now on samples come with stack copies, to be walked in user space. */
@@ -198,6 +205,36 @@ static void use_copies(struct sampler *s)
 	 */
 	perf_attach__free(s->pa);
 	s->pa = NULL;
+}
+
+/*
+ * The unwinder's object refused (err; before Linux 5.5, or a verifier that
+ * refuses the walk): the sampler's, whose samples are stack copies.
+ */
+static int load_without_unwinder(struct sampler *s, int err, bool *explained)
+{
+	pr_debug("cannot load the unwinder: %s; user stacks walked from stack copies",
+		 strerror(-err));
+	kernel_caps__fell_back(KCAP_UNWINDER);
+	s->unwind_err = err;
+	s->unwinder = NULL;
+	event_reader__free(s->walked_reader);
+	s->walked_reader = NULL;
+	use_copies(s);
+	sample_object__destroy(&s->cur);
+	return load_first(s, explained);
+}
+
+/* What the drain keeps between drains (walked stacks with the unwinder's object only). */
+static int new_drain_state(struct sampler *s)
+{
+	int err = map_take__new(sizeof(struct cprof_key), sizeof(__u64), &s->take);
+
+	if (!err)
+		err = stack_cache__new(s->opts.stack_entries, &s->stacks);
+	if (!err && s->cur.uk)
+		err = walked_stacks__new(known_stacks_size(s), &s->walked);
+	return err;
 }
 
 int sampler__new(const struct sampler_opts *opts, struct sampler **out)
@@ -218,32 +255,16 @@ int sampler__new(const struct sampler_opts *opts, struct sampler **out)
 	if (err)
 		goto cleanup;
 	err = load_first(s, &explained);
-	if (err && !explained && s->unwinder) {
-		/* Before Linux 5.5, or a verifier that refuses the walk: stack copies. */
-		pr_debug("cannot load the unwinder: %s; user stacks walked from stack copies",
-			 strerror(-err));
-		kernel_caps__fell_back(KCAP_UNWINDER);
-		s->unwind_err = err;
-		s->unwinder = NULL;
-		event_reader__free(s->walked_reader);
-		s->walked_reader = NULL;
-		use_copies(s);
-		sample_object__destroy(&s->cur);
-		err = load_first(s, &explained);
-	}
+	if (err && !explained && s->unwinder)
+		err = load_without_unwinder(s, err, &explained);
 	if (err) {
 		if (!explained)
 			load_errors__explain(err);
 		goto cleanup;
 	}
 	err = sampler__write_config(s);
-	if (err)
-		goto cleanup;
-	err = map_take__new(sizeof(struct cprof_key), sizeof(__u64), &s->take);
 	if (!err)
-		err = stack_cache__new(s->opts.stack_entries, &s->stacks);
-	if (!err && s->cur.uk)
-		err = walked_stacks__new(known_stacks_size(s), &s->walked);
+		err = new_drain_state(s);
 	if (err)
 		goto cleanup;
 	if (s->unwinder)
