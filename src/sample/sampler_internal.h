@@ -8,7 +8,6 @@
 #define CPROF_SAMPLER_INTERNAL_H
 
 #include <pthread.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
 
