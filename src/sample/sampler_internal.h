@@ -154,6 +154,8 @@ void sample_object__configure(struct sampler *s, struct sample_object *k);
 /* Loads it, with the programs this kernel verifies. */
 int sample_object__load(struct sample_object *i);
 void sample_object__destroy(struct sample_object *i);
+/* The unwinder's skeleton opened (NULL and errno set when it cannot be). */
+struct unwinder_bpf *sample_object__open_unwinder(void);
 /* The program that samples. */
 struct bpf_program *sample_object__sample_prog(const struct sample_object *i);
 /* Fills big with the large maps the run uses; returns how many. */

@@ -108,7 +108,7 @@ static int open_walker(struct sampler *s, struct walker *w, int rows_fd)
 	int err;
 
 	memset(w, 0, sizeof(*w));
-	w->k = unwinder_bpf__open();
+	w->k = sample_object__open_unwinder();
 	if (!w->k)
 		return -errno;
 	bpf_object__for_each_map(m, w->k->obj)
