@@ -1404,14 +1404,14 @@ int cprof_unwind_sample(struct bpf_perf_event_data *ctx)
 	if (us && us->space == key.space) {
 		w->region_set = us->set;
 		walk_next(ctx, w, PROG_WALK);
-		/* The walk is not loaded yet (see sampler.c): as for a process without tables. */
+		/* The walk is not loaded yet (see walker.c): as for a process without tables. */
 		w->copy_for = COPY_FOR_EARLY;
 	} else {
 		walk_by_file(ctx, w);
 		w->copy_for = COPY_FOR_START;
 	}
 	walk_next(ctx, w, PROG_COPY);
-	/* Before cprof_copy is in place (see sampler.c): as when a copy cannot be sent. */
+	/* Before cprof_copy is in place (see sample_object.c): as when a copy cannot be sent. */
 	copy_lost(w);
 	keep_now(ctx, w);
 	return 0;

@@ -159,8 +159,8 @@ bool sampler__should_drain(struct sampler *s);
 /*
  * Switches samples to the other map set, waits for samples in flight on the
  * old set, then reports every entry of the old set to fn and clears it.
- * After sampler__stop it drains both sets. The first drain also creates the
- * second set, which sampling does not wait for (see sampler.c).
+ * After sampler__stop it drains both sets. The first drain while sampling
+ * also replaces the head start's events with plain ones (see copy_rings.c).
  */
 int sampler__drain(struct sampler *s, sampler_entry_fn fn, void *ctx);
 

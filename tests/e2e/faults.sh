@@ -178,7 +178,7 @@ fi
 # --- every sample accounted for while the map sets flip many times a second ---------------------
 # With --map-size 512 a handful of new keys already counts as a filling map,
 # so nearly every poll (100 ms) flips the sets and drains the old one
-# (src/sample/sampler.c) while both CPUs are busy at 999 Hz. A sample recorded into a
+# (src/sample/drain.c) while both CPUs are busy at 999 Hz. A sample recorded into a
 # set after its drain began would be missing from the profile, not counted.
 ncpu=$(nproc)
 "$FIX/known_tree" 5 "$((ncpu > 64 ? 64 : ncpu))" &

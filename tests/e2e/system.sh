@@ -59,7 +59,7 @@ fi
 wait "$bg"
 
 # Sampling goes on across the first drain, where the events move to the
-# program that uses both map sets (src/sample/sampler.c). With every CPU busy every
+# program that uses both map sets (src/sample/copy_rings.c). With every CPU busy every
 # tick is a sample, idle ones included: the count follows from the rate, and
 # no timer gives more (5% and 50 samples of slack): a drain that counted a
 # failed batched call, as before 5.6, made it 10^15.
