@@ -2,7 +2,8 @@
 # The floors of src/ as a gate (docs/design.md, "Floors"): a folder
 # includes only itself and the folders of lower floors, never one above
 # (an include that runs back) nor another folder of its own floor
-# (sideways); no folder and no file with its header (x.c and x.h as one)
+# (sideways); no folder and no file with its headers (x.c, x.h and
+# x_internal.h as one)
 # is part of an include cycle. Each offence is printed as file:line. The
 # checker is first run on copies of the tree with a backward include, a
 # sideways one and a cycle planted, each of which it must refuse.
@@ -61,6 +62,12 @@ def resolve(including, name):
     return None, None
 
 
+def module(rel):
+    """x.c, x.h and x_internal.h (x's pieces share its state through it) are one module."""
+    m = os.path.splitext(rel)[0]
+    return m[:-len("_internal")] if m.endswith("_internal") else m
+
+
 files = sorted(os.path.join(d, n) for d, _, ns in os.walk(src) for n in ns
                if n.endswith((".c", ".h")))
 folders = {folder_of(f) for f in files}
@@ -81,7 +88,7 @@ for f in files:
                 bad.append(f"{where}: not found in src/ or bpf/, nor made by the Makefile")
                 continue
             if path:
-                src_mod, dst_mod = os.path.splitext(rel)[0], os.path.splitext(os.path.relpath(path, root))[0]
+                src_mod, dst_mod = module(rel), module(os.path.relpath(path, root))
                 if src_mod != dst_mod:
                     medges.setdefault(src_mod, {}).setdefault(dst_mod, where)
             if a == b or a not in floor or b not in floor:
