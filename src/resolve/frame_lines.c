@@ -32,12 +32,12 @@ static void set_line(void *ctx, uint32_t id, const char *file, uint32_t line,
 		     enum symbolizer_line status)
 {
 	struct symbolizer *s = ctx;
-	struct symbolizer_frame *f = records__get(&s->t->frames, id);
+	struct symbolizer_frame *f = frame_table__frame(s->t, id);
 
 	/* A frame of several processes is wanted once by each: the first answer stays. */
 	if (!f || f->line_status)
 		return;
-	f->file = file ? intern(s, file) : NULL;
+	f->file = file ? frame_table__intern(s->t, file) : NULL;
 	f->line = f->file ? line : 0;
 	f->line_status = f->file || !file ? status : SYM_LINE_NOT_ASKED;
 }

@@ -1,9 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
- * The symbolizer's answers of one generation (one profile's): frames and
- * modules by id, equal ones sharing an id, their names interned and
- * demangled once. symbolizer__finish ends a generation; the next request
- * begins a new table (begin_request).
+ * One generation's answers (see frame_table.h). An id is an index + 1 in
+ * an array of records; a hash of each record's content finds an equal one.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -13,10 +11,31 @@
 #include "lib/strpool.h"
 #include "lib/u64map.h"
 #include "resolve/demangle.h"
-#include "resolve/symbolizer.h"
-#include "resolve/symbolizer_state.h"
+#include "resolve/frame_table.h"
 
-void table__free(struct frame_table *t)
+/*
+ * Records by id (index + 1). Equal ones share an id, found by a hash of
+ * their content; the index only saves copies, so a collision or a failure
+ * to index just makes another id.
+ */
+struct records {
+	char *arr;
+	size_t n, cap, size;
+	struct u64map *index; /* content hash -> id */
+};
+
+typedef bool (*records_eq_fn)(const void *a, const void *b);
+
+/* What one generation handed out: frames and modules, their names interned. */
+struct frame_table {
+	struct strpool *strings;
+	struct u64map *display; /* interned raw name -> interned demangled name */
+	struct records frames;	/* struct symbolizer_frame */
+	struct records modules; /* struct symbolizer_module */
+	struct frame_table_kernel kernel;
+};
+
+void frame_table__free(struct frame_table *t)
 {
 	if (!t)
 		return;
@@ -26,12 +45,12 @@ void table__free(struct frame_table *t)
 	u64map__free(t->frames.index);
 	free(t->modules.arr);
 	u64map__free(t->modules.index);
-	u64map__free(t->kframes[0]);
-	u64map__free(t->kframes[1]);
+	u64map__free(t->kernel.ids[0]);
+	u64map__free(t->kernel.ids[1]);
 	free(t);
 }
 
-struct frame_table *table__new(void)
+struct frame_table *frame_table__new(void)
 {
 	struct frame_table *t = calloc(1, sizeof(*t));
 
@@ -43,11 +62,11 @@ struct frame_table *table__new(void)
 		(struct records){.size = sizeof(struct symbolizer_frame), .index = u64map__new()};
 	t->modules =
 		(struct records){.size = sizeof(struct symbolizer_module), .index = u64map__new()};
-	t->kframes[0] = u64map__new();
-	t->kframes[1] = u64map__new();
-	if (!t->strings || !t->display || !t->frames.index || !t->modules.index || !t->kframes[0] ||
-	    !t->kframes[1]) {
-		table__free(t);
+	t->kernel.ids[0] = u64map__new();
+	t->kernel.ids[1] = u64map__new();
+	if (!t->strings || !t->display || !t->frames.index || !t->modules.index ||
+	    !t->kernel.ids[0] || !t->kernel.ids[1]) {
+		frame_table__free(t);
 		return NULL;
 	}
 	return t;
@@ -65,37 +84,37 @@ static size_t unversioned_len(const char *name)
 	return at && at > name ? (size_t)(at - name) : strlen(name);
 }
 
-const char *intern(struct symbolizer *s, const char *str)
+const char *frame_table__intern(struct frame_table *t, const char *str)
 {
-	long id = strpool__add(s->t->strings, str);
+	long id = strpool__add(t->strings, str);
 
-	return id < 0 ? NULL : strpool__str(s->t->strings, (size_t)id);
+	return id < 0 ? NULL : strpool__str(t->strings, (size_t)id);
 }
 
 /* The name to show for an interned raw name: demangled once, then remembered. */
-const char *display_name(struct symbolizer *s, const char *raw)
+const char *frame_table__display_name(struct frame_table *t, const char *raw)
 {
 	char plain[4096], buf[4096];
 	const char *shown = raw, *name = raw;
 	size_t len = unversioned_len(raw);
 	uint64_t v;
 
-	if (u64map__get(s->t->display, (uintptr_t)raw, &v))
+	if (u64map__get(t->display, (uintptr_t)raw, &v))
 		return (const char *)(uintptr_t)v;
 	if (len < sizeof(plain) && raw[len]) {
 		memcpy(plain, raw, len);
 		plain[len] = '\0';
-		shown = intern(s, plain);
+		shown = frame_table__intern(t, plain);
 		name = plain;
 	}
 	if (shown && demangle__name(name, buf, sizeof(buf)))
-		shown = intern(s, buf);
-	if (!shown || u64map__set(s->t->display, (uintptr_t)raw, (uintptr_t)shown))
+		shown = frame_table__intern(t, buf);
+	if (!shown || u64map__set(t->display, (uintptr_t)raw, (uintptr_t)shown))
 		return NULL;
 	return shown;
 }
 
-void *records__get(const struct records *r, uint32_t id)
+static void *records__get(const struct records *r, uint32_t id)
 {
 	return id && id <= r->n ? r->arr + (id - 1) * r->size : NULL;
 }
@@ -159,68 +178,46 @@ static bool module_eq(const void *x, const void *y)
 }
 
 /* The id of a module whose names are interned; 0 if out of memory. */
-uint32_t module_id(struct symbolizer *s, const struct symbolizer_module *m)
+uint32_t frame_table__add_module(struct frame_table *t, const struct symbolizer_module *m)
 {
-	return records__id(&s->t->modules, m, module_hash(m), module_eq);
+	return records__id(&t->modules, m, module_hash(m), module_eq);
 }
 
 /* The id of frame f, named f.name (raw, not interned yet); 0 if out of memory. */
-uint32_t add_answer(struct symbolizer *s, struct symbolizer_frame f)
+uint32_t frame_table__add(struct frame_table *t, struct symbolizer_frame f)
 {
-	f.system_name = intern(s, f.name);
+	f.system_name = frame_table__intern(t, f.name);
 	if (!f.system_name)
 		return 0;
-	f.name = f.unknown ? f.system_name : display_name(s, f.system_name);
+	f.name = f.unknown ? f.system_name : frame_table__display_name(t, f.system_name);
 	if (!f.name)
 		return 0;
-	return records__id(&s->t->frames, &f, frame_hash(&f), frame_eq);
+	return records__id(&t->frames, &f, frame_hash(&f), frame_eq);
 }
 
-uint32_t add_frame(struct symbolizer *s, uint32_t module, uint64_t addr, const char *name,
-		   bool kernel, bool unknown)
+uint32_t frame_table__add_frame(struct frame_table *t, uint32_t module, uint64_t addr,
+				const char *name, bool kernel, bool unknown)
 {
-	return add_answer(s, (struct symbolizer_frame){
-				     .module = module,
-				     .address = addr,
-				     .name = name,
-				     .kernel = kernel,
-				     .unknown = unknown,
-			     });
+	return frame_table__add(t, (struct symbolizer_frame){
+					   .module = module,
+					   .address = addr,
+					   .name = name,
+					   .kernel = kernel,
+					   .unknown = unknown,
+				   });
 }
 
-/* A request for frames after symbolizer__finish begins the next generation (see symbolizer.h). */
-int begin_request(struct symbolizer *s)
+struct symbolizer_frame *frame_table__frame(const struct frame_table *t, uint32_t id)
 {
-	struct frame_table *t;
-
-	if (!s->ended)
-		return 0;
-	t = table__new();
-	if (!t)
-		return -ENOMEM;
-	table__free(s->t);
-	s->t = t;
-	s->generation++;
-	s->ended = false;
-	return 0;
+	return records__get(&t->frames, id);
 }
 
-uint32_t symbolizer__placeholder(struct symbolizer *s, const char *what, int kernel)
+const struct symbolizer_module *frame_table__module(const struct frame_table *t, uint32_t id)
 {
-	return begin_request(s) ? 0 : add_frame(s, 0, 0, what, kernel != 0, true);
+	return records__get(&t->modules, id);
 }
 
-const struct symbolizer_frame *symbolizer__frame(const struct symbolizer *s, uint32_t id)
+struct frame_table_kernel *frame_table__kernel(struct frame_table *t)
 {
-	return records__get(&s->t->frames, id);
-}
-
-const struct symbolizer_module *symbolizer__module(const struct symbolizer *s, uint32_t id)
-{
-	return records__get(&s->t->modules, id);
-}
-
-uint32_t symbolizer__generation(const struct symbolizer *s)
-{
-	return s->generation;
+	return &t->kernel;
 }

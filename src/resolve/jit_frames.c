@@ -151,7 +151,7 @@ uint32_t jit_owner_of(struct symbolizer *s, struct space *sp)
 static int name_jit_frame(void *ctx, uint32_t frame, const char *name)
 {
 	struct symbolizer *s = ctx;
-	struct symbolizer_frame *f = records__get(&s->t->frames, frame);
+	struct symbolizer_frame *f = frame_table__frame(s->t, frame);
 	const char *raw, *shown;
 
 	if (!f)
@@ -159,8 +159,8 @@ static int name_jit_frame(void *ctx, uint32_t frame, const char *name)
 	f->waiting = false;
 	if (!name || !f->unknown)
 		return 0;
-	raw = intern(s, name);
-	shown = raw ? display_name(s, raw) : NULL;
+	raw = frame_table__intern(s->t, name);
+	shown = raw ? frame_table__display_name(s->t, raw) : NULL;
 	if (!shown)
 		return -ENOMEM; /* the stand-in stays: an honest name */
 	f->name = shown;

@@ -24,9 +24,9 @@ static uint32_t add_kernel_module(struct symbolizer *s)
 {
 	struct symbolizer_module m = {.kernel = true, .limit = UINT64_MAX};
 
-	m.path = intern(s, "[kernel.kallsyms]");
-	m.build_id = intern(s, "");
-	return m.path && m.build_id ? module_id(s, &m) : 0;
+	m.path = frame_table__intern(s->t, "[kernel.kallsyms]");
+	m.build_id = frame_table__intern(s->t, "");
+	return m.path && m.build_id ? frame_table__add_module(s->t, &m) : 0;
 }
 
 /* Reads kallsyms, naming at once the symbols of the addresses in addrs[0..n). */
@@ -68,14 +68,14 @@ static uint32_t waiting_kernel_frame(struct symbolizer *s, uint64_t addr, uint64
 	if (sym != NO_SYM && ksyms__want_name(s->ksyms, sym))
 		return 0;
 	snprintf(name, sizeof(name), "[kernel 0x%" PRIx64 "]", lookup);
-	frame = add_answer(s, (struct symbolizer_frame){
-				      .module = s->t->kernel_module,
-				      .address = addr,
-				      .name = name,
-				      .kernel = true,
-				      .unknown = true,
-				      .waiting = true,
-			      });
+	frame = frame_table__add(s->t, (struct symbolizer_frame){
+					       .module = frame_table__kernel(s->t)->module,
+					       .address = addr,
+					       .name = name,
+					       .kernel = true,
+					       .unknown = true,
+					       .waiting = true,
+				       });
 	if (frame)
 		s->kwait[s->nkwait++] =
 			(struct kframe_wait){.lookup = lookup, .frame = frame, .sym = sym};
@@ -95,23 +95,25 @@ static uint32_t resolve_kernel(struct symbolizer *s, uint64_t addr, bool leaf)
 	const char *name;
 	int err = -ENOENT;
 
-	if (u64map__get(s->t->kframes[leaf], addr, &v))
+	if (u64map__get(frame_table__kernel(s->t)->ids[leaf], addr, &v))
 		return (uint32_t)v;
 	if (!s->ksyms_tried)
 		err = -EAGAIN;
 	else if (s->ksyms && ksyms__find(s->ksyms, lookup, &sym) == 0)
 		err = ksyms__name(s->ksyms, sym, &name);
 	if (!err) {
-		frame = add_frame(s, s->t->kernel_module, addr, name, true, false);
+		frame = frame_table__add_frame(s->t, frame_table__kernel(s->t)->module, addr, name,
+					       true, false);
 	} else if (err == -EAGAIN) {
 		frame = waiting_kernel_frame(s, addr, lookup, sym);
 	} else {
-		frame = add_frame(s, s->t->kernel_module, addr, "[kernel]", true, true);
+		frame = frame_table__add_frame(s->t, frame_table__kernel(s->t)->module, addr,
+					       "[kernel]", true, true);
 		s->stats[SYM_STAT_UNKNOWN_KERNEL]++;
 	}
 	s->stats[SYM_STAT_KERNEL_FRAMES]++;
 	if (frame)
-		u64map__set(s->t->kframes[leaf], addr, frame);
+		u64map__set(frame_table__kernel(s->t)->ids[leaf], addr, frame);
 	return frame;
 }
 
@@ -124,9 +126,9 @@ int symbolizer__kernel_frames(struct symbolizer *s, const uint64_t *ips, uint32_
 	err = begin_request(s);
 	if (err)
 		return err;
-	if (!s->t->kernel_module)
-		s->t->kernel_module = add_kernel_module(s);
-	if (!s->t->kernel_module)
+	if (!frame_table__kernel(s->t)->module)
+		frame_table__kernel(s->t)->module = add_kernel_module(s);
+	if (!frame_table__kernel(s->t)->module)
 		return -ENOMEM;
 	for (i = 0; i < n; i++) {
 		ids_out[i] = resolve_kernel(s, ips[i], i == 0);
@@ -148,13 +150,13 @@ int symbolizer__set_kallsyms(struct symbolizer *s, const char *path)
 }
 
 /* The frame's real name, or "[kernel]" (and counted) without one; named in place, under its id. */
-int name_kernel_frame(struct symbolizer *s, const struct kframe_wait *w, const char *name)
+static int name_kernel_frame(struct symbolizer *s, const struct kframe_wait *w, const char *name)
 {
-	struct symbolizer_frame *f = records__get(&s->t->frames, w->frame);
-	const char *raw = intern(s, name ? name : "[kernel]"), *shown = raw;
+	struct symbolizer_frame *f = frame_table__frame(s->t, w->frame);
+	const char *raw = frame_table__intern(s->t, name ? name : "[kernel]"), *shown = raw;
 
 	if (raw && name)
-		shown = display_name(s, raw);
+		shown = frame_table__display_name(s->t, raw);
 	if (!shown)
 		return -ENOMEM;
 	if (!name)
@@ -170,7 +172,7 @@ int name_kernel_frame(struct symbolizer *s, const struct kframe_wait *w, const c
  * The first profile's frames: kallsyms is read once, naming their symbols
  * as it goes. When no profile follows, only those symbols are kept.
  */
-void load_ksyms_for_waiting(struct symbolizer *s, bool last)
+static void load_ksyms_for_waiting(struct symbolizer *s, bool last)
 {
 	uint64_t *addrs = malloc(s->nkwait * sizeof(*addrs));
 	size_t i;
@@ -229,7 +231,7 @@ static struct ksym_names *kernel_lookup(struct symbolizer *s)
  * hundred lookups, not a read of all of kallsyms), leaving in kwait only
  * those it could not name, for kallsyms.
  */
-int name_by_kernel(struct symbolizer *s)
+static int name_by_kernel(struct symbolizer *s)
 {
 	struct kname_pass p = {.s = s};
 	uint64_t *addrs = NULL;
@@ -263,4 +265,51 @@ cleanup:
 	free(addrs);
 	free(p.left);
 	return err;
+}
+
+/*
+ * The profile's kernel frames, named now (see symbolizer__finish): by the
+ * kernel's own lookup while kallsyms was never read, else from kallsyms.
+ */
+int name_kernel_frames(struct symbolizer *s, bool last)
+{
+	size_t i, gone = 0;
+	const char *name;
+	int err = 0, pass_err = 0, e;
+
+	if (!s->ksyms_tried && s->nkwait)
+		err = name_by_kernel(s);
+	if (!s->nkwait)
+		return err;
+	if (!s->ksyms_tried)
+		load_ksyms_for_waiting(s, last);
+	if (ksyms__wanted(s->ksyms)) {
+		pass_err = ksyms__name_pass(s->ksyms);
+		if (pass_err)
+			pr_warn("cannot read %s again (%s): kernel frames are shown as [kernel]",
+				s->kallsyms ? s->kallsyms : "/proc/kallsyms", strerror(-pass_err));
+	}
+	for (i = 0; i < s->nkwait; i++) {
+		const struct kframe_wait *w = &s->kwait[i];
+
+		name = NULL;
+		if (w->sym != NO_SYM && ksyms__name(s->ksyms, w->sym, &name) == -ENOENT)
+			gone++;
+		e = name_kernel_frame(s, w, name);
+		if (e && !err)
+			err = e;
+	}
+	if (gone)
+		pr_debug("%zu kernel frames: their symbol was gone when names were read", gone);
+	if (err)
+		pr_warn("cannot name kernel frames: %s", strerror(-err));
+	s->nkwait = 0;
+	/* A table of those symbols only would name no later frame: the next ones read again. */
+	if (s->ksyms_partial) {
+		ksyms__free(s->ksyms);
+		s->ksyms = NULL;
+		s->ksyms_tried = false;
+		s->ksyms_partial = false;
+	}
+	return err ? err : pass_err;
 }

@@ -71,7 +71,7 @@ int symbolizer__new(struct symbolizer **out)
 		return -ENOMEM;
 	s->elf_idle_ns = ELF_IDLE_NS;
 	s->max_open = max_open_files();
-	s->t = table__new();
+	s->t = frame_table__new();
 	s->elf_index = u64map__new();
 	s->debug_dir = strdup(DEBUG_FILE_DEFAULT_DIR);
 	s->jit_late = jit_late__new();
@@ -119,7 +119,7 @@ void symbolizer__free(struct symbolizer *s)
 	free(s->uwait);
 	jit_late__free(s->jit_late);
 	source_lines__free(s->lines);
-	table__free(s->t);
+	frame_table__free(s->t);
 	free(s);
 }
 
@@ -135,10 +135,6 @@ void symbolizer__set_budget(struct symbolizer *s, struct load_budget *budget)
 
 int symbolizer__finish(struct symbolizer *s, bool last)
 {
-	size_t i, gone = 0;
-	const char *name;
-	int err = 0, pass_err = 0, e;
-
 	s->ended = true;
 	/*
 	 * Without memory for a name, a frame keeps its stand-in: said, not
@@ -151,41 +147,44 @@ int symbolizer__finish(struct symbolizer *s, bool last)
 		pr_warn("cannot name some JIT frames: out of memory");
 	if (s->lines)
 		find_lines(s);
-	if (!s->ksyms_tried && s->nkwait)
-		err = name_by_kernel(s);
-	if (!s->nkwait)
-		return err;
-	if (!s->ksyms_tried)
-		load_ksyms_for_waiting(s, last);
-	if (ksyms__wanted(s->ksyms)) {
-		pass_err = ksyms__name_pass(s->ksyms);
-		if (pass_err)
-			pr_warn("cannot read %s again (%s): kernel frames are shown as [kernel]",
-				s->kallsyms ? s->kallsyms : "/proc/kallsyms", strerror(-pass_err));
-	}
-	for (i = 0; i < s->nkwait; i++) {
-		const struct kframe_wait *w = &s->kwait[i];
+	return name_kernel_frames(s, last);
+}
 
-		name = NULL;
-		if (w->sym != NO_SYM && ksyms__name(s->ksyms, w->sym, &name) == -ENOENT)
-			gone++;
-		e = name_kernel_frame(s, w, name);
-		if (e && !err)
-			err = e;
-	}
-	if (gone)
-		pr_debug("%zu kernel frames: their symbol was gone when names were read", gone);
-	if (err)
-		pr_warn("cannot name kernel frames: %s", strerror(-err));
-	s->nkwait = 0;
-	/* A table of those symbols only would name no later frame: the next ones read again. */
-	if (s->ksyms_partial) {
-		ksyms__free(s->ksyms);
-		s->ksyms = NULL;
-		s->ksyms_tried = false;
-		s->ksyms_partial = false;
-	}
-	return err ? err : pass_err;
+/* A request for frames after symbolizer__finish begins the next generation (see symbolizer.h). */
+int begin_request(struct symbolizer *s)
+{
+	struct frame_table *t;
+
+	if (!s->ended)
+		return 0;
+	t = frame_table__new();
+	if (!t)
+		return -ENOMEM;
+	frame_table__free(s->t);
+	s->t = t;
+	s->generation++;
+	s->ended = false;
+	return 0;
+}
+
+uint32_t symbolizer__placeholder(struct symbolizer *s, const char *what, int kernel)
+{
+	return begin_request(s) ? 0 : frame_table__add_frame(s->t, 0, 0, what, kernel != 0, true);
+}
+
+const struct symbolizer_frame *symbolizer__frame(const struct symbolizer *s, uint32_t id)
+{
+	return frame_table__frame(s->t, id);
+}
+
+const struct symbolizer_module *symbolizer__module(const struct symbolizer *s, uint32_t id)
+{
+	return frame_table__module(s->t, id);
+}
+
+uint32_t symbolizer__generation(const struct symbolizer *s)
+{
+	return s->generation;
 }
 
 const uint64_t *symbolizer__stats(const struct symbolizer *s)

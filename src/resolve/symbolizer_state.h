@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "resolve/address_spaces.h"
+#include "resolve/frame_table.h"
 #include "resolve/debug_file.h"
 #include "resolve/perf_map.h"
 #include "resolve/proc_maps.h"
@@ -105,29 +106,6 @@ struct uframe_wait {
 /* Processes named by the count of mapped files that could not be opened. */
 #define UNOPENED_WHO 8
 
-/*
- * Records by id (index + 1). Equal ones share an id, found by a hash of
- * their content; the index only saves copies, so a collision or a failure
- * to index just makes another id.
- */
-struct records {
-	char *arr;
-	size_t n, cap, size;
-	struct u64map *index; /* content hash -> id */
-};
-
-typedef bool (*records_eq_fn)(const void *a, const void *b);
-
-/* What one generation handed out: frames and modules, their names interned. */
-struct frame_table {
-	struct strpool *strings;
-	struct u64map *display; /* interned raw name -> interned demangled name */
-	struct records frames;	/* struct symbolizer_frame */
-	struct records modules; /* struct symbolizer_module */
-	uint32_t kernel_module;
-	struct u64map *kframes[2]; /* [leaf] address -> frame id */
-};
-
 struct symbolizer {
 	struct frame_table *t;
 	uint32_t generation;
@@ -185,16 +163,7 @@ struct symbolizer {
 	uint64_t stats[SYM_STAT_MAX];
 };
 
-/* frame_table.c */
-void table__free(struct frame_table *t);
-struct frame_table *table__new(void);
-const char *intern(struct symbolizer *s, const char *str);
-const char *display_name(struct symbolizer *s, const char *raw);
-void *records__get(const struct records *r, uint32_t id);
-uint32_t module_id(struct symbolizer *s, const struct symbolizer_module *m);
-uint32_t add_answer(struct symbolizer *s, struct symbolizer_frame f);
-uint32_t add_frame(struct symbolizer *s, uint32_t module, uint64_t addr, const char *name,
-		   bool kernel, bool unknown);
+/* symbolizer.c */
 int begin_request(struct symbolizer *s);
 
 /* elf_cache.c */
@@ -242,9 +211,7 @@ void finish_loads(struct symbolizer *s, bool last);
 void count_unloaded(struct symbolizer *s);
 
 /* kernel_frames.c */
-int name_kernel_frame(struct symbolizer *s, const struct kframe_wait *w, const char *name);
-void load_ksyms_for_waiting(struct symbolizer *s, bool last);
-int name_by_kernel(struct symbolizer *s);
+int name_kernel_frames(struct symbolizer *s, bool last);
 
 /* frame_lines.c */
 void want_line(struct symbolizer *s, struct elf_entry *e, struct elf_symtab *elf, uint64_t vaddr,

@@ -109,14 +109,14 @@ static uint32_t unnamed_frame(struct symbolizer *s, struct mapping *m, struct el
 			 lookup - m->map.start - back);
 	else
 		snprintf(buf, sizeof(buf), "[anon]+0x%" PRIx64, lookup);
-	return add_answer(s, (struct symbolizer_frame){
-				     .module = module,
-				     .address = addr,
-				     .name = buf,
-				     .unknown = true,
-				     .function_start = *fstart,
-				     .waiting = waiting,
-			     });
+	return frame_table__add(s->t, (struct symbolizer_frame){
+					      .module = module,
+					      .address = addr,
+					      .name = buf,
+					      .unknown = true,
+					      .function_start = *fstart,
+					      .waiting = waiting,
+				      });
 }
 
 /*
@@ -183,11 +183,11 @@ static uint32_t user_module(struct symbolizer *s, struct space *sp, struct mappi
 
 	if (m->module_id && m->module_gen == s->generation)
 		return m->module_id;
-	mod.path = intern(s, m->map.path ? m->map.path : "");
-	mod.build_id = intern(s, bid ? bid : "");
+	mod.path = frame_table__intern(s->t, m->map.path ? m->map.path : "");
+	mod.build_id = frame_table__intern(s->t, bid ? bid : "");
 	if (!mod.path || !mod.build_id)
 		return 0;
-	m->module_id = module_id(s, &mod);
+	m->module_id = frame_table__add_module(s->t, &mod);
 	m->module_gen = s->generation;
 	return m->module_id;
 }
@@ -206,7 +206,7 @@ static uint32_t resolve_user(struct symbolizer *s, struct space *sp, uint64_t ad
 		return frame;
 	m = find_code(s, sp, lookup);
 	if (!m) {
-		frame = add_frame(s, 0, addr, "[unknown]", false, true);
+		frame = frame_table__add_frame(s->t, 0, addr, "[unknown]", false, true);
 		if (!retry) {
 			s->stats[SYM_STAT_UNKNOWN_USER]++;
 			s->stats[SYM_STAT_USER_UNMAPPED]++;
@@ -227,7 +227,7 @@ static uint32_t resolve_user(struct symbolizer *s, struct space *sp, uint64_t ad
 		name = jit_name(s, sp, lookup);
 	}
 	if (name) {
-		frame = add_frame(s, module, addr, name, false, false);
+		frame = frame_table__add_frame(s->t, module, addr, name, false, false);
 		if (frame)
 			want_line(s, used, m->elf, vaddr, frame);
 		if (retry)
@@ -322,7 +322,7 @@ static const char *waited_name(struct symbolizer *s, const struct uframe_wait *w
 static int stand_in_at_start(struct symbolizer *s, const struct uframe_wait *w,
 			     struct symbolizer_frame *f)
 {
-	const struct symbolizer_module *mod = records__get(&s->t->modules, f->module);
+	const struct symbolizer_module *mod = frame_table__module(s->t, f->module);
 	const char *name;
 	uint64_t back;
 	char buf[512];
@@ -335,7 +335,7 @@ static int stand_in_at_start(struct symbolizer *s, const struct uframe_wait *w,
 	if (!back)
 		return 0;
 	file_address_name(buf, sizeof(buf), mod->path, w->vaddr - back);
-	name = intern(s, buf);
+	name = frame_table__intern(s->t, buf);
 	if (!name)
 		return -ENOMEM;
 	f->name = name;
@@ -369,7 +369,7 @@ int name_user_frames(struct symbolizer *s, bool last)
 		count_unloaded(s);
 	for (i = 0; i < s->nuwait; i++) {
 		w = &s->uwait[i];
-		f = records__get(&s->t->frames, w->frame);
+		f = frame_table__frame(s->t, w->frame);
 		w->e->waiters--;
 		name = waited_name(s, w);
 		f->waiting = false;
@@ -380,8 +380,8 @@ int name_user_frames(struct symbolizer *s, bool last)
 				err = -ENOMEM;
 			continue;
 		}
-		raw = intern(s, name);
-		shown = raw ? display_name(s, raw) : NULL;
+		raw = frame_table__intern(s->t, name);
+		shown = raw ? frame_table__display_name(s->t, raw) : NULL;
 		if (!shown) {
 			err = -ENOMEM; /* the stand-in stays: an honest name */
 			continue;
