@@ -5,6 +5,15 @@
  * max_open (least recently used let go, opened again when needed), closed
  * once no known process has mapped them a while. A failure to open is
  * cached too, so that a bad file is not tried at every frame.
+ *
+ * Files are opened through /proc/PID/map_files first: that is the exact file
+ * that is mapped, even if it was deleted or replaced on disk, and it works
+ * across mount namespaces. /proc/PID/root/PATH is the fallback, accepted only
+ * when its device and inode match the mapping, so a different file that now
+ * sits at the same path is never used; once the process has exited, PATH
+ * itself, with the same check. Files are opened when their mapping is
+ * recorded, while the process most likely lives. A file without .symtab gets its
+ * symbols from its separate debug file (debug_attach.c) when there is one.
  */
 #include <errno.h>
 #include <inttypes.h>

@@ -2,6 +2,8 @@
 /*
  * One generation's answers (see frame_table.h). An id is an index + 1 in
  * an array of records; a hash of each record's content finds an equal one.
+ * Names are demangled for display (demangle.h); the raw name stays the
+ * frame's system_name.
  */
 #include <errno.h>
 #include <stdlib.h>

@@ -3,7 +3,8 @@
  * JIT code in memory no ELF file backs: named from the process's perf map,
  * read when the process is first seen and again on a miss, at most once
  * per interval, within a drain's time and the run's memory for maps; and
- * at a profile's end from the maps that came late (jit_late.h).
+ * at a profile's end from the maps that came late (jit_late.h). Runtimes
+ * keep adding to their maps, hence the reads on a miss.
  */
 #include <errno.h>
 #include <string.h>

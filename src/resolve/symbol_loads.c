@@ -3,6 +3,12 @@
  * Files' symbols loaded on the loader's thread (symtab_loader.h), not at
  * the first lookup: posted within max_loading, taken back at each request,
  * and waited for at the last profile's end up to the budget's deadline.
+ *
+ * An entry is "loading" from the post until its elf_symtab is taken back
+ * (pick_up_loads), and no piece of the symbolizer touches that elf_symtab
+ * meanwhile (lookups, function starts, releasing or reopening its file, a
+ * debug file from debuginfod), as elf_symtab.h asks; its frames wait for
+ * their names as those awaiting a debug file do (uframe_wait).
  */
 
 #include "lib/clock.h"

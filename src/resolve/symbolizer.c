@@ -2,35 +2,23 @@
 /*
  * Address -> (mapping, function name). See symbolizer.h for the model.
  *
- * Files are opened through /proc/PID/map_files first: that is the exact file
- * that is mapped, even if it was deleted or replaced on disk, and it works
- * across mount namespaces. /proc/PID/root/PATH is the fallback, accepted only
- * when its device and inode match the mapping, so a different file that now
- * sits at the same path is never used; once the process has exited, PATH
- * itself, with the same check. Files are opened when their mapping is
- * recorded, while the process most likely lives. A file without .symtab gets its
- * symbols from its separate debug file (debug_file.h) when there is one.
+ * This file holds the symbolizer's life (new, free, the borrowed store and
+ * budget), its generations and the end of a profile. The work is done in
+ * pieces that share struct symbolizer (symbolizer_state.h), one job each:
  *
- * Code that is not in an ELF file: the vDSO is named from cprof's own copy
- * (the same image in every process of a kernel, checked byte for byte) and
- * the kernel's debug file of it when installed; its code that no symbol
- * names is shown at its function's start, from the image's .eh_frame. And
- * JIT code in anonymous memory from the process's perf map, read when the
- * process is first seen and again on a miss, at most once per interval, as
- * runtimes keep adding to it.
+ * - process_tracking.c: processes and their address spaces, from the
+ *   kernel's records and /proc (which may later move to a process model
+ *   of its own);
+ * - elf_cache.c: mapped ELF files by identity, the open ones and their
+ *   closing; debug_attach.c: their separate debug files, local or from
+ *   debuginfod; symbol_loads.c: their symbols loaded off the loop;
+ * - vdso.c: the vDSO image; jit_frames.c: perf maps and late JIT names;
+ * - user_frames.c and kernel_frames.c: addresses to frames, named now or
+ *   waiting for the profile's end; frame_lines.c: their source lines;
+ * - frame_table.c: the answers of one generation, by id.
  *
- * Names are demangled for display (demangle.h); the raw name stays the
- * frame's system_name.
- *
- * With a symbol loader (symbolizer__load_off_loop), a file's symbols are
- * loaded on its thread: the entry is "loading" from the post until its
- * elf_symtab is taken back (pick_up_loads), and nothing here touches that
- * elf_symtab meanwhile (lookups, function starts, releasing or reopening
- * its file, a debug file from debuginfod), as elf_symtab.h asks; its frames
- * wait for their names as those awaiting a debug file do (uframe_wait).
- *
- * Answers are kept in a frame table per generation (struct frame_table),
- * which symbolizer__finish ends; the caches that hold ids (per process, per
+ * Answers are kept in a frame table per generation (frame_table.h), which
+ * symbolizer__finish ends; the caches that hold ids (per process, per
  * kernel address) go with it.
  */
 #include <errno.h>

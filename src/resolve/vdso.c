@@ -2,6 +2,8 @@
 /*
  * The vDSO: one image per kernel and ABI, so cprof reads its own once and
  * names a process's vDSO from it when it is the same image, byte for byte.
+ * The kernel's debug file of it names it when installed; its code that no
+ * symbol names is shown at its function's start, from the image's .eh_frame.
  */
 #include <fcntl.h>
 #include <stdio.h>
