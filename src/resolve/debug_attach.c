@@ -131,7 +131,7 @@ void pick_up_fetches(struct symbolizer *s)
 }
 
 /* The elf_entry of a file whose debug file is awaited, or NULL. */
-struct elf_entry *awaited(struct symbolizer *s, const struct elf_symtab *elf)
+struct elf_entry *awaited_entry(struct symbolizer *s, const struct elf_symtab *elf)
 {
 	struct elf_entry *e;
 

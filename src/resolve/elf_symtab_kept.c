@@ -25,7 +25,8 @@
 #include "resolve/elf_symtab_state.h"
 
 /* What is kept of the file is of this very file, and of the debug file debug (NULL: none). */
-void file_id(const struct elf_symtab *e, struct symbol_file_id *id, const struct elf_symtab *debug)
+void kept_file_id(const struct elf_symtab *e, struct symbol_file_id *id,
+		  const struct elf_symtab *debug)
 {
 	memset(id, 0, sizeof(*id));
 	memcpy(id->build_id, e->build_id_bytes, e->build_id_len);
@@ -57,7 +58,7 @@ static bool kept_id(const struct elf_symtab *e, struct symbol_file_id *id, char 
 	    !table_store__trusts(e->store, &e->source) ||
 	    (e->debug && !table_store__trusts(e->store, &e->debug->source)))
 		return false;
-	file_id(e, id, e->debug);
+	kept_file_id(e, id, e->debug);
 	return kept_key(e, id, "sym", key, size);
 }
 
@@ -97,8 +98,8 @@ static int load_kept(struct elf_symtab *e, const struct symbol_file_id *id, cons
 }
 
 /* Keeps n ranges of nsyms symbols of this file under key, best effort. */
-void keep(struct elf_symtab *e, const struct symbol_range *r, size_t n, size_t nsyms,
-	  const struct symbol_file_id *id, const char *key)
+void keep_ranges(struct elf_symtab *e, const struct symbol_range *r, size_t n, size_t nsyms,
+		 const struct symbol_file_id *id, const char *key)
 {
 	void *buf;
 	size_t len;
@@ -117,7 +118,7 @@ static bool over_held(const struct elf_symtab *e)
 
 	if (!e->budget)
 		return false;
-	claimed(e, &count, &bytes);
+	claimed_symbols(e, &count, &bytes);
 	return atomic_load(&e->budget->symbols_held) + count > LOAD_MAX_HELD_SYMBOLS;
 }
 
@@ -140,6 +141,6 @@ int load_or_recall(struct elf_symtab *e)
 	err = load_symbols(e);
 	/* Stopped, the run is over: the store may be gone by now (symtab_loader__stop). */
 	if (!err && kept && !(e->stop && atomic_load(e->stop)))
-		keep(e, e->ranges, e->nranges, e->nsyms, &id, key);
+		keep_ranges(e, e->ranges, e->nranges, e->nsyms, &id, key);
 	return err;
 }

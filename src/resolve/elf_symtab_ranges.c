@@ -615,7 +615,7 @@ static void table_sizes(const struct elf_symtab *e, uint32_t type, uint64_t *cou
  * last one read before it.
  */
 /* Entries and name bytes of the tables load_symbols reads, from their headers alone. */
-void claimed(const struct elf_symtab *e, uint64_t *count, uint64_t *bytes)
+void claimed_symbols(const struct elf_symtab *e, uint64_t *count, uint64_t *bytes)
 {
 	*count = *bytes = 0;
 	if (e->debug)
@@ -631,7 +631,7 @@ uint64_t elf_symtab__symbols_claimed(const struct elf_symtab *e)
 	uint64_t count = 0, bytes;
 
 	if (e && !e->loaded)
-		claimed(e, &count, &bytes);
+		claimed_symbols(e, &count, &bytes);
 	return count;
 }
 
@@ -639,7 +639,7 @@ static bool over_caps(const struct elf_symtab *e)
 {
 	uint64_t count, bytes;
 
-	claimed(e, &count, &bytes);
+	claimed_symbols(e, &count, &bytes);
 	if (count <= LOAD_MAX_SYMBOLS && bytes <= LOAD_MAX_NAME_BYTES)
 		return false;
 	pr_debug("%s: %llu symbols with %llu bytes of names: over the cap of %u or %u MiB", e->path,

@@ -62,7 +62,7 @@ static bool extents_id(const struct elf_symtab *e, struct symbol_file_id *id, ch
 {
 	if (!e->store || !e->build_id_len || !table_store__trusts(e->store, &e->source))
 		return false;
-	file_id(e, id, NULL);
+	kept_file_id(e, id, NULL);
 	return kept_key(e, id, "fns", key, size);
 }
 
@@ -106,7 +106,7 @@ static void keep_extents(struct elf_symtab *e, const struct symbol_file_id *id, 
 		r[i] = (struct symbol_range){start, start + e->fns[i].size, start, ""};
 	}
 	if (r && i == e->nfns)
-		keep(e, r, e->nfns, e->nfns, id, key);
+		keep_ranges(e, r, e->nfns, e->nfns, id, key);
 	free(r);
 }
 

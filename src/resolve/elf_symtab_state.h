@@ -91,17 +91,18 @@ bool range_in_file(const struct elf_symtab *e, uint64_t off, uint64_t size);
 void ensure_loaded(struct elf_symtab *e);
 
 /* elf_symtab_ranges.c */
-void claimed(const struct elf_symtab *e, uint64_t *count, uint64_t *bytes);
+void claimed_symbols(const struct elf_symtab *e, uint64_t *count, uint64_t *bytes);
 int load_symbols(struct elf_symtab *e);
 
 /* elf_symtab_kept.c */
-void file_id(const struct elf_symtab *e, struct symbol_file_id *id, const struct elf_symtab *debug);
+void kept_file_id(const struct elf_symtab *e, struct symbol_file_id *id,
+		  const struct elf_symtab *debug);
 bool kept_key(const struct elf_symtab *e, const struct symbol_file_id *id, const char *prefix,
 	      char *key, size_t size);
 int read_kept(struct elf_symtab *e, const struct symbol_file_id *id, const char *key,
 	      struct symbol_set *set);
-void keep(struct elf_symtab *e, const struct symbol_range *r, size_t n, size_t nsyms,
-	  const struct symbol_file_id *id, const char *key);
+void keep_ranges(struct elf_symtab *e, const struct symbol_range *r, size_t n, size_t nsyms,
+		 const struct symbol_file_id *id, const char *key);
 int load_or_recall(struct elf_symtab *e);
 
 /* elf_symtab_starts.c */

@@ -128,7 +128,7 @@ static bool maps_jvm(struct space *sp)
 	for (i = 0; i < n; i++) {
 		const struct proc_map *m = &mapping_table__get(sp->maps, i)->map;
 
-		if (m->kind == PROC_MAP_FILE && !strcmp(base_name(m->path), "libjvm.so"))
+		if (m->kind == PROC_MAP_FILE && !strcmp(path_base_name(m->path), "libjvm.so"))
 			return true;
 	}
 	return false;

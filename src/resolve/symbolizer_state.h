@@ -179,7 +179,7 @@ void count_debug_refusals(struct symbolizer *s);
 void attach_debug_file(struct symbolizer *s, uint32_t pid, const struct proc_map *m,
 		       struct elf_entry *e);
 void pick_up_fetches(struct symbolizer *s);
-struct elf_entry *awaited(struct symbolizer *s, const struct elf_symtab *elf);
+struct elf_entry *awaited_entry(struct symbolizer *s, const struct elf_symtab *elf);
 void finish_fetches(struct symbolizer *s, bool last);
 
 /* vdso.c */
@@ -201,7 +201,7 @@ uint32_t jit_owner_of(struct symbolizer *s, struct space *sp);
 int name_jit_frames(struct symbolizer *s);
 
 /* user_frames.c */
-const char *base_name(const char *path);
+const char *path_base_name(const char *path);
 int name_user_frames(struct symbolizer *s, bool last);
 
 /* symbol_loads.c */

@@ -20,7 +20,7 @@
 #include "resolve/jit_late.h"
 #include "resolve/symbolizer_state.h"
 
-const char *base_name(const char *path)
+const char *path_base_name(const char *path)
 {
 	const char *p = strrchr(path, '/');
 
@@ -82,7 +82,7 @@ static struct mapping *find_code(struct symbolizer *s, struct space *sp, uint64_
 /* FILE+0xADDRESS: the ELF address addr2line and objdump take (docs/profile.md). */
 static void file_address_name(char *buf, size_t len, const char *path, uint64_t vaddr)
 {
-	snprintf(buf, len, "%s+0x%" PRIx64, base_name(path), vaddr);
+	snprintf(buf, len, "%s+0x%" PRIx64, path_base_name(path), vaddr);
 }
 
 /*
@@ -103,7 +103,7 @@ static uint32_t unnamed_frame(struct symbolizer *s, struct mapping *m, struct el
 	    !elf_symtab__offset_to_vaddr(m->elf, file_off, &vaddr))
 		file_address_name(buf, sizeof(buf), m->map.path, vaddr - back);
 	else if (m->map.kind == PROC_MAP_FILE)
-		snprintf(buf, sizeof(buf), "%s@0x%" PRIx64, base_name(m->map.path), file_off);
+		snprintf(buf, sizeof(buf), "%s@0x%" PRIx64, path_base_name(m->map.path), file_off);
 	else if (m->map.kind == PROC_MAP_SPECIAL)
 		snprintf(buf, sizeof(buf), "%s+0x%" PRIx64, m->map.path,
 			 lookup - m->map.start - back);
@@ -222,7 +222,7 @@ static uint32_t resolve_user(struct symbolizer *s, struct space *sp, uint64_t ad
 						  &vaddr) == 0) {
 		loads = symbols_coming(s, used);
 		name = loads ? NULL : elf_symtab__lookup(m->elf, vaddr, NULL);
-		wait = loads ? used : name ? NULL : awaited(s, m->elf);
+		wait = loads ? used : name ? NULL : awaited_entry(s, m->elf);
 	} else if (jit_memory(&m->map, m->elf)) {
 		name = jit_name(s, sp, lookup);
 	}
