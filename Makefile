@@ -201,7 +201,9 @@ $(OUT)/obj/unwind/kept_tables.o: $(OUT)/table_builder.h
 
 # The symbol loader, likewise: symbols kept on disk (src/resolve/symbol_file.h)
 # are read back only by the loader that made them.
-SYMBOL_LOADER_SRCS := src/resolve/elf_symtab.c src/resolve/elf_plt.c src/resolve/elf_plt.h \
+SYMBOL_LOADER_SRCS := src/resolve/elf_symtab.c src/resolve/elf_symtab_ranges.c \
+	src/resolve/elf_symtab_kept.c src/resolve/elf_symtab_starts.c src/resolve/elf_symtab_state.h \
+	src/resolve/elf_plt.c src/resolve/elf_plt.h \
 	src/lib/go_pclntab.c src/lib/go_pclntab.h src/resolve/symbol_rank.h \
 	src/resolve/symbol_file.c src/resolve/symbol_file.h src/lib/elf_build_id.c \
 	src/unwind/eh_frame_hdr.c src/unwind/eh_frame_hdr.h src/unwind/cfi_entries.c \
@@ -210,7 +212,7 @@ $(OUT)/symbol_loader.h: $(SYMBOL_LOADER_SRCS) | $(OUT)/obj
 	$(Q)printf '#define CPROF_SYMBOL_LOADER "%s"\n' \
 		"$$(cat $(SYMBOL_LOADER_SRCS) | sha256sum | cut -c1-16)" > $@
 
-$(OUT)/obj/resolve/elf_symtab.o: $(OUT)/symbol_loader.h
+$(OUT)/obj/resolve/elf_symtab_kept.o: $(OUT)/symbol_loader.h
 
 FORCE:
 
