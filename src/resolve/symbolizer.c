@@ -1514,7 +1514,7 @@ static uint64_t frame_hash(const struct symbolizer_frame *f)
 
 	h = hash_u64(h ^ (uintptr_t)f->name);
 	h = hash_u64(h ^ (uintptr_t)f->system_name);
-	return hash_u64(h ^ (f->kernel | f->unknown << 1 | f->waiting << 2));
+	return hash_u64(h ^ (f->kernel | f->unknown << 1 | f->waiting << 2 | f->kind << 3));
 }
 
 static bool frame_eq(const void *x, const void *y)
@@ -1523,7 +1523,7 @@ static bool frame_eq(const void *x, const void *y)
 
 	return a->address == b->address && a->module == b->module && a->name == b->name &&
 	       a->system_name == b->system_name && a->kernel == b->kernel &&
-	       a->unknown == b->unknown && a->waiting == b->waiting;
+	       a->unknown == b->unknown && a->waiting == b->waiting && a->kind == b->kind;
 }
 
 static uint64_t module_hash(const struct symbolizer_module *m)
@@ -1562,14 +1562,15 @@ static uint32_t add_answer(struct symbolizer *s, struct symbolizer_frame f)
 }
 
 static uint32_t add_frame(struct symbolizer *s, uint32_t module, uint64_t addr, const char *name,
-			  bool kernel, bool unknown)
+			  bool kernel, enum frame_kind kind)
 {
 	return add_answer(s, (struct symbolizer_frame){
 				     .module = module,
 				     .address = addr,
 				     .name = name,
 				     .kernel = kernel,
-				     .unknown = unknown,
+				     .unknown = !frame_kind__named(kind),
+				     .kind = kind,
 			     });
 }
 
@@ -1786,6 +1787,7 @@ static uint32_t unnamed_frame(struct symbolizer *s, struct mapping *m, struct el
 				     .unknown = true,
 				     .function_start = *fstart,
 				     .waiting = waiting,
+				     .kind = waiting ? FRAME_WAITING : FRAME_UNNAMED,
 			     });
 }
 
@@ -1963,7 +1965,7 @@ static uint32_t resolve_user(struct symbolizer *s, struct space *sp, uint64_t ad
 		return frame;
 	m = find_code(s, sp, lookup);
 	if (!m) {
-		frame = add_frame(s, 0, addr, "[unknown]", false, true);
+		frame = add_frame(s, 0, addr, "[unknown]", false, FRAME_UNNAMED);
 		if (!retry) {
 			s->stats[SYM_STAT_UNKNOWN_USER]++;
 			s->stats[SYM_STAT_USER_UNMAPPED]++;
@@ -1984,7 +1986,8 @@ static uint32_t resolve_user(struct symbolizer *s, struct space *sp, uint64_t ad
 		name = jit_name(s, sp, lookup);
 	}
 	if (name) {
-		frame = add_frame(s, module, addr, name, false, false);
+		frame = add_frame(s, module, addr, name, false,
+				  jit_memory(&m->map, m->elf) ? FRAME_JIT : FRAME_CODE);
 		if (frame)
 			want_line(s, used, m->elf, vaddr, frame);
 		if (retry)
@@ -2133,6 +2136,7 @@ static uint32_t waiting_kernel_frame(struct symbolizer *s, uint64_t addr, uint64
 				      .kernel = true,
 				      .unknown = true,
 				      .waiting = true,
+				      .kind = FRAME_WAITING,
 			      });
 	if (frame)
 		s->kwait[s->nkwait++] =
@@ -2160,11 +2164,11 @@ static uint32_t resolve_kernel(struct symbolizer *s, uint64_t addr, bool leaf)
 	else if (s->ksyms && ksyms__find(s->ksyms, lookup, &sym) == 0)
 		err = ksyms__name(s->ksyms, sym, &name);
 	if (!err) {
-		frame = add_frame(s, s->t->kernel_module, addr, name, true, false);
+		frame = add_frame(s, s->t->kernel_module, addr, name, true, FRAME_CODE);
 	} else if (err == -EAGAIN) {
 		frame = waiting_kernel_frame(s, addr, lookup, sym);
 	} else {
-		frame = add_frame(s, s->t->kernel_module, addr, "[kernel]", true, true);
+		frame = add_frame(s, s->t->kernel_module, addr, "[kernel]", true, FRAME_UNNAMED);
 		s->stats[SYM_STAT_UNKNOWN_KERNEL]++;
 	}
 	s->stats[SYM_STAT_KERNEL_FRAMES]++;
@@ -2221,6 +2225,7 @@ static int name_kernel_frame(struct symbolizer *s, const struct kframe_wait *w, 
 	f->system_name = raw;
 	f->unknown = !name;
 	f->waiting = false;
+	f->kind = name ? FRAME_CODE : FRAME_UNNAMED;
 	return 0;
 }
 
@@ -2440,6 +2445,7 @@ static int name_user_frames(struct symbolizer *s, bool last)
 		w->e->waiters--;
 		name = waited_name(s, w);
 		f->waiting = false;
+		f->kind = FRAME_UNNAMED;
 		if (!name) {
 			if (w->function_start)
 				s->stats[SYM_STAT_FUNCTION_STARTS]++;
@@ -2456,6 +2462,7 @@ static int name_user_frames(struct symbolizer *s, bool last)
 		f->name = shown;
 		f->system_name = raw;
 		f->unknown = false;
+		f->kind = FRAME_CODE;
 		s->stats[SYM_STAT_UNKNOWN_USER]--;
 		want_line(s, w->e, w->e->elf, w->vaddr, w->frame);
 	}
@@ -2473,6 +2480,8 @@ static int name_jit_frame(void *ctx, uint32_t frame, const char *name)
 	if (!f)
 		return 0;
 	f->waiting = false;
+	if (f->kind == FRAME_WAITING)
+		f->kind = FRAME_UNNAMED;
 	if (!name || !f->unknown)
 		return 0;
 	raw = intern(s, name);
@@ -2482,6 +2491,7 @@ static int name_jit_frame(void *ctx, uint32_t frame, const char *name)
 	f->name = shown;
 	f->system_name = raw;
 	f->unknown = false;
+	f->kind = FRAME_JIT;
 	s->stats[SYM_STAT_UNKNOWN_USER]--;
 	s->stats[SYM_STAT_EXIT_FRAMES_NAMED]++;
 	return 0;
@@ -2610,9 +2620,10 @@ int symbolizer__finish(struct symbolizer *s, bool last)
 	return err ? err : pass_err;
 }
 
-uint32_t symbolizer__placeholder(struct symbolizer *s, const char *what, int kernel)
+uint32_t symbolizer__placeholder(struct symbolizer *s, const char *what, enum frame_kind kind,
+				 int kernel)
 {
-	return begin_request(s) ? 0 : add_frame(s, 0, 0, what, kernel != 0, true);
+	return begin_request(s) ? 0 : add_frame(s, 0, 0, what, kernel != 0, kind);
 }
 
 const struct symbolizer_frame *symbolizer__frame(const struct symbolizer *s, uint32_t id)
