@@ -14,7 +14,7 @@
 
 enum frame_kind {
 	FRAME_CODE,	 /* code a symbol names: an ELF file's (user) or kallsyms' (kernel) */
-	FRAME_JIT,	 /* code a perf map names, in memory that is no ELF file's */
+	FRAME_JIT,	 /* named code in memory no file holds, or a memfd: JIT code's places */
 	FRAME_UNNAMED,	 /* code no symbol names: MODULE+0xOFFSET, [unknown], [kernel] */
 	FRAME_WAITING,	 /* code named when the profile is finished; a stand-in until then */
 	FRAME_TRUNCATED, /* no code: the root end of a walk that stopped ("[truncated: ...]") */

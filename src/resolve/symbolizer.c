@@ -1561,6 +1561,20 @@ static uint32_t add_answer(struct symbolizer *s, struct symbolizer_frame f)
 	return records__id(&s->t->frames, &f, frame_hash(&f), frame_eq);
 }
 
+/*
+ * The kind of user code a name was found for in module: JIT in memory that
+ * is no file's or a memfd (a perf map names most of it), as the flame graph
+ * has always drawn it; else code.
+ */
+static enum frame_kind named_kind(struct symbolizer *s, uint32_t module)
+{
+	const struct symbolizer_module *mod = records__get(&s->t->modules, module);
+	const char *path = mod && mod->path ? mod->path : "";
+
+	return !*path || !strncmp(path, "[anon", 5) || !strncmp(path, "/memfd:", 7) ? FRAME_JIT
+										    : FRAME_CODE;
+}
+
 static uint32_t add_frame(struct symbolizer *s, uint32_t module, uint64_t addr, const char *name,
 			  bool kernel, enum frame_kind kind)
 {
@@ -1986,8 +2000,7 @@ static uint32_t resolve_user(struct symbolizer *s, struct space *sp, uint64_t ad
 		name = jit_name(s, sp, lookup);
 	}
 	if (name) {
-		frame = add_frame(s, module, addr, name, false,
-				  jit_memory(&m->map, m->elf) ? FRAME_JIT : FRAME_CODE);
+		frame = add_frame(s, module, addr, name, false, named_kind(s, module));
 		if (frame)
 			want_line(s, used, m->elf, vaddr, frame);
 		if (retry)
@@ -2462,7 +2475,7 @@ static int name_user_frames(struct symbolizer *s, bool last)
 		f->name = shown;
 		f->system_name = raw;
 		f->unknown = false;
-		f->kind = FRAME_CODE;
+		f->kind = named_kind(s, f->module);
 		s->stats[SYM_STAT_UNKNOWN_USER]--;
 		want_line(s, w->e, w->e->elf, w->vaddr, w->frame);
 	}
@@ -2491,7 +2504,7 @@ static int name_jit_frame(void *ctx, uint32_t frame, const char *name)
 	f->name = shown;
 	f->system_name = raw;
 	f->unknown = false;
-	f->kind = FRAME_JIT;
+	f->kind = named_kind(s, f->module);
 	s->stats[SYM_STAT_UNKNOWN_USER]--;
 	s->stats[SYM_STAT_EXIT_FRAMES_NAMED]++;
 	return 0;
