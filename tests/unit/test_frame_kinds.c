@@ -14,6 +14,8 @@
 
 #include "build/profile.h"
 #include "encode/flame.h"
+#include "encode/pprof.h"
+#include "encode/pprof_input.h"
 #include "resolve/symbolizer.h"
 #include "summary.h"
 #include "test.h"
@@ -194,5 +196,56 @@ TEST(frame_kinds_code_at_address_zero)
 	CHECK_INT(box_kind(f, "[unknown]"), ==, FLAME_UNNAMED);
 	flame__free(f);
 	symbolizer__free(s);
+	profile__free(p);
+}
+
+/*
+ * A profile written to pprof and drawn from the file (-i), where names are
+ * all that is left of a frame but its mapping: code in a mapping is code
+ * whatever its function is called, only frames without one (cprof's
+ * placeholders) may be markers.
+ */
+TEST(frame_kinds_pprof_read_back)
+{
+	struct profile_meta meta = {.hz = 99, .period_ns = 1000000000ull / 99};
+	struct profile_mapping maps[] = {
+		{.start = 0x1000, .limit = 0x9000, .path = "/bin/app", .build_id = ""},
+		{.start = 0x7f0000, .limit = 0x7f9000, .path = "", .build_id = ""},
+	};
+	struct profile_frame frames[] = {
+		{.mapping = 1, .address = 0x1100, .name = "main"},
+		{.mapping = 1, .address = 0x1200, .name = MARKER},
+		{.mapping = 1, .address = 0x1300, .name = "evil_[k]"},
+		{.mapping = 2, .address = 0x7f0010, .name = "[no stack]"},
+		{.name = "[truncated: no unwind table]", .kind = FRAME_TRUNCATED},
+	};
+	static const uint32_t s1[] = {3, 2, 1}, s2[] = {4, 5};
+	struct profile_labels l = {.pid = 7, .comm = "app"};
+	struct pprof_input_opts o = {0};
+	struct pprof_input_info info;
+	struct profile *p = profile__new(&meta);
+	struct flame *f;
+	uint8_t *gz;
+	size_t len, i;
+
+	CHECK(p);
+	for (i = 0; i < sizeof(maps) / sizeof(maps[0]); i++)
+		CHECK_INT(profile__add_mapping(p, &maps[i]), ==, i + 1);
+	for (i = 0; i < sizeof(frames) / sizeof(frames[0]); i++)
+		CHECK_INT(profile__add_frame(p, &frames[i]), ==, i + 1);
+	CHECK_INT(profile__add_sample(p, s1, 3, &l, 3), ==, 0);
+	CHECK_INT(profile__add_sample(p, s2, 2, &l, 2), ==, 0);
+	/* cprof's file: memory without a name is JIT code's. */
+	CHECK_INT(profile__add_comment(p, "cprof: samples taken 5, in profile 5, lost 0"), ==, 0);
+	CHECK_INT(pprof__encode_gz(p, &gz, &len), ==, 0);
+	CHECK_INT(flame__new(&f), ==, 0);
+	CHECK_INT(pprof_input__parse(gz, len, &o, f, &info), ==, 0);
+	CHECK_INT(box_kind(f, MARKER), ==, FLAME_USER);
+	CHECK_INT(box_kind(f, "evil_[k]"), ==, FLAME_USER);
+	CHECK_INT(box_kind(f, "evil"), ==, -1);
+	CHECK_INT(box_kind(f, "[no stack]"), ==, FLAME_JIT);
+	CHECK_INT(box_kind(f, "[truncated: no unwind table]"), ==, FLAME_TRUNCATED);
+	flame__free(f);
+	free(gz);
 	profile__free(p);
 }
