@@ -252,12 +252,24 @@ uint32_t profile__add_mapping(struct profile *p, const struct profile_mapping *m
 	return sl->idx1;
 }
 
+/*
+ * The kind frames are told apart by: a stand-in waiting for its name is the
+ * frame of the same stand-in not waiting (both are named, or stay as they
+ * are, when the frames are finished), as they were when only "no name" was
+ * kept.
+ */
+static enum frame_kind merged_kind(enum frame_kind kind)
+{
+	return kind == FRAME_WAITING ? FRAME_UNNAMED : kind;
+}
+
 static int frame_eq(const struct profile *p, uint32_t idx1, const void *key)
 {
 	const struct profile_frame *a = &p->frames[idx1 - 1], *b = key;
 
 	return a->mapping == b->mapping && a->address == b->address && a->name == b->name &&
-	       a->system_name == b->system_name && a->kernel == b->kernel && a->kind == b->kind;
+	       a->system_name == b->system_name && a->kernel == b->kernel &&
+	       merged_kind(a->kind) == merged_kind(b->kind);
 }
 
 static uint32_t frame_hash(const struct profile_frame *f)
@@ -268,7 +280,7 @@ static uint32_t frame_hash(const struct profile_frame *f)
 	h = mix(h, f->address);
 	h = mix(h, (uintptr_t)f->name);
 	h = mix(h, (uintptr_t)f->system_name);
-	h = mix(h, (uint64_t)f->kind << 1 | f->kernel);
+	h = mix(h, (uint64_t)merged_kind(f->kind) << 1 | f->kernel);
 	return finish(h);
 }
 

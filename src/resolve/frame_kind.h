@@ -18,7 +18,7 @@ enum frame_kind {
 	FRAME_UNNAMED,	 /* code no symbol names: MODULE+0xOFFSET, [unknown], [kernel] */
 	FRAME_WAITING,	 /* code named when the profile is finished; a stand-in until then */
 	FRAME_TRUNCATED, /* no code: the root end of a walk that stopped ("[truncated: ...]") */
-	FRAME_LOST, /* no code: a stack that was lost ("[user stack lost: ...]", "[no stack]") */
+	FRAME_LOST,	 /* no code: a lost stack ("[user stack lost: ...]", "[no stack]") */
 	FRAME_KINDS,
 };
 

@@ -249,3 +249,30 @@ TEST(frame_kinds_pprof_read_back)
 	free(gz);
 	profile__free(p);
 }
+
+/*
+ * A stand-in waiting for its name and the same stand-in not waiting (two
+ * processes, one of which has a name coming) are one frame of the profile,
+ * named when its frames are finished; the kinds of code are not merged.
+ */
+TEST(frame_kinds_waiting_stand_in_is_one_frame)
+{
+	struct profile_mapping lib = {.start = 0x1000, .limit = 0x9000, .path = "/lib/x.so"};
+	struct profile_frame f = {.mapping = 1, .address = 0x1100, .name = "x.so+0x100"};
+	struct profile *p = profile__new(NULL);
+
+	CHECK(p);
+	CHECK_INT(profile__add_mapping(p, &lib), ==, 1);
+	f.kind = FRAME_WAITING;
+	CHECK_INT(profile__add_frame(p, &f), ==, 1);
+	f.kind = FRAME_UNNAMED;
+	CHECK_INT(profile__add_frame(p, &f), ==, 1);
+	f.kind = FRAME_CODE;
+	CHECK_INT(profile__add_frame(p, &f), ==, 2);
+	f.kind = FRAME_JIT;
+	CHECK_INT(profile__add_frame(p, &f), ==, 3);
+	CHECK_INT(profile__set_frame_names(p, 1, "x_fn", NULL, FRAME_CODE, false), ==, 0);
+	CHECK_INT(profile__frame(p, 1)->kind, ==, FRAME_CODE);
+	CHECK_U64(profile__frame_count(p), ==, 3);
+	profile__free(p);
+}
