@@ -98,13 +98,6 @@ struct summary_info {
 };
 
 /*
- * The name of the placeholder frame at the root end of a user stack whose
- * walk stopped before a thread root: this prefix, the reason's words
- * (stack_walk__stop_name), then "]".
- */
-#define SUMMARY_TRUNCATED_PREFIX "[truncated: "
-
-/*
  * Samples of p that have at least one user frame with no name at all;
  * *by_start gets those with one named only by its function's start.
  */
