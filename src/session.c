@@ -295,7 +295,7 @@ static uint32_t lost_stack_frame(struct run *r, int err, int kernel)
 		what = "[user stack lost: perf buffer full]";
 	else
 		what = kernel ? "[kernel stack lost: error]" : "[user stack lost: error]";
-	return symbolizer__placeholder(r->sym, what, kernel);
+	return symbolizer__placeholder(r->sym, what, FRAME_LOST, kernel);
 }
 
 /* The root end of a walk that stopped before a thread's root: why. */
@@ -303,8 +303,8 @@ static uint32_t truncated_frame(struct run *r, uint32_t stop)
 {
 	char what[96];
 
-	snprintf(what, sizeof(what), SUMMARY_TRUNCATED_PREFIX "%s]", stack_walk__stop_name(stop));
-	return symbolizer__placeholder(r->sym, what, 0);
+	snprintf(what, sizeof(what), FRAME_TRUNCATED_PREFIX "%s]", stack_walk__stop_name(stop));
+	return symbolizer__placeholder(r->sym, what, FRAME_TRUNCATED, 0);
 }
 
 static void count_walk(struct run *r, const struct sampler_entry *e)
@@ -364,7 +364,7 @@ static void add_entry(struct run *r, const struct sampler_entry *e)
 	if (e->user_walked && e->user_n && e->user_stop != CPROF_STOP_NONE)
 		frames[n++] = truncated_frame(r, e->user_stop);
 	if (n == 0)
-		frames[n++] = symbolizer__placeholder(r->sym, "[no stack]", 0);
+		frames[n++] = symbolizer__placeholder(r->sym, "[no stack]", FRAME_LOST, 0);
 
 	pname = symbolizer__process_name(r->sym, &task);
 	labels.comm = pname ? pname : e->comm;

@@ -198,8 +198,13 @@ static const char *shown(const char *name, char buf[SHOWN_SIZE])
 /* The placeholder the session puts at the root end of a walk that stopped before a root. */
 static bool truncation_marker(const struct profile_frame *f)
 {
-	return f->unknown && !f->kernel && !f->address &&
-	       !strncmp(f->name, SUMMARY_TRUNCATED_PREFIX, strlen(SUMMARY_TRUNCATED_PREFIX));
+	return f->kind == FRAME_TRUNCATED;
+}
+
+/* A placeholder for what has no code: a lost stack, or a truncated walk's marker. */
+static bool placeholder(const struct profile_frame *f)
+{
+	return f->kind == FRAME_LOST || f->kind == FRAME_TRUNCATED;
 }
 
 uint64_t summary__unnamed_samples(const struct profile *p, uint64_t *by_start)
@@ -215,8 +220,11 @@ uint64_t summary__unnamed_samples(const struct profile *p, uint64_t *by_start)
 		for (uint32_t j = 0; j < smp->nframes; j++) {
 			const struct profile_frame *f = profile__frame(p, smp->frames[j]);
 
-			/* A truncated walk's marker names no code: the walk's report counts it. */
-			if (f->unknown && !f->kernel && !truncation_marker(f)) {
+			/*
+			 * A truncated walk's marker names no code: the walk's report counts
+			 * it. A lost user stack is counted here, as a stack with no name.
+			 */
+			if (!frame_kind__named(f->kind) && !f->kernel && !truncation_marker(f)) {
 				start |= f->function_start;
 				none |= !f->function_start;
 			}
@@ -239,7 +247,7 @@ void summary__line_samples(const struct profile *p, uint64_t out[SYM_LINE_MAX])
 		smp = profile__sample(p, i);
 		for (j = 0; j < smp->nframes; j++) {
 			f = profile__frame(p, smp->frames[j]);
-			if (f->kernel || (!f->address && f->unknown))
+			if (f->kernel || placeholder(f))
 				continue;
 			/* Line 0 is code the compiler made, that no source line holds. */
 			if (f->line_status == SYM_LINE_FOUND && !f->line)
@@ -251,10 +259,10 @@ void summary__line_samples(const struct profile *p, uint64_t out[SYM_LINE_MAX])
 	}
 }
 
-/* A user frame in no known mapping; placeholders for lost stacks have no address. */
+/* A user frame of code in no known mapping. */
 static bool unmapped(const struct profile_frame *f)
 {
-	return f->unknown && !f->kernel && !f->mapping && f->address;
+	return f->kind == FRAME_UNNAMED && !f->kernel && !f->mapping;
 }
 
 /* (name, count) pairs: most first, then by name, so that ties list the same way every run. */

@@ -252,13 +252,24 @@ uint32_t profile__add_mapping(struct profile *p, const struct profile_mapping *m
 	return sl->idx1;
 }
 
+/*
+ * The kind frames are told apart by: a stand-in waiting for its name is the
+ * frame of the same stand-in not waiting (both are named, or stay as they
+ * are, when the frames are finished), as they were when only "no name" was
+ * kept.
+ */
+static enum frame_kind merged_kind(enum frame_kind kind)
+{
+	return kind == FRAME_WAITING ? FRAME_UNNAMED : kind;
+}
+
 static int frame_eq(const struct profile *p, uint32_t idx1, const void *key)
 {
 	const struct profile_frame *a = &p->frames[idx1 - 1], *b = key;
 
 	return a->mapping == b->mapping && a->address == b->address && a->name == b->name &&
 	       a->system_name == b->system_name && a->kernel == b->kernel &&
-	       a->unknown == b->unknown;
+	       merged_kind(a->kind) == merged_kind(b->kind);
 }
 
 static uint32_t frame_hash(const struct profile_frame *f)
@@ -269,7 +280,7 @@ static uint32_t frame_hash(const struct profile_frame *f)
 	h = mix(h, f->address);
 	h = mix(h, (uintptr_t)f->name);
 	h = mix(h, (uintptr_t)f->system_name);
-	h = mix(h, (uint64_t)f->kernel << 1 | f->unknown);
+	h = mix(h, (uint64_t)merged_kind(f->kind) << 1 | f->kernel);
 	return finish(h);
 }
 
@@ -332,7 +343,7 @@ static void index_remove(struct index *ix, uint32_t hash, uint32_t idx1)
 }
 
 int profile__set_frame_names(struct profile *p, uint32_t idx, const char *name,
-			     const char *system_name, bool unknown, bool function_start)
+			     const char *system_name, enum frame_kind kind, bool function_start)
 {
 	struct profile_frame key;
 	struct slot *sl;
@@ -343,8 +354,8 @@ int profile__set_frame_names(struct profile *p, uint32_t idx, const char *name,
 	key = p->frames[idx - 1];
 	key.name = profile__intern(p, name);
 	key.system_name = system_name ? profile__intern(p, system_name) : key.name;
-	key.unknown = unknown;
-	key.function_start = function_start && unknown;
+	key.kind = kind;
+	key.function_start = function_start && !frame_kind__named(kind);
 	if (!key.name || !key.system_name)
 		return -ENOMEM;
 	index_remove(&p->frame_index, frame_hash(&p->frames[idx - 1]), idx);
@@ -440,7 +451,7 @@ static int symbolized_frame(struct profile *p, const struct symbolizer *s, uint3
 		.name = f->name,
 		.system_name = f->system_name,
 		.kernel = f->kernel,
-		.unknown = f->unknown,
+		.kind = f->kind,
 		.function_start = f->function_start,
 	};
 	if (f->module) {
@@ -519,7 +530,7 @@ int profile__finish_frames(struct profile *p, struct symbolizer *s, bool last)
 	for (i = 0; i < p->nwaiting; i++) {
 		f = symbolizer__frame(s, p->waiting[i].id);
 		e = f ? profile__set_frame_names(p, p->waiting[i].frame, f->name, f->system_name,
-						 f->unknown, f->function_start)
+						 f->kind, f->function_start)
 		      : -EINVAL;
 		if (e && !copy_err)
 			copy_err = e;

@@ -17,15 +17,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "resolve/frame_kind.h"
+
 struct profile;
 struct symbolizer;
-
-/*
- * The name of the placeholder frame at the root end of a user stack whose
- * walk stopped before a thread root: this prefix, the reason's words
- * (stack_walk__stop_name), then "]".
- */
-#define SUMMARY_TRUNCATED_PREFIX "[truncated: "
 
 struct profile_meta {
 	uint64_t hz;	      /* sampling frequency */
@@ -58,8 +53,8 @@ struct profile_frame {
 	const char *name;	 /* interned display name, never NULL (a fallback if unknown) */
 	const char *system_name; /* interned raw/mangled name; == name when no demangling */
 	bool kernel;		 /* kernel-space frame */
-	bool unknown;		 /* no symbol was found: name is a module+offset fallback */
-	bool function_start;	 /* unknown, named FILE+0xSTART of its function (no symbol) */
+	enum frame_kind kind;	 /* what it holds; its name is code's or a stand-in for none */
+	bool function_start;	 /* unnamed, named FILE+0xSTART of its function (no symbol) */
 	/*
 	 * Source file (interned; NULL: none) and line of the address (of the
 	 * call for a return address), and enum symbolizer_line: why there is
@@ -96,13 +91,13 @@ uint32_t profile__add_mapping(struct profile *p, const struct profile_mapping *m
 uint32_t profile__add_frame(struct profile *p, const struct profile_frame *f);
 
 /*
- * Replaces the names of frame idx, for names resolved after the frame was
- * added (kernel symbols, named in one batch before the profile is used;
- * function_start: an unknown one named by its function's start). Samples
- * refer to frames by index and follow. 0, -EINVAL or -ENOMEM.
+ * Replaces the names and kind of frame idx, for names resolved after the
+ * frame was added (kernel symbols, named in one batch before the profile is
+ * used; function_start: an unnamed one named by its function's start).
+ * Samples refer to frames by index and follow. 0, -EINVAL or -ENOMEM.
  */
 int profile__set_frame_names(struct profile *p, uint32_t idx, const char *name,
-			     const char *system_name, bool unknown, bool function_start);
+			     const char *system_name, enum frame_kind kind, bool function_start);
 
 /*
  * Copies the frames a symbolizer answered (ids of symbolizer__user_frames,

@@ -143,76 +143,21 @@ uint64_t flame__total(const struct flame *f)
 	return f->nodes[0].count;
 }
 
-static bool has_prefix(const char *s, const char *prefix)
+/* The color family of a profile's frame: its kind, whatever its name says. */
+static enum flame_kind frame_kind(const struct profile_frame *fr)
 {
-	return !strncmp(s, prefix, strlen(prefix));
-}
-
-/* MODULE+0xHEX, as the symbolizer names code no symbol covers. */
-static bool module_offset(const char *name, size_t len)
-{
-	const char *plus = NULL, *p;
-	size_t i;
-
-	for (i = 0; i < len; i++)
-		if (name[i] == '+')
-			plus = name + i;
-	if (!plus || plus == name || plus + 3 > name + len || plus[1] != '0' || plus[2] != 'x')
-		return false;
-	for (p = plus + 3; p < name + len; p++)
-		if (!((*p >= '0' && *p <= '9') || (*p >= 'a' && *p <= 'f') ||
-		      (*p >= 'A' && *p <= 'F')))
-			return false;
-	return p > plus + 3;
-}
-
-enum flame_kind flame__kind_of_name(const char *name, size_t *len)
-{
-	size_t n = strlen(name);
-
-	*len = n;
-	if (n > 4 && !strcmp(name + n - 4, "_[k]")) {
-		*len = n - 4;
-		return FLAME_KERNEL;
-	}
-	if (n > 4 && !strcmp(name + n - 4, "_[j]")) {
-		*len = n - 4;
+	switch (fr->kind) {
+	case FRAME_CODE:
+		return fr->kernel ? FLAME_KERNEL : FLAME_USER;
+	case FRAME_JIT:
 		return FLAME_JIT;
-	}
-	if (has_prefix(name, SUMMARY_TRUNCATED_PREFIX))
+	case FRAME_TRUNCATED:
 		return FLAME_TRUNCATED;
-	if (!strcmp(name, "[no stack]") ||
-	    (name[0] == '[' && name[n - 1] == ']' && strstr(name, " lost")))
+	case FRAME_LOST:
 		return FLAME_LOST;
-	if (!strcmp(name, "[unknown]") || has_prefix(name, "[kernel 0x") || module_offset(name, n))
+	default: /* FRAME_UNNAMED, FRAME_WAITING: a stand-in named by module and offset */
 		return FLAME_UNNAMED;
-	return FLAME_USER;
-}
-
-/* JIT code: named, but in memory that is no file's, or a file that is no ELF's (a memfd). */
-static bool jit_mapping(const struct profile_mapping *m)
-{
-	return m && m->path &&
-	       (!*m->path || has_prefix(m->path, "[anon") || has_prefix(m->path, "/memfd:"));
-}
-
-static enum flame_kind frame_kind(const struct profile *p, const struct profile_frame *fr)
-{
-	size_t len;
-
-	/* Placeholders have no address: what they stand for is in their name. */
-	if (fr->unknown && !fr->address) {
-		enum flame_kind k = flame__kind_of_name(fr->name, &len);
-
-		return k == FLAME_TRUNCATED ? k : FLAME_LOST;
 	}
-	if (fr->unknown)
-		return FLAME_UNNAMED;
-	if (fr->kernel)
-		return FLAME_KERNEL;
-	if (fr->mapping && jit_mapping(profile__mapping(p, fr->mapping)))
-		return FLAME_JIT;
-	return FLAME_USER;
 }
 
 /* A sample's pieces, root first, into out (room for nframes + 2). */
@@ -239,7 +184,7 @@ static int sample_pieces(struct flame *f, const struct profile *p, const struct 
 		}
 		if (!frame_pieces[idx]) {
 			fr = profile__frame(p, idx);
-			frame_pieces[idx] = flame__piece(f, fr->name, frame_kind(p, fr));
+			frame_pieces[idx] = flame__piece(f, fr->name, frame_kind(fr));
 		}
 		out[k++] = frame_pieces[idx];
 	}

@@ -48,7 +48,8 @@ int flame__add_profile(struct flame *f, const struct profile *p);
 uint64_t flame__total(const struct flame *f);
 
 /*
- * The kind a name has in folded text, where only the name is left: the
+ * The kind a name has in a file read back (-i), where only the name is
+ * left (flame_names.c; a profile's own frames carry theirs): the
  * suffixes "_[k]" (kernel) and "_[j]" (JIT) that folded.c and perf's
  * stackcollapse write, cut off (*len is the name's length without them);
  * cprof's placeholders ("[truncated: ...]", "[... lost: ...]", "[no

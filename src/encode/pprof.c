@@ -227,7 +227,7 @@ static int collect_mappings(struct encoder *e)
 	for (i = 1; i <= nframes; i++) {
 		const struct profile_frame *f = profile__frame(e->p, (uint32_t)i);
 
-		if (f->mapping && f->mapping <= n && !f->unknown)
+		if (f->mapping && f->mapping <= n && frame_kind__named(f->kind))
 			e->maps[f->mapping - 1].has_functions = true;
 	}
 	for (i = 0; i < n && !err; i++) {

@@ -652,7 +652,12 @@ static char *name_end(struct reader *r)
 	return r->name.err ? NULL : r->name.data;
 }
 
-/* The piece of the name made, of the kind its name says, else its mapping's; 0: no memory. */
+/*
+ * The piece of the name made, of the kind its name says, else its mapping's;
+ * 0: no memory. A frame in a mapping is code, whatever its function's name
+ * (a user chooses that): only one without a mapping (cprof's placeholders,
+ * a profile of names alone) may be a marker, or be of a kind by its suffix.
+ */
 static uint32_t frame_piece(struct reader *r, const struct map_info *m)
 {
 	char *name = name_end(r);
@@ -662,6 +667,10 @@ static uint32_t frame_piece(struct reader *r, const struct map_info *m)
 	if (!name)
 		return 0;
 	kind = flame__kind_of_name(name, &len);
+	if (m->present && kind != FLAME_UNNAMED) {
+		kind = FLAME_USER;
+		len = strlen(name);
+	}
 	name[len] = '\0';
 	if (kind == FLAME_USER && m->kernel)
 		kind = FLAME_KERNEL;

@@ -150,7 +150,7 @@ static uint64_t frame_hash(const struct symbolizer_frame *f)
 
 	h = hash_u64(h ^ (uintptr_t)f->name);
 	h = hash_u64(h ^ (uintptr_t)f->system_name);
-	return hash_u64(h ^ (f->kernel | f->unknown << 1 | f->waiting << 2));
+	return hash_u64(h ^ (f->kernel | f->unknown << 1 | f->waiting << 2 | f->kind << 3));
 }
 
 static bool frame_eq(const void *x, const void *y)
@@ -159,7 +159,7 @@ static bool frame_eq(const void *x, const void *y)
 
 	return a->address == b->address && a->module == b->module && a->name == b->name &&
 	       a->system_name == b->system_name && a->kernel == b->kernel &&
-	       a->unknown == b->unknown && a->waiting == b->waiting;
+	       a->unknown == b->unknown && a->waiting == b->waiting && a->kind == b->kind;
 }
 
 static uint64_t module_hash(const struct symbolizer_module *m)
@@ -198,15 +198,25 @@ uint32_t frame_table__add(struct frame_table *t, struct symbolizer_frame f)
 }
 
 uint32_t frame_table__add_frame(struct frame_table *t, uint32_t module, uint64_t addr,
-				const char *name, bool kernel, bool unknown)
+				const char *name, bool kernel, enum frame_kind kind)
 {
 	return frame_table__add(t, (struct symbolizer_frame){
 					   .module = module,
 					   .address = addr,
 					   .name = name,
 					   .kernel = kernel,
-					   .unknown = unknown,
+					   .unknown = !frame_kind__named(kind),
+					   .kind = kind,
 				   });
+}
+
+enum frame_kind frame_table__named_kind(const struct frame_table *t, uint32_t module)
+{
+	const struct symbolizer_module *mod = records__get(&t->modules, module);
+	const char *path = mod && mod->path ? mod->path : "";
+
+	return !*path || !strncmp(path, "[anon", 5) || !strncmp(path, "/memfd:", 7) ? FRAME_JIT
+										    : FRAME_CODE;
 }
 
 struct symbolizer_frame *frame_table__frame(const struct frame_table *t, uint32_t id)

@@ -36,7 +36,13 @@ uint32_t frame_table__add_module(struct frame_table *t, const struct symbolizer_
 uint32_t frame_table__add(struct frame_table *t, struct symbolizer_frame f);
 /* frame_table__add of a frame with these fields, the others zero. */
 uint32_t frame_table__add_frame(struct frame_table *t, uint32_t module, uint64_t addr,
-				const char *name, bool kernel, bool unknown);
+				const char *name, bool kernel, enum frame_kind kind);
+/*
+ * The kind of user code a name was found for in module: JIT in memory that
+ * is no file's or a memfd (a perf map names most of it), as the flame graph
+ * has always drawn it; else code.
+ */
+enum frame_kind frame_table__named_kind(const struct frame_table *t, uint32_t module);
 /*
  * What an id stands for, NULL if no such id. A frame may be named in place
  * (waiting frames, source lines), with names frame_table__intern gave.

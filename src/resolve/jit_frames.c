@@ -158,6 +158,8 @@ static int name_jit_frame(void *ctx, uint32_t frame, const char *name)
 	if (!f)
 		return 0;
 	f->waiting = false;
+	if (f->kind == FRAME_WAITING)
+		f->kind = FRAME_UNNAMED;
 	if (!name || !f->unknown)
 		return 0;
 	raw = frame_table__intern(s->t, name);
@@ -167,6 +169,7 @@ static int name_jit_frame(void *ctx, uint32_t frame, const char *name)
 	f->name = shown;
 	f->system_name = raw;
 	f->unknown = false;
+	f->kind = frame_table__named_kind(s->t, f->module);
 	s->stats[SYM_STAT_UNKNOWN_USER]--;
 	s->stats[SYM_STAT_EXIT_FRAMES_NAMED]++;
 	return 0;

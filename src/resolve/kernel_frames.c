@@ -75,6 +75,7 @@ static uint32_t waiting_kernel_frame(struct symbolizer *s, uint64_t addr, uint64
 					       .kernel = true,
 					       .unknown = true,
 					       .waiting = true,
+					       .kind = FRAME_WAITING,
 				       });
 	if (frame)
 		s->kwait[s->nkwait++] =
@@ -103,12 +104,12 @@ static uint32_t resolve_kernel(struct symbolizer *s, uint64_t addr, bool leaf)
 		err = ksyms__name(s->ksyms, sym, &name);
 	if (!err) {
 		frame = frame_table__add_frame(s->t, frame_table__kernel(s->t)->module, addr, name,
-					       true, false);
+					       true, FRAME_CODE);
 	} else if (err == -EAGAIN) {
 		frame = waiting_kernel_frame(s, addr, lookup, sym);
 	} else {
 		frame = frame_table__add_frame(s->t, frame_table__kernel(s->t)->module, addr,
-					       "[kernel]", true, true);
+					       "[kernel]", true, FRAME_UNNAMED);
 		s->stats[SYM_STAT_UNKNOWN_KERNEL]++;
 	}
 	s->stats[SYM_STAT_KERNEL_FRAMES]++;
@@ -165,6 +166,7 @@ static int name_kernel_frame(struct symbolizer *s, const struct kframe_wait *w, 
 	f->system_name = raw;
 	f->unknown = !name;
 	f->waiting = false;
+	f->kind = name ? FRAME_CODE : FRAME_UNNAMED;
 	return 0;
 }
 

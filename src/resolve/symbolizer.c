@@ -155,9 +155,10 @@ int begin_request(struct symbolizer *s)
 	return 0;
 }
 
-uint32_t symbolizer__placeholder(struct symbolizer *s, const char *what, int kernel)
+uint32_t symbolizer__placeholder(struct symbolizer *s, const char *what, enum frame_kind kind,
+				 int kernel)
 {
-	return begin_request(s) ? 0 : frame_table__add_frame(s->t, 0, 0, what, kernel != 0, true);
+	return begin_request(s) ? 0 : frame_table__add_frame(s->t, 0, 0, what, kernel != 0, kind);
 }
 
 const struct symbolizer_frame *symbolizer__frame(const struct symbolizer *s, uint32_t id)

@@ -24,6 +24,7 @@
 #include <stdint.h>
 
 #include "lib/proc_maps.h"
+#include "resolve/frame_kind.h"
 #include "resolve/line_status.h"
 
 struct symbolizer;
@@ -114,6 +115,7 @@ struct symbolizer_frame {
 	bool unknown;		 /* no symbol: name is a module+offset fallback or a placeholder */
 	bool function_start;	 /* unknown, named FILE+0xSTART of its function (.eh_frame_hdr) */
 	bool waiting;		 /* its name comes with symbolizer__finish; a stand-in until then */
+	uint8_t kind;		 /* enum frame_kind: what the frame holds, whatever its name */
 	/* Set by symbolizer__finish: source file (NULL: none) and line, or why there are none. */
 	const char *file;
 	uint32_t line;
@@ -213,8 +215,12 @@ int symbolizer__user_frames(struct symbolizer *s, const struct symbolizer_task *
 			    const uint64_t *ips, uint32_t n, uint32_t *ids_out);
 int symbolizer__kernel_frames(struct symbolizer *s, const uint64_t *ips, uint32_t n,
 			      uint32_t *ids_out);
-/* A frame that stands for something lost (e.g. "[user stack lost: ...]"); 0 if out of memory. */
-uint32_t symbolizer__placeholder(struct symbolizer *s, const char *what, int kernel);
+/*
+ * A frame that stands for no code, of kind FRAME_LOST (e.g. "[user stack
+ * lost: ...]") or FRAME_TRUNCATED; 0 if out of memory.
+ */
+uint32_t symbolizer__placeholder(struct symbolizer *s, const char *what, enum frame_kind kind,
+				 int kernel);
 
 /* What an id stands for (NULL if not of this generation), good until the next request. */
 const struct symbolizer_frame *symbolizer__frame(const struct symbolizer *s, uint32_t id);

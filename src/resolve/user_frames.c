@@ -116,6 +116,7 @@ static uint32_t unnamed_frame(struct symbolizer *s, struct mapping *m, struct el
 					      .unknown = true,
 					      .function_start = *fstart,
 					      .waiting = waiting,
+					      .kind = waiting ? FRAME_WAITING : FRAME_UNNAMED,
 				      });
 }
 
@@ -206,7 +207,7 @@ static uint32_t resolve_user(struct symbolizer *s, struct space *sp, uint64_t ad
 		return frame;
 	m = find_code(s, sp, lookup);
 	if (!m) {
-		frame = frame_table__add_frame(s->t, 0, addr, "[unknown]", false, true);
+		frame = frame_table__add_frame(s->t, 0, addr, "[unknown]", false, FRAME_UNNAMED);
 		if (!retry) {
 			s->stats[SYM_STAT_UNKNOWN_USER]++;
 			s->stats[SYM_STAT_USER_UNMAPPED]++;
@@ -227,7 +228,8 @@ static uint32_t resolve_user(struct symbolizer *s, struct space *sp, uint64_t ad
 		name = jit_name(s, sp, lookup);
 	}
 	if (name) {
-		frame = frame_table__add_frame(s->t, module, addr, name, false, false);
+		frame = frame_table__add_frame(s->t, module, addr, name, false,
+					       frame_table__named_kind(s->t, module));
 		if (frame)
 			want_line(s, used, m->elf, vaddr, frame);
 		if (retry)
@@ -373,6 +375,7 @@ int name_user_frames(struct symbolizer *s, bool last)
 		w->e->waiters--;
 		name = waited_name(s, w);
 		f->waiting = false;
+		f->kind = FRAME_UNNAMED;
 		if (!name) {
 			if (w->function_start)
 				s->stats[SYM_STAT_FUNCTION_STARTS]++;
@@ -389,6 +392,7 @@ int name_user_frames(struct symbolizer *s, bool last)
 		f->name = shown;
 		f->system_name = raw;
 		f->unknown = false;
+		f->kind = frame_table__named_kind(s->t, f->module);
 		s->stats[SYM_STAT_UNKNOWN_USER]--;
 		want_line(s, w->e, w->e->elf, w->vaddr, w->frame);
 	}

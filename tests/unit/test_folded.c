@@ -20,7 +20,7 @@ static struct profile *build_profile(void)
 		{.mapping = 1, .address = 0x1300, .name = "bar"},
 		{.address = 0xffffffff81000010, .name = "do_syscall_64", .kernel = true},
 		{.mapping = 1, .address = 0x1400, .name = "a;b\tc d\n"},
-		{.mapping = 1, .address = 0x1500, .name = "app+0x500", .unknown = true},
+		{.mapping = 1, .address = 0x1500, .name = "app+0x500", .kind = FRAME_UNNAMED},
 	};
 	static const uint32_t s1[] = {BAR, FOO, MAIN}, s3[] = {SYSCALL, BAR, MAIN}, s4[] = {WEIRD},
 			      s5[] = {FOO, MAIN}, s7[] = {UNKNOWN, MAIN};

@@ -13,10 +13,10 @@ TEST(frame_table_equal_frames_share_an_id)
 	uint32_t a, b, c, d;
 
 	CHECK(t);
-	a = frame_table__add_frame(t, 1, 0x1000, "main", false, false);
-	b = frame_table__add_frame(t, 1, 0x1000, "main", false, false);
-	c = frame_table__add_frame(t, 1, 0x1001, "main", false, false);
-	d = frame_table__add_frame(t, 1, 0x1000, "main", true, false);
+	a = frame_table__add_frame(t, 1, 0x1000, "main", false, FRAME_CODE);
+	b = frame_table__add_frame(t, 1, 0x1000, "main", false, FRAME_CODE);
+	c = frame_table__add_frame(t, 1, 0x1001, "main", false, FRAME_CODE);
+	d = frame_table__add_frame(t, 1, 0x1000, "main", true, FRAME_CODE);
 	CHECK(a && c && d);
 	CHECK_INT(a, ==, b);
 	CHECK_INT(a, !=, c);
@@ -36,16 +36,17 @@ TEST(frame_table_names_shown_demangled_without_version)
 	uint32_t id, unknown;
 
 	CHECK(t);
-	id = frame_table__add_frame(t, 0, 1, "_ZN5cprof4test10mangled_fnEi", false, false);
+	id = frame_table__add_frame(t, 0, 1, "_ZN5cprof4test10mangled_fnEi", false, FRAME_CODE);
 	f = frame_table__frame(t, id);
 	CHECK_STR(f->name, "cprof::test::mangled_fn(int)");
 	CHECK_STR(f->system_name, "_ZN5cprof4test10mangled_fnEi");
-	id = frame_table__add_frame(t, 0, 2, "clock_gettime@@GLIBC_2.17", false, false);
+	id = frame_table__add_frame(t, 0, 2, "clock_gettime@@GLIBC_2.17", false, FRAME_CODE);
 	f = frame_table__frame(t, id);
 	CHECK_STR(f->name, "clock_gettime");
 	CHECK_STR(f->system_name, "clock_gettime@@GLIBC_2.17");
 	/* An unknown frame's name is a placeholder or an address: shown as is. */
-	unknown = frame_table__add_frame(t, 0, 3, "_ZN5cprof4test10mangled_fnEi", false, true);
+	unknown = frame_table__add_frame(t, 0, 3, "_ZN5cprof4test10mangled_fnEi", false,
+					 FRAME_UNNAMED);
 	CHECK_STR(frame_table__frame(t, unknown)->name, "_ZN5cprof4test10mangled_fnEi");
 	CHECK(frame_table__intern(t, "x") == frame_table__intern(t, "x"));
 	frame_table__free(t);

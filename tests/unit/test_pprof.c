@@ -252,12 +252,12 @@ static struct profile *build_profile(void)
 		{.mapping = 2,
 		 .address = 0x7f0000005678,
 		 .name = "libfoo.so+0x6678",
-		 .unknown = true},
+		 .kind = FRAME_UNNAMED},
 		{.mapping = 3,
 		 .address = 0xffffffff81001000,
 		 .name = "do_syscall_64",
 		 .kernel = true},
-		{.mapping = 0, .address = 0xdead, .name = "[unknown]", .unknown = true},
+		{.mapping = 0, .address = 0xdead, .name = "[unknown]", .kind = FRAME_UNNAMED},
 		/* main again at another address: the same function */
 		{.mapping = 1, .address = 0x401010, .name = "main"},
 	};
@@ -344,7 +344,7 @@ TEST(pprof_has_functions_false_when_nothing_resolved)
 	struct profile *p = profile__new(&meta);
 	struct profile_mapping m = {.start = 0x1000, .limit = 0x2000, .path = "/x", .build_id = ""};
 	struct profile_frame f = {
-		.mapping = 1, .address = 0x1100, .name = "x+0x100", .unknown = true};
+		.mapping = 1, .address = 0x1100, .name = "x+0x100", .kind = FRAME_UNNAMED};
 	struct profile_labels l = {.pid = 1, .comm = "x", .thread_name = "x"};
 	struct field fm;
 	uint32_t s[1];

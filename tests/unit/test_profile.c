@@ -210,7 +210,7 @@ TEST(profile_frame_dedup)
 TEST(profile_set_frame_names)
 {
 	struct profile *p = new_profile();
-	struct profile_frame f = {.address = 1, .kernel = true, .unknown = true};
+	struct profile_frame f = {.address = 1, .kernel = true, .kind = FRAME_UNNAMED};
 	char name[32], renamed[32];
 	const struct profile_frame *got;
 	uint32_t i, n = 5000;
@@ -223,13 +223,13 @@ TEST(profile_set_frame_names)
 	}
 	for (i = 1; i <= n; i += 2) {
 		snprintf(renamed, sizeof(renamed), "fn%u", i);
-		CHECK_INT(profile__set_frame_names(p, i, renamed, i % 4 == 1 ? "_raw" : NULL, false,
-						   false),
+		CHECK_INT(profile__set_frame_names(p, i, renamed, i % 4 == 1 ? "_raw" : NULL,
+						   FRAME_CODE, false),
 			  ==, 0);
 	}
 	for (i = 1; i <= n; i++) {
 		f.address = i % 97;
-		f.unknown = i % 2 == 0;
+		f.kind = i % 2 == 0 ? FRAME_UNNAMED : FRAME_CODE;
 		f.system_name = NULL;
 		if (i % 2) {
 			snprintf(renamed, sizeof(renamed), "fn%u", i);
@@ -245,25 +245,25 @@ TEST(profile_set_frame_names)
 	got = profile__frame(p, 1);
 	CHECK_STR(got->name, "fn1");
 	CHECK_STR(got->system_name, "_raw");
-	CHECK(!got->unknown && got->kernel);
+	CHECK(got->kind == FRAME_CODE && got->kernel);
 	got = profile__frame(p, 3);
 	CHECK(got->system_name == got->name);
 	/* The old names are free again: a frame with one is a new frame. */
 	f.address = 1;
 	f.name = "[stand-in 1]";
 	f.system_name = NULL;
-	f.unknown = true;
+	f.kind = FRAME_UNNAMED;
 	CHECK_INT(profile__add_frame(p, &f), ==, n + 1);
 	/* Renamed to what another frame already is: both stay valid, the first is found. */
 	f.address = 2;
 	f.name = "fn2";
-	f.unknown = false;
+	f.kind = FRAME_CODE;
 	CHECK_INT(profile__add_frame(p, &f), ==, n + 2);
-	CHECK_INT(profile__set_frame_names(p, 2, "fn2", NULL, false, false), ==, 0);
+	CHECK_INT(profile__set_frame_names(p, 2, "fn2", NULL, FRAME_CODE, false), ==, 0);
 	CHECK_INT(profile__add_frame(p, &f), ==, n + 2);
 	CHECK_STR(profile__frame(p, 2)->name, "fn2");
-	CHECK_INT(profile__set_frame_names(p, 0, "x", NULL, false, false), ==, -EINVAL);
-	CHECK_INT(profile__set_frame_names(p, n + 3, "x", NULL, false, false), ==, -EINVAL);
+	CHECK_INT(profile__set_frame_names(p, 0, "x", NULL, FRAME_CODE, false), ==, -EINVAL);
+	CHECK_INT(profile__set_frame_names(p, n + 3, "x", NULL, FRAME_CODE, false), ==, -EINVAL);
 	profile__free(p);
 }
 
@@ -280,8 +280,8 @@ TEST(profile_copies_symbolizer_frames_once)
 	struct symbolizer *s;
 
 	CHECK_INT(symbolizer__new(&s), ==, 0);
-	ids[0] = symbolizer__placeholder(s, "[no stack]", 0);
-	ids[1] = symbolizer__placeholder(s, "[kernel stack lost: error]", 1);
+	ids[0] = symbolizer__placeholder(s, "[no stack]", FRAME_LOST, 0);
+	ids[1] = symbolizer__placeholder(s, "[kernel stack lost: error]", FRAME_LOST, 1);
 	ids[2] = ids[0];
 	CHECK(ids[0] && ids[1] && ids[0] != ids[1]);
 	CHECK_INT(profile__add_symbolized(p, s, ids, 3, out), ==, 0);
@@ -292,17 +292,17 @@ TEST(profile_copies_symbolizer_frames_once)
 	f = profile__frame(p, 2);
 	CHECK_STR(f->name, "[kernel stack lost: error]");
 	CHECK(f->name == f->system_name);
-	CHECK(f->kernel && f->unknown && !f->mapping && !f->address);
+	CHECK(f->kernel && f->kind == FRAME_LOST && !f->mapping && !f->address);
 
-	CHECK_INT(profile__set_frame_names(p, 1, "renamed", NULL, true, false), ==, 0);
+	CHECK_INT(profile__set_frame_names(p, 1, "renamed", NULL, FRAME_LOST, false), ==, 0);
 	CHECK_INT(profile__add_symbolized(p, s, ids, 1, ids), ==, 0);
 	CHECK_INT(ids[0], ==, 1);
 	CHECK_U64(profile__frame_count(p), ==, 2);
 	CHECK_INT(profile__add_symbolized(p, s, &bad, 1, &bad), ==, -EINVAL);
 
 	CHECK_INT(profile__finish_frames(p, s, true), ==, 0);
-	ids[0] = symbolizer__placeholder(s, "[kernel stack lost: error]", 1);
-	ids[1] = symbolizer__placeholder(s, "[no stack]", 0);
+	ids[0] = symbolizer__placeholder(s, "[kernel stack lost: error]", FRAME_LOST, 1);
+	ids[1] = symbolizer__placeholder(s, "[no stack]", FRAME_LOST, 0);
 	CHECK_INT(profile__add_symbolized(p, s, ids, 2, out), ==, 0);
 	CHECK_INT(out[0], ==, 2);
 	CHECK_INT(out[1], ==, 3);

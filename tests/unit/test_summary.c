@@ -116,9 +116,11 @@ TEST(summary_function_starts_said_apart)
 	struct profile *p = profile__new(NULL);
 	struct profile_frame start = {.address = 0x1234,
 				      .name = "cc1+0x1200",
-				      .unknown = true,
+				      .kind = FRAME_UNNAMED,
 				      .function_start = true},
-			     none = {.address = 0x5678, .name = "[anon]+0x5678", .unknown = true},
+			     none = {.address = 0x5678,
+				     .name = "[anon]+0x5678",
+				     .kind = FRAME_UNNAMED},
 			     named = {.address = 0x9abc, .name = "main"};
 	struct profile_labels cc1 = {.pid = 1, .comm = "cc1"};
 	uint32_t f[3];
@@ -147,7 +149,7 @@ TEST(summary_function_starts_said_apart)
 			   ".eh_frame), shown as FILE+0xSTART: 800 distinct frames\n"));
 	free(text);
 	/* Named by a symbol later (a debug file came): no longer a function start. */
-	CHECK_INT(profile__set_frame_names(p, f[0], "cc1_main", NULL, false, false), ==, 0);
+	CHECK_INT(profile__set_frame_names(p, f[0], "cc1_main", NULL, FRAME_CODE, false), ==, 0);
 	CHECK_U64(summary__unnamed_samples(p, &in.function_start_samples), ==, 2);
 	CHECK_U64(in.function_start_samples, ==, 0);
 	profile__free(p);
@@ -177,8 +179,10 @@ TEST(summary_says_when_the_kernel_throttled)
 TEST(summary_unmapped_samples_by_process)
 {
 	struct profile *p = profile__new(NULL);
-	struct profile_frame unmapped = {.address = 0x1234, .name = "[unknown]", .unknown = true},
-			     lost = {.name = "[user stack lost: error]", .unknown = true},
+	struct profile_frame unmapped = {.address = 0x1234,
+					 .name = "[unknown]",
+					 .kind = FRAME_UNNAMED},
+			     lost = {.name = "[user stack lost: error]", .kind = FRAME_LOST},
 			     named = {.address = 0x5678, .name = "main"};
 	struct profile_labels sh = {.pid = 1, .comm = "sh"}, mk = {.pid = 2, .comm = "make"};
 	struct summary_info in = {.hz = 99, .ncpus = 1};
@@ -218,7 +222,8 @@ TEST(summary_unmapped_samples_by_process)
 TEST(summary_blank_process_names_by_pid)
 {
 	struct profile *p = profile__new(NULL);
-	struct profile_frame unmapped = {.address = 0x1234, .name = "[unknown]", .unknown = true};
+	struct profile_frame unmapped = {
+		.address = 0x1234, .name = "[unknown]", .kind = FRAME_UNNAMED};
 	struct profile_labels cc1 = {.pid = 7, .comm = "cc1"}, empty = {.pid = 42, .comm = ""},
 			      blank = {.pid = 43, .comm = "  "}, ctl = {.pid = 44, .comm = ""},
 			      none = {.pid = 45};
@@ -308,13 +313,16 @@ static struct profile *places_profile(void)
 	static const struct profile_frame frames[] = {
 		{.mapping = 1, .address = 0x1100, .name = "lzma_code"},
 		{.mapping = 2, .address = 0x3100, .name = "_PyEval_EvalFrameDefault"},
-		{.mapping = 3, .address = 0x5100, .name = "[anon]+0x5100", .unknown = true},
-		{.mapping = 4, .address = 0x7100, .name = "liblzma.so.5+0x100", .unknown = true},
+		{.mapping = 3, .address = 0x5100, .name = "[anon]+0x5100", .kind = FRAME_UNNAMED},
+		{.mapping = 4,
+		 .address = 0x7100,
+		 .name = "liblzma.so.5+0x100",
+		 .kind = FRAME_UNNAMED},
 		{.mapping = 5, .address = 0x9100, .name = "__libc_start_call_main"},
-		{.address = 0xdead, .name = "[unknown]", .unknown = true},
-		{.name = "[truncated: no unwind table yet]", .unknown = true},
-		{.name = "[truncated: no CFI for the code]", .unknown = true},
-		{.name = "[user stack lost: error]", .unknown = true},
+		{.address = 0xdead, .name = "[unknown]", .kind = FRAME_UNNAMED},
+		{.name = "[truncated: no unwind table yet]", .kind = FRAME_TRUNCATED},
+		{.name = "[truncated: no CFI for the code]", .kind = FRAME_TRUNCATED},
+		{.name = "[user stack lost: error]", .kind = FRAME_LOST},
 	};
 	struct profile *p = profile__new(NULL);
 	struct profile_frame f;
@@ -795,7 +803,9 @@ TEST(summary_kernel_fallbacks)
 TEST(summary_names_shown_escaped)
 {
 	struct profile *p = profile__new(NULL);
-	struct profile_frame unmapped = {.address = 0x1234, .name = "[unknown]", .unknown = true},
+	struct profile_frame unmapped = {.address = 0x1234,
+					 .name = "[unknown]",
+					 .kind = FRAME_UNNAMED},
 			     evil = {.address = 0x5678, .name = "f\033]0;pwned\a\ncprof: FORGED"};
 	struct profile_labels who = {.pid = 1, .comm = "\033[2J\r\xc2\x9b"};
 	struct summary_info in = {.hz = 99, .ncpus = 1};

@@ -419,10 +419,10 @@ TEST(svg_profile_kinds)
 	struct profile_frame frames[] = {
 		{.mapping = 1, .address = 0x1100, .name = "main"},
 		{.address = 0xffffffff81000010, .name = "do_syscall_64", .kernel = true},
-		{.mapping = 2, .address = 0x7f0010, .name = "LInterpreter;run"},
-		{.mapping = 1, .address = 0x1500, .name = "app+0x500", .unknown = true},
-		{.name = "[truncated: no unwind table]", .unknown = true},
-		{.name = "[kernel stack lost: error]", .unknown = true, .kernel = true},
+		{.mapping = 2, .address = 0x7f0010, .name = "LInterpreter;run", .kind = FRAME_JIT},
+		{.mapping = 1, .address = 0x1500, .name = "app+0x500", .kind = FRAME_UNNAMED},
+		{.name = "[truncated: no unwind table]", .kind = FRAME_TRUNCATED},
+		{.name = "[kernel stack lost: error]", .kind = FRAME_LOST, .kernel = true},
 	};
 	static const uint32_t s1[] = {2, 3, 1}, s2[] = {4, 5}, s3[] = {6, 1};
 	struct profile_labels l1 = {.pid = 7, .tid = 8, .comm = "app", .thread_name = "worker"};

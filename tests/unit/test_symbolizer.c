@@ -79,7 +79,7 @@ TEST(symbolizer_demangles_for_display)
 	fr = leaf(&f, (uint64_t)(uintptr_t)mangled_fn);
 	CHECK_STR(fr->name, "cprof::test::mangled_fn(int)");
 	CHECK_STR(fr->system_name, "_ZN5cprof4test10mangled_fnEi");
-	CHECK(!fr->unknown && !fr->kernel);
+	CHECK(fr->kind == FRAME_CODE && !fr->kernel);
 	/* A C name is its own system name. */
 	fr = leaf(&f, (uint64_t)(uintptr_t)setup);
 	CHECK_STR(fr->name, "setup");
@@ -123,7 +123,7 @@ TEST(symbolizer_answers_without_a_profile)
 	CHECK_INT(symbolizer__finish(s, true), ==, 0);
 	CHECK_STR(symbolizer__frame(s, ids[0])->name, "cprof::test::mangled_fn(int)");
 	CHECK_INT(symbolizer__generation(s), ==, gen);
-	CHECK(symbolizer__placeholder(s, "[no stack]", 0));
+	CHECK(symbolizer__placeholder(s, "[no stack]", FRAME_LOST, 0));
 	CHECK_INT(symbolizer__generation(s), !=, gen);
 	symbolizer__free(s);
 }
@@ -173,7 +173,7 @@ TEST(symbolizer_names_vdso_frames)
 	/* The vDSO's first PT_LOAD maps file offset 0 at virtual address 0. */
 	fr = leaf(&f, base + value + 1);
 	CHECK_STR(fr->name, want);
-	CHECK(!fr->unknown);
+	CHECK(fr->kind == FRAME_CODE);
 	CHECK_STR(profile__mapping(f.prof, fr->mapping)->path, "[vdso]");
 	CHECK(*profile__mapping(f.prof, fr->mapping)->build_id);
 	teardown(&f);
@@ -221,7 +221,7 @@ TEST(symbolizer_vdso_local_code_at_function_start)
 		snprintf(want, sizeof(want), "[vdso]+0x%llx", (unsigned long long)fde.pc_begin);
 		fr = leaf(&f, base + fde.pc_begin + fde.pc_range / 2);
 		CHECK_STR(fr->name, want);
-		CHECK(fr->unknown);
+		CHECK(fr->kind == FRAME_UNNAMED);
 		CHECK_STR(profile__mapping(f.prof, fr->mapping)->path, "[vdso]");
 		/* A return address is looked up a byte before: a call at the end is its function's.
 		 */
@@ -282,13 +282,13 @@ TEST(symbolizer_names_jit_frames_from_perf_map)
 	setup(&f);
 	fr = leaf(&f, code + 0x10);
 	CHECK_STR(fr->name, "Builtin:hot code");
-	CHECK(!fr->unknown);
+	CHECK(fr->kind == FRAME_JIT);
 	CHECK_STR(profile__mapping(f.prof, fr->mapping)->path, "");
 	CHECK_INT(symbolizer__stats(f.sym)[SYM_STAT_PERF_MAP_BAD_LINES], ==, 1);
 
 	/* Not in the map yet: the honest fallback, counted as unknown. */
 	fr = leaf(&f, code + 0x1008);
-	CHECK(fr->unknown);
+	CHECK(!frame_kind__named(fr->kind));
 	snprintf(text, sizeof(text), "[anon]+0x%llx", (unsigned long long)code + 0x1008);
 	CHECK_STR(fr->name, text);
 	CHECK_INT(symbolizer__stats(f.sym)[SYM_STAT_UNKNOWN_USER], ==, 1);
@@ -298,11 +298,11 @@ TEST(symbolizer_names_jit_frames_from_perf_map)
 		 (unsigned long long)code, (unsigned long long)code + 0x1000);
 	write_perf_map(path, text);
 	fr = leaf(&f, code + 0x1008);
-	CHECK(fr->unknown);
+	CHECK(!frame_kind__named(fr->kind));
 	symbolizer__new_interval(f.sym, UINT64_MAX);
 	fr = leaf(&f, code + 0x1008);
 	CHECK_STR(fr->name, "later");
-	CHECK(!fr->unknown);
+	CHECK(fr->kind == FRAME_JIT);
 	CHECK_INT(symbolizer__stats(f.sym)[SYM_STAT_UNKNOWN_USER], ==, 0);
 	CHECK_INT(symbolizer__stats(f.sym)[SYM_STAT_PERF_MAP_BAD_LINES], ==, 1);
 	teardown(&f);
@@ -322,7 +322,7 @@ TEST(symbolizer_fallbacks_never_borrow_a_name)
 	/* Nothing is mapped at page 1. */
 	fr = leaf(&f, 0x1008);
 	CHECK_STR(fr->name, "[unknown]");
-	CHECK(fr->unknown);
+	CHECK(fr->kind == FRAME_UNNAMED);
 	CHECK_INT(fr->mapping, ==, 0);
 	CHECK_INT(symbolizer__stats(f.sym)[SYM_STAT_UNKNOWN_USER], ==, 1);
 

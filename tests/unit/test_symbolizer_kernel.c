@@ -48,7 +48,7 @@ static void check_frame(struct profile *p, uint32_t idx, const char *name, bool 
 	CHECK(f);
 	CHECK(f->kernel);
 	CHECK_STR(f->name, name);
-	CHECK_INT(f->unknown, ==, unknown);
+	CHECK_INT(!frame_kind__named(f->kind), ==, unknown);
 }
 
 TEST(symbolizer_names_kernel_frames_when_finished)
@@ -90,7 +90,7 @@ TEST(symbolizer_names_kernel_frames_when_finished)
 	f_unknown = kernel_frame(s, a, 0xffffffff80000000, true);
 	CHECK(f_second != f_third);
 	f = profile__frame(a, f_third);
-	CHECK(f->unknown && f->kernel);
+	CHECK(f->kind == FRAME_WAITING && f->kernel);
 	CHECK_STR(f->name, "[kernel 0xffffffff81000200]");
 	CHECK_STR(profile__frame(a, f_second)->name, "[kernel 0xffffffff810001ff]");
 	CHECK_U64(symbolizer__stats(s)[SYM_STAT_UNKNOWN_KERNEL], ==, 0);
