@@ -202,7 +202,7 @@ $(OUT)/obj/unwind/kept_tables.o: $(OUT)/table_builder.h
 # The symbol loader, likewise: symbols kept on disk (src/resolve/symbol_file.h)
 # are read back only by the loader that made them.
 SYMBOL_LOADER_SRCS := src/resolve/elf_symtab.c src/resolve/elf_symtab_ranges.c \
-	src/resolve/elf_symtab_kept.c src/resolve/elf_symtab_starts.c src/resolve/elf_symtab_state.h \
+	src/resolve/elf_symtab_kept.c src/resolve/elf_symtab_starts.c src/resolve/elf_symtab_internal.h \
 	src/resolve/elf_plt.c src/resolve/elf_plt.h \
 	src/lib/go_pclntab.c src/lib/go_pclntab.h src/resolve/symbol_rank.h \
 	src/resolve/symbol_file.c src/resolve/symbol_file.h src/lib/elf_build_id.c \

@@ -15,7 +15,7 @@
 #include "resolve/debuginfod_queue.h"
 #include "resolve/elf_symtab.h"
 #include "resolve/symbolizer.h"
-#include "resolve/symbolizer_state.h"
+#include "resolve/symbolizer_internal.h"
 
 #define LOG_MODULE "symbols"
 #include "lib/log.h"

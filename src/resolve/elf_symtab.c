@@ -8,7 +8,7 @@
  * and every loop advances. A file we cannot make sense of is refused at open
  * or yields an empty table; it never crashes the profiler.
  *
- * The pieces of this object (elf_symtab_state.h): elf_symtab_ranges.c turns
+ * The pieces of this object (elf_symtab_internal.h): elf_symtab_ranges.c turns
  * the symbol tables into ranges, elf_symtab_kept.c keeps them in the store
  * between runs, elf_symtab_starts.c finds functions' starts without symbols.
  */
@@ -33,7 +33,7 @@
 #include "resolve/elf_dwarf.h"
 #include "resolve/elf_symtab.h"
 #include "store/table_store.h"
-#include "resolve/elf_symtab_state.h"
+#include "resolve/elf_symtab_internal.h"
 
 /*
  * -ETIME once the run's time for loading is over (load_budget.h), or the

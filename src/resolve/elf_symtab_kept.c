@@ -22,7 +22,7 @@
 #include "symbol_loader.h"
 #include "store/table_store.h"
 #include "resolve/symbol_rank.h"
-#include "resolve/elf_symtab_state.h"
+#include "resolve/elf_symtab_internal.h"
 
 /* What is kept of the file is of this very file, and of the debug file debug (NULL: none). */
 void kept_file_id(const struct elf_symtab *e, struct symbol_file_id *id,

@@ -38,7 +38,7 @@
 #include "resolve/elf_symtab.h"
 #include "lib/go_pclntab.h"
 #include "resolve/symbol_rank.h"
-#include "resolve/elf_symtab_state.h"
+#include "resolve/elf_symtab_internal.h"
 
 /* A candidate from a symbol table; name points into libelf's (mapped) data. */
 struct cand {

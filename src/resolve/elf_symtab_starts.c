@@ -19,7 +19,7 @@
 #include "resolve/symbol_file.h"
 #include "store/table_store.h"
 #include "unwind/eh_frame_hdr.h"
-#include "resolve/elf_symtab_state.h"
+#include "resolve/elf_symtab_internal.h"
 
 /*
  * The FDE table of .eh_frame_hdr, kept small: 8 bytes a function. Only for

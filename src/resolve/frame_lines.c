@@ -9,7 +9,7 @@
 #include "lib/clock.h"
 #include "resolve/symbolizer.h"
 #include "resolve/source_lines.h"
-#include "resolve/symbolizer_state.h"
+#include "resolve/symbolizer_internal.h"
 
 #define LOG_MODULE "symbols"
 #include "lib/log.h"

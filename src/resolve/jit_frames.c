@@ -15,7 +15,7 @@
 #include "lib/proc_maps.h"
 #include "resolve/symbolizer.h"
 #include "resolve/jit_late.h"
-#include "resolve/symbolizer_state.h"
+#include "resolve/symbolizer_internal.h"
 
 /* Replaces the space's perf map (NULL: none), keeping the symbolizer's total. */
 void set_perf_map(struct space_state *st, struct perf_map *pm)

@@ -20,7 +20,7 @@
 #include "resolve/mapping_table.h"
 #include "lib/proc_maps.h"
 #include "resolve/symbolizer.h"
-#include "resolve/symbolizer_state.h"
+#include "resolve/symbolizer_internal.h"
 
 #define LOG_MODULE "symbols"
 #include "lib/log.h"

@@ -16,7 +16,7 @@
 #include "resolve/elf_symtab.h"
 #include "resolve/symbolizer.h"
 #include "resolve/symtab_loader.h"
-#include "resolve/symbolizer_state.h"
+#include "resolve/symbolizer_internal.h"
 
 #define LOG_MODULE "symbols"
 #include "lib/log.h"

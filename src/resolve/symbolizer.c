@@ -4,7 +4,7 @@
  *
  * This file holds the symbolizer's life (new, free, the borrowed store and
  * budget), its generations and the end of a profile. The work is done in
- * pieces that share struct symbolizer (symbolizer_state.h), one job each:
+ * pieces that share struct symbolizer (symbolizer_internal.h), one job each:
  *
  * - process_tracking.c: processes and their address spaces, from the
  *   kernel's records and /proc (which may later move to a process model
@@ -36,7 +36,7 @@
 #include "resolve/symtab_loader.h"
 #include "resolve/jit_late.h"
 #include "resolve/source_lines.h"
-#include "resolve/symbolizer_state.h"
+#include "resolve/symbolizer_internal.h"
 
 #define LOG_MODULE "symbols"
 #include "lib/log.h"

@@ -18,7 +18,7 @@
 #include "lib/proc_maps.h"
 #include "resolve/symbolizer.h"
 #include "resolve/jit_late.h"
-#include "resolve/symbolizer_state.h"
+#include "resolve/symbolizer_internal.h"
 
 const char *path_base_name(const char *path)
 {

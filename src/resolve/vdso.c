@@ -17,7 +17,7 @@
 #include "resolve/elf_symtab.h"
 #include "lib/proc_maps.h"
 #include "resolve/symbolizer.h"
-#include "resolve/symbolizer_state.h"
+#include "resolve/symbolizer_internal.h"
 
 #define LOG_MODULE "symbols"
 #include "lib/log.h"

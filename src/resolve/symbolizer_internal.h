@@ -4,8 +4,8 @@
  * the caches that state holds, and the functions one file calls in another.
  * Inside src/resolve only; the API is symbolizer.h.
  */
-#ifndef CPROF_SYMBOLIZER_STATE_H
-#define CPROF_SYMBOLIZER_STATE_H
+#ifndef CPROF_SYMBOLIZER_INTERNAL_H
+#define CPROF_SYMBOLIZER_INTERNAL_H
 
 #include <stdbool.h>
 #include <stddef.h>

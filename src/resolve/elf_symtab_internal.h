@@ -4,8 +4,8 @@
  * object itself and the functions one file calls in another. Inside
  * src/resolve only; the API is elf_symtab.h.
  */
-#ifndef CPROF_ELF_SYMTAB_STATE_H
-#define CPROF_ELF_SYMTAB_STATE_H
+#ifndef CPROF_ELF_SYMTAB_INTERNAL_H
+#define CPROF_ELF_SYMTAB_INTERNAL_H
 
 #include <gelf.h>
 #include <libelf.h>
