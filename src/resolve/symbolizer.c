@@ -212,7 +212,9 @@ struct frame_table {
 	struct records frames;	/* struct symbolizer_frame */
 	struct records modules; /* struct symbolizer_module */
 	uint32_t kernel_module;
-	struct u64map *kframes[2]; /* [leaf] address -> frame id */
+	struct u64map *kframes[2];	   /* [leaf] address -> frame id */
+	struct symbolizer_inline *inlines; /* of all frames: symbolizer_frame.inline_first */
+	size_t ninlines, inlines_cap;
 };
 
 struct symbolizer {
@@ -284,6 +286,7 @@ static void table__free(struct frame_table *t)
 	u64map__free(t->modules.index);
 	u64map__free(t->kframes[0]);
 	u64map__free(t->kframes[1]);
+	free(t->inlines);
 	free(t);
 }
 
@@ -2513,8 +2516,56 @@ void symbolizer__ask_jvms(struct symbolizer *s, bool ask)
 	s->ask_jvms = ask;
 }
 
+/*
+ * The functions inlined at f (inl: innermost first), each with the line
+ * in its code: the first the line found at the address, the others their
+ * callee's call; f's file and line become the outermost call's. Without
+ * memory, f keeps its line and no inlined functions.
+ */
+static void set_inlines(struct symbolizer *s, struct symbolizer_frame *f,
+			const struct dwarf_inline_answer *inl)
+{
+	struct frame_table *t = s->t;
+	const char *file = f->file, *raw;
+	struct symbolizer_inline *v;
+	uint32_t i, line = f->line;
+	size_t cap = t->inlines_cap ? t->inlines_cap : 256;
+
+	if (!inl || !inl->n || !f->file || t->ninlines + inl->n > UINT32_MAX)
+		return;
+	while (cap < t->ninlines + inl->n)
+		cap *= 2;
+	if (cap > t->inlines_cap) {
+		v = reallocarray(t->inlines, cap, sizeof(*v));
+		if (!v)
+			return;
+		t->inlines = v;
+		t->inlines_cap = cap;
+	}
+	for (i = 0; i < inl->n; i++) {
+		raw = intern(s, inl->frames[i].name ? inl->frames[i].name : "??");
+		v = &t->inlines[t->ninlines + i];
+		*v = (struct symbolizer_inline){raw ? display_name(s, raw) : NULL, raw, file, line};
+		file = inl->frames[i].call_file ? intern(s, inl->frames[i].call_file) : NULL;
+		line = file ? inl->frames[i].call_line : 0;
+		if (!v->name)
+			return;
+	}
+	f->inline_first = (uint32_t)t->ninlines;
+	f->ninlines = (uint16_t)inl->n;
+	t->ninlines += inl->n;
+	f->file = file;
+	f->line = line;
+}
+
+const struct symbolizer_inline *symbolizer__inlines(const struct symbolizer *s,
+						    const struct symbolizer_frame *f)
+{
+	return f->ninlines ? &s->t->inlines[f->inline_first] : NULL;
+}
+
 static void set_line(void *ctx, uint32_t id, const char *file, uint32_t line,
-		     enum symbolizer_line status)
+		     enum symbolizer_line status, const struct dwarf_inline_answer *inl)
 {
 	struct symbolizer *s = ctx;
 	struct symbolizer_frame *f = records__get(&s->t->frames, id);
@@ -2525,12 +2576,13 @@ static void set_line(void *ctx, uint32_t id, const char *file, uint32_t line,
 	f->file = file ? intern(s, file) : NULL;
 	f->line = f->file ? line : 0;
 	f->line_status = f->file || !file ? status : SYM_LINE_NOT_ASKED;
+	set_inlines(s, f, inl);
 }
 
 /* The source lines of the profile's user frames (see symbolizer__finish). */
 static void find_lines(struct symbolizer *s)
 {
-	struct dwarf_line_counts c = {0};
+	struct source_lines_counts c = {0};
 	size_t n = source_lines__count(s->lines);
 	uint64_t t0 = clock__mono_ns();
 	struct elf_entry *e;
@@ -2539,12 +2591,22 @@ static void find_lines(struct symbolizer *s)
 		pr_warn("cannot look up some source lines: out of memory");
 	if (n)
 		pr_debug("source lines of %zu frames: %" PRIu64 " line table units read in %.1f ms",
-			 n, c.units, (clock__mono_ns() - t0) / 1e6);
+			 n, c.lines.units, (clock__mono_ns() - t0) / 1e6);
 	for (e = s->elf_list; e; e = e->next)
 		e->lines_wanted = false;
-	s->stats[SYM_STAT_LINE_UNITS_BAD] += c.bad_units;
-	s->stats[SYM_STAT_LINE_UNITS_UNSUPPORTED] += c.unsupported;
-	s->stats[SYM_STAT_LINE_UNITS_CAPPED] += c.capped_units;
+	s->stats[SYM_STAT_LINE_UNITS_BAD] += c.lines.bad_units;
+	s->stats[SYM_STAT_LINE_UNITS_UNSUPPORTED] += c.lines.unsupported;
+	s->stats[SYM_STAT_LINE_UNITS_CAPPED] += c.lines.capped_units;
+	s->stats[SYM_STAT_INLINE_UNITS_BAD] += c.inlines.bad_units;
+	s->stats[SYM_STAT_INLINE_UNITS_UNSUPPORTED] += c.inlines.unsupported;
+	s->stats[SYM_STAT_INLINE_UNITS_CAPPED] += c.inlines.capped;
+	s->stats[SYM_STAT_INLINE_FILES_UNREAD] += c.inline_files_unread;
+}
+
+void symbolizer__set_inlines(struct symbolizer *s, bool on)
+{
+	if (s->lines)
+		source_lines__set_inlines(s->lines, on);
 }
 
 void symbolizer__set_lines(struct symbolizer *s, bool on)

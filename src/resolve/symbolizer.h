@@ -88,6 +88,12 @@ enum symbolizer_stat {
 	SYM_STAT_LINE_UNITS_BAD,
 	SYM_STAT_LINE_UNITS_UNSUPPORTED,
 	SYM_STAT_LINE_UNITS_CAPPED,
+	/* Inlined calls (lib/dwarf_inline.h): .debug_info units skipped, as above. */
+	SYM_STAT_INLINE_UNITS_BAD,
+	SYM_STAT_INLINE_UNITS_UNSUPPORTED,
+	SYM_STAT_INLINE_UNITS_CAPPED,
+	/* Files with lines whose .debug_info was not read: none, refused, unreadable, cut off. */
+	SYM_STAT_INLINE_FILES_UNREAD,
 	SYM_STAT_MAX,
 };
 
@@ -116,6 +122,12 @@ enum symbolizer_line {
 	SYM_LINE_REFUSED,     /* over DWARF_MAX_SECTION_BYTES (lib/dwarf_line.h) */
 	SYM_LINE_UNSUPPORTED, /* compressed with other than zlib */
 	SYM_LINE_CUT_OFF,     /* the run's time for loading was over (load_budget.h) */
+	/*
+	 * No frame's status: where the summary counts samples by their leaf's
+	 * status (summary__line_samples), the samples with an inlined function
+	 * in any frame, beside them.
+	 */
+	SYM_LINE_INLINED,
 	SYM_LINE_MAX,
 };
 
@@ -133,6 +145,20 @@ struct symbolizer_frame {
 	const char *file;
 	uint32_t line;
 	uint8_t line_status; /* enum symbolizer_line */
+	/*
+	 * The functions inlined at the address (symbolizer__inlines), innermost
+	 * first; file and line are then the outermost call's, in name's code.
+	 */
+	uint16_t ninlines;
+	uint32_t inline_first;
+};
+
+/* An inlined function at a frame's address, and the file and line in its code. */
+struct symbolizer_inline {
+	const char *name;	 /* display name (demangled) */
+	const char *system_name; /* raw name */
+	const char *file;	 /* NULL: unknown */
+	uint32_t line;
 };
 
 int symbolizer__new(struct symbolizer **out);
@@ -272,6 +298,11 @@ uint32_t symbolizer__generation(const struct symbolizer *s);
 int symbolizer__finish(struct symbolizer *s, bool last);
 /* Whether symbolizer__finish looks up source lines (default: yes). */
 void symbolizer__set_lines(struct symbolizer *s, bool on);
+/* Whether it looks up inlined functions with them (default: yes). */
+void symbolizer__set_inlines(struct symbolizer *s, bool on);
+/* f's inlined functions, f->ninlines of them, innermost first; valid as long as f. */
+const struct symbolizer_inline *symbolizer__inlines(const struct symbolizer *s,
+						    const struct symbolizer_frame *f);
 /* Where kernel symbols are read instead of /proc/kallsyms (tests); before the first kernel frame.
  */
 int symbolizer__set_kallsyms(struct symbolizer *s, const char *path);
