@@ -427,3 +427,378 @@ TEST(dwarf_inline_debian_libc_matches_eu_addr2line)
 	CHECK_INT(agree(libc_debug_file(), 61, &inlined, &merged, &outer, &llvm), >, 10000);
 	CHECK_INT(inlined, >, 1000);
 }
+
+/* --- crafted and hostile .debug_info ----------------------------------------------------- */
+
+/* Section bytes written by hand, growing. */
+struct sec {
+	uint8_t *b;
+	size_t n, cap;
+};
+
+static void emit(struct sec *w, const void *p, size_t n)
+{
+	if (w->n + n > w->cap) {
+		w->cap = 2 * (w->n + n) + 256;
+		w->b = realloc(w->b, w->cap);
+		CHECK(w->b);
+	}
+	memcpy(w->b + w->n, p, n);
+	w->n += n;
+}
+
+static void uleb(struct sec *w, uint64_t v)
+{
+	uint8_t b;
+
+	do {
+		b = v & 0x7f;
+		v >>= 7;
+		if (v)
+			b |= 0x80;
+		emit(w, &b, 1);
+	} while (v);
+}
+
+static void w8(struct sec *w, uint8_t v)
+{
+	emit(w, &v, 1);
+}
+
+static void w32(struct sec *w, uint32_t v)
+{
+	emit(w, &v, 4);
+}
+
+static void w64(struct sec *w, uint64_t v)
+{
+	emit(w, &v, 8);
+}
+
+/* An abbreviation: code, tag, children, then (attribute, form) pairs, 0 last. */
+static void abbrev(struct sec *w, unsigned code, unsigned tag, bool children, const unsigned *af)
+{
+	uleb(w, code);
+	uleb(w, tag);
+	w8(w, children);
+	for (; *af; af += 2) {
+		uleb(w, af[0]);
+		uleb(w, af[1]);
+	}
+	uleb(w, 0);
+	uleb(w, 0);
+}
+
+/* DW_AT_*, DW_FORM_*, DW_TAG_* used below. */
+enum {
+	T_CU = 0x11,
+	T_INL = 0x1d,
+	T_SUB = 0x2e,
+	A_NAME = 0x03,
+	A_LOW = 0x11,
+	A_HIGH = 0x12,
+	A_ORIGIN = 0x31,
+	A_CALL_LINE = 0x59,
+	F_ADDR = 0x01,
+	F_BLOCK4 = 0x04,
+	F_DATA4 = 0x06,
+	F_STRING = 0x08,
+	F_DATA1 = 0x0b,
+	F_REF4 = 0x13,
+	F_INDIRECT = 0x16,
+};
+
+/*
+ * The abbreviations of the crafted unit: 1 the unit, 2 a subprogram
+ * (name, pc range), 3 an inlined call (origin, pc range, call line),
+ * 4 an abstract subprogram (name), 5 an inlined call whose form is
+ * DW_FORM_indirect.
+ */
+static void crafted_abbrevs(struct sec *a)
+{
+	static const unsigned cu[] = {A_LOW, F_ADDR, A_HIGH, F_DATA4, 0};
+	static const unsigned sub[] = {A_NAME, F_STRING, A_LOW, F_ADDR, A_HIGH, F_DATA4, 0};
+	static const unsigned inl[] = {A_ORIGIN, F_REF4,      A_LOW,   F_ADDR, A_HIGH,
+				       F_DATA4,	 A_CALL_LINE, F_DATA1, 0};
+	static const unsigned abs[] = {A_NAME, F_STRING, 0};
+	static const unsigned ind[] = {A_NAME, F_INDIRECT, 0};
+
+	abbrev(a, 1, T_CU, true, cu);
+	abbrev(a, 2, T_SUB, true, sub);
+	abbrev(a, 3, T_INL, true, inl);
+	abbrev(a, 4, T_SUB, false, abs);
+	abbrev(a, 5, T_SUB, false, ind);
+	uleb(a, 0);
+}
+
+/* An inlined call (abbreviation 3) of origin (a unit offset) over [lo, lo + len), its children
+ * open. */
+static void inlined(struct sec *w, uint32_t origin, uint64_t lo, uint32_t len, uint8_t line)
+{
+	uleb(w, 3);
+	w32(w, origin);
+	w64(w, lo);
+	w32(w, len);
+	w8(w, line);
+}
+
+/*
+ * A DWARF 4 unit: "inl" (abstract), "outer" over [0x1000, 0x1100) with
+ * "inl" inlined at line 7 over [0x1010, 0x1020), and in it "inl" again at
+ * line 9 over [0x1014, 0x1018). self_origin: the inner call's origin is
+ * itself (a loop of references).
+ */
+static void crafted_unit(struct sec *w, bool self_origin)
+{
+	size_t start = w->n;
+	uint32_t abs_at, inner_at, len;
+
+	w32(w, 0);
+	w8(w, 4);
+	w8(w, 0);  /* version 4 */
+	w32(w, 0); /* abbreviation offset */
+	w8(w, 8);
+	uleb(w, 1);
+	w64(w, 0x1000);
+	w32(w, 0x100);
+	abs_at = (uint32_t)(w->n - start);
+	uleb(w, 4);
+	emit(w, "inl", 4);
+	uleb(w, 2);
+	emit(w, "outer", 6);
+	w64(w, 0x1000);
+	w32(w, 0x100);
+	inlined(w, abs_at, 0x1010, 0x10, 7);
+	inner_at = (uint32_t)(w->n - start);
+	inlined(w, self_origin ? inner_at : abs_at, 0x1014, 4, 9);
+	w8(w, 0); /* the inner call's children */
+	w8(w, 0); /* the outer call's */
+	w8(w, 0); /* outer's */
+	w8(w, 0); /* the unit's */
+	len = (uint32_t)(w->n - start - 4);
+	memcpy(w->b + start, &len, 4);
+}
+
+static const uint64_t probes[] = {0xfff, 0x1000, 0x1010, 0x1014, 0x1017, 0x1018, 0x10ff, 0x1100};
+#define NPROBES (sizeof(probes) / sizeof(probes[0]))
+
+/* Looks the probes up in info and abbrev (exact-size copies, for ASan). */
+static int lookup(const uint8_t *info, size_t ninfo, const uint8_t *ab, size_t nab,
+		  struct dwarf_inline_answer *out, void **mem, struct dwarf_inline_counts *c)
+{
+	struct dwarf_section_bytes secs[DWARF_SECTIONS] = {0};
+	uint8_t *i = malloc(ninfo ? ninfo : 1), *a = malloc(nab ? nab : 1);
+	int err;
+
+	CHECK(i && a);
+	memcpy(i, info, ninfo);
+	memcpy(a, ab, nab);
+	secs[DWARF_INFO] = (struct dwarf_section_bytes){i, ninfo, false};
+	secs[DWARF_ABBREV] = (struct dwarf_section_bytes){a, nab, false};
+	err = dwarf_inline__lookup(secs, probes, NPROBES, out, mem, c, NULL);
+	for (size_t k = 0; !err && k < NPROBES; k++)
+		CHECK_INT(out[k].n, <=, DWARF_MAX_INLINE_DEPTH);
+	free(i);
+	free(a);
+	return err;
+}
+
+TEST(dwarf_inline_crafted_unit)
+{
+	struct dwarf_inline_answer out[NPROBES];
+	struct dwarf_inline_counts c = {0};
+	struct sec info = {0}, ab = {0};
+	void *mem = NULL;
+
+	crafted_abbrevs(&ab);
+	crafted_unit(&info, false);
+	CHECK_INT(lookup(info.b, info.n, ab.b, ab.n, out, &mem, &c), ==, 0);
+	CHECK_U64(c.units, ==, 1);
+	CHECK_U64(c.bad_units + c.unsupported + c.capped, ==, 0);
+	CHECK(!out[0].subprogram && !out[7].subprogram);
+	CHECK_STR(out[1].subprogram, "outer");
+	CHECK_INT(out[1].n, ==, 0);
+	CHECK_INT(out[2].n, ==, 1);
+	CHECK_STR(out[2].frames[0].name, "inl");
+	CHECK_INT(out[2].frames[0].call_line, ==, 7);
+	CHECK(!out[2].frames[0].call_file); /* the unit has no line table */
+	CHECK_INT(out[3].n, ==, 2);
+	CHECK_STR(out[3].frames[0].name, "inl");
+	CHECK_INT(out[3].frames[0].call_line, ==, 9);
+	CHECK_INT(out[3].frames[1].call_line, ==, 7);
+	CHECK_INT(out[4].n, ==, 2);
+	CHECK_INT(out[5].n, ==, 1);
+	CHECK_INT(out[6].n, ==, 0);
+	CHECK_STR(out[6].subprogram, "outer");
+	free(mem);
+	free(info.b);
+	free(ab.b);
+}
+
+TEST(dwarf_inline_reference_loop_capped)
+{
+	struct dwarf_inline_answer out[NPROBES];
+	struct dwarf_inline_counts c = {0};
+	struct sec info = {0}, ab = {0};
+	void *mem = NULL;
+
+	crafted_abbrevs(&ab);
+	crafted_unit(&info, true);
+	CHECK_INT(lookup(info.b, info.n, ab.b, ab.n, out, &mem, &c), ==, 0);
+	CHECK_INT(out[3].n, ==, 2);
+	CHECK(!out[3].frames[0].name); /* named by nothing but itself */
+	CHECK_STR(out[3].frames[1].name, "inl");
+	CHECK_U64(c.capped, >, 0);
+	free(mem);
+	free(info.b);
+	free(ab.b);
+}
+
+/* Cut at every length, every byte changed: an answer or none, never a read outside. */
+TEST(dwarf_inline_crafted_cut_and_changed)
+{
+	struct dwarf_inline_answer out[NPROBES];
+	struct dwarf_inline_counts c = {0};
+	struct sec info = {0}, ab = {0};
+	void *mem = NULL;
+	size_t cut, i;
+	uint8_t keep;
+	int v;
+
+	crafted_abbrevs(&ab);
+	crafted_unit(&info, false);
+	for (cut = 1; cut < info.n; cut++) {
+		CHECK_INT(lookup(info.b, cut, ab.b, ab.n, out, &mem, &c), ==, 0);
+		free(mem);
+	}
+	CHECK_U64(c.bad_units, >, 0);
+	for (cut = 0; cut < ab.n; cut++) {
+		CHECK_INT(lookup(info.b, info.n, ab.b, cut, out, &mem, &c), ==, 0);
+		free(mem);
+	}
+	for (i = 0; i < info.n + ab.n; i++) {
+		uint8_t *b = i < info.n ? &info.b[i] : &ab.b[i - info.n];
+
+		keep = *b;
+		for (v = 0; v < 3; v++) {
+			*b = v == 0 ? 0xff : v == 1 ? 0x80 : keep ^ 1;
+			CHECK_INT(lookup(info.b, info.n, ab.b, ab.n, out, &mem, &c), ==, 0);
+			free(mem);
+		}
+		*b = keep;
+	}
+	free(info.b);
+	free(ab.b);
+}
+
+/* A DIE that uses abbreviation code, then the unit's end: its length fixed. */
+static void unit_of_one(struct sec *w, void (*die)(struct sec *w))
+{
+	size_t start = w->n;
+	uint32_t len;
+
+	w32(w, 0);
+	w8(w, 4);
+	w8(w, 0);
+	w32(w, 0);
+	w8(w, 8);
+	uleb(w, 1);
+	w64(w, 0x1000);
+	w32(w, 0x100);
+	die(w);
+	w8(w, 0);
+	len = (uint32_t)(w->n - start - 4);
+	memcpy(w->b + start, &len, 4);
+}
+
+/* DW_FORM_indirect naming DW_FORM_indirect, again and again. */
+static void indirect_loop(struct sec *w)
+{
+	int i;
+
+	uleb(w, 5);
+	for (i = 0; i < 1000; i++)
+		uleb(w, F_INDIRECT);
+}
+
+/* Subprograms nested deeper than DWARF_MAX_DEPTH, each over the unit's code. */
+static void too_deep(struct sec *w)
+{
+	unsigned i;
+
+	uleb(w, 2);
+	emit(w, "outer", 6);
+	w64(w, 0x1000);
+	w32(w, 0x100);
+	for (i = 0; i < DWARF_MAX_DEPTH + 10; i++)
+		inlined(w, 0, 0x1000, 0x100, 1);
+}
+
+TEST(dwarf_inline_hostile_forms_and_depth_counted)
+{
+	struct dwarf_inline_answer out[NPROBES];
+	struct dwarf_inline_counts c = {0};
+	struct sec info = {0}, ab = {0};
+	void *mem = NULL;
+
+	crafted_abbrevs(&ab);
+	unit_of_one(&info, indirect_loop);
+	CHECK_INT(lookup(info.b, info.n, ab.b, ab.n, out, &mem, &c), ==, 0);
+	CHECK_U64(c.unsupported, ==, 1);
+	free(mem);
+	info.n = 0;
+	unit_of_one(&info, too_deep);
+	CHECK_INT(lookup(info.b, info.n, ab.b, ab.n, out, &mem, &c), ==, 0);
+	CHECK_U64(c.capped, >=, 1);
+	CHECK_INT(out[1].n, <=, DWARF_MAX_INLINE_DEPTH);
+	free(mem);
+	free(info.b);
+	free(ab.b);
+}
+
+TEST(dwarf_inline_huge_counts_refused)
+{
+	static const unsigned blk[] = {A_NAME, F_BLOCK4, 0};
+	struct dwarf_inline_answer out[NPROBES];
+	struct dwarf_inline_counts c = {0};
+	struct sec info = {0}, ab = {0}, many = {0};
+	void *mem = NULL;
+	unsigned i;
+
+	/* A unit of 2^32 bytes (64-bit format) in a section of a few. */
+	w32(&info, 0xffffffffu);
+	w64(&info, 1ull << 32);
+	w8(&info, 4);
+	crafted_abbrevs(&ab);
+	CHECK_INT(lookup(info.b, info.n, ab.b, ab.n, out, &mem, &c), ==, 0);
+	CHECK_U64(c.bad_units, ==, 1);
+	free(mem);
+	/* A block of 2^32 - 1 bytes. */
+	info.n = 0;
+	w32(&info, 13);
+	w8(&info, 4);
+	w8(&info, 0);
+	w32(&info, 0);
+	w8(&info, 8);
+	uleb(&info, 1);
+	w32(&info, 0xffffffffu);
+	w8(&info, 0);
+	abbrev(&many, 1, T_CU, true, blk);
+	uleb(&many, 0);
+	CHECK_INT(lookup(info.b, info.n, many.b, many.n, out, &mem, &c), ==, 0);
+	CHECK_U64(c.bad_units, ==, 2);
+	free(mem);
+	/* More abbreviations than DWARF_MAX_ABBREVS in one table. */
+	many.n = 0;
+	for (i = 1; i <= DWARF_MAX_ABBREVS + 1; i++)
+		abbrev(&many, i, T_CU, true, blk);
+	uleb(&many, 0);
+	info.n = 0;
+	crafted_unit(&info, false);
+	CHECK_INT(lookup(info.b, info.n, many.b, many.n, out, &mem, &c), ==, 0);
+	CHECK_U64(c.capped, ==, 1);
+	free(mem);
+	free(info.b);
+	free(ab.b);
+	free(many.b);
+}
