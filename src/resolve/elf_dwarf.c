@@ -35,7 +35,7 @@ static void take(Elf_Scn *scn, const GElf_Shdr *sh, uint64_t file_size,
 						  (sh->sh_flags & SHF_COMPRESSED) != 0};
 }
 
-int elf_dwarf__read(Elf *elf, uint64_t file_size, struct dwarf_ctx **out)
+int elf_dwarf__read(Elf *elf, uint64_t file_size, bool inlines, struct dwarf_ctx **out)
 {
 	struct dwarf_section_bytes secs[DWARF_SECTIONS] = {0};
 	Elf_Scn *scn = NULL;
@@ -52,7 +52,7 @@ int elf_dwarf__read(Elf *elf, uint64_t file_size, struct dwarf_ctx **out)
 		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_PROGBITS || !sh.sh_size)
 			continue;
 		name = elf_strptr(elf, shstrndx, sh.sh_name);
-		for (i = 0; name && i < DWARF_SECTIONS; i++)
+		for (i = 0; name && i < (inlines ? DWARF_SECTIONS : DWARF_STR + 1); i++)
 			if (!strcmp(name, section_names[i]))
 				take(scn, &sh, file_size, &secs[i]);
 	}

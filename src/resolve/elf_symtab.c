@@ -114,7 +114,8 @@ struct elf_symtab {
 	 */
 	struct dwarf_ctx *dwarf;
 	int dwarf_err;
-	bool no_lines; /* elf_symtab__keep_lines(false): not copied */
+	bool no_lines;	 /* elf_symtab__keep_lines(false): not copied */
+	bool no_inlines; /* elf_symtab__keep_lines(.., false): .debug_info not copied */
 	/* During elf_symtab__load: set from another thread to end the load (NULL: none). */
 	const atomic_bool *stop;
 };
@@ -1533,9 +1534,10 @@ static void copy_dwarf(struct elf_symtab *e)
 	if (e->no_lines)
 		return;
 	if (e->debug)
-		e->dwarf_err = elf_dwarf__read(e->debug->elf, e->debug->file_size, &e->dwarf);
+		e->dwarf_err = elf_dwarf__read(e->debug->elf, e->debug->file_size, !e->no_inlines,
+					       &e->dwarf);
 	if (e->dwarf_err == -ENOENT)
-		e->dwarf_err = elf_dwarf__read(e->elf, e->file_size, &e->dwarf);
+		e->dwarf_err = elf_dwarf__read(e->elf, e->file_size, !e->no_inlines, &e->dwarf);
 	if (!e->dwarf || !e->budget)
 		return;
 	n = dwarf_ctx__bytes(e->dwarf);
@@ -1547,10 +1549,12 @@ static void copy_dwarf(struct elf_symtab *e)
 	}
 }
 
-void elf_symtab__keep_lines(struct elf_symtab *e, bool keep)
+void elf_symtab__keep_lines(struct elf_symtab *e, bool keep, bool inlines)
 {
-	if (e)
-		e->no_lines = !keep;
+	if (!e)
+		return;
+	e->no_lines = !keep;
+	e->no_inlines = !inlines;
 }
 
 struct dwarf_ctx *elf_symtab__dwarf(struct elf_symtab *e, int *err)

@@ -68,6 +68,11 @@ void source_lines__set_inlines(struct source_lines *sl, bool on)
 	sl->no_inlines = !on;
 }
 
+bool source_lines__inlines(const struct source_lines *sl)
+{
+	return !sl->no_inlines;
+}
+
 size_t source_lines__count(const struct source_lines *sl)
 {
 	return sl->n;

@@ -33,6 +33,7 @@ size_t source_lines__count(const struct source_lines *sl);
 
 /* Whether the functions inlined at the frames are looked up too (default: yes). */
 void source_lines__set_inlines(struct source_lines *sl, bool on);
+bool source_lines__inlines(const struct source_lines *sl);
 
 /*
  * One frame's answer: file (NULL unless found, valid during the call) and

@@ -714,7 +714,8 @@ static void open_entry(struct symbolizer *s, struct elf_entry *e, uint32_t pid,
 			pr_debug("%s: not usable as ELF: %s", m->path, strerror(-err));
 		elf_symtab__keep_in(e->elf, s->store);
 		elf_symtab__set_budget(e->elf, s->budget);
-		elf_symtab__keep_lines(e->elf, s->lines != NULL);
+		elf_symtab__keep_lines(e->elf, s->lines != NULL,
+				       s->lines && source_lines__inlines(s->lines));
 		if (!err && !elf_symtab__has_symtab(e->elf))
 			attach_debug_file(s, pid, m, e);
 	} else {

@@ -278,7 +278,7 @@ static size_t agree(const char *file, unsigned step, size_t *inlined, size_t *me
 	CHECK_INT(fstat(fd, &st), ==, 0);
 	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
 	CHECK(elf);
-	CHECK_INT(elf_dwarf__read(elf, (uint64_t)st.st_size, &ctx), ==, 0);
+	CHECK_INT(elf_dwarf__read(elf, (uint64_t)st.st_size, true, &ctx), ==, 0);
 	out = calloc(a.n, sizeof(*out));
 	lines = calloc(a.n, sizeof(*lines));
 	CHECK(out && lines);
@@ -385,7 +385,7 @@ TEST(dwarf_inline_chain_of_three_exact)
 	CHECK_INT(fstat(fd, &st), ==, 0);
 	elf_version(EV_CURRENT);
 	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	CHECK_INT(elf_dwarf__read(elf, (uint64_t)st.st_size, &ctx), ==, 0);
+	CHECK_INT(elf_dwarf__read(elf, (uint64_t)st.st_size, true, &ctx), ==, 0);
 	out = calloc(a.n, sizeof(*out));
 	CHECK(out);
 	CHECK_INT(dwarf_ctx__inlines(ctx, a.v, a.n, out, &counts, NULL), ==, 0);

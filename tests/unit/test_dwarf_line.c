@@ -171,7 +171,7 @@ static void agree(const char *file, unsigned step, size_t *checked, size_t *join
 	CHECK_INT(fstat(fd, &st), ==, 0);
 	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
 	CHECK(elf);
-	CHECK_INT(elf_dwarf__read(elf, (uint64_t)st.st_size, &ctx), ==, 0);
+	CHECK_INT(elf_dwarf__read(elf, (uint64_t)st.st_size, false, &ctx), ==, 0);
 	out = calloc(a.n, sizeof(*out));
 	CHECK(out);
 	CHECK_INT(dwarf_ctx__lines(ctx, a.v, a.n, out, &counts, NULL), ==, 0);
