@@ -1235,9 +1235,13 @@ static int prepare(struct run *r)
 		return -ENOMEM;
 	}
 	symbolizer__ask_jvms(r->sym, o->jvm_perf_map);
-	/* Lines are for pprof (a file, or what is uploaded): folded stacks and SVG have none. */
-	r->base.lines = !o->no_lines && (o->format == FORMAT_PPROF || o->upload);
+	/*
+	 * Lines are for pprof (a file, or what is uploaded); inlined functions,
+	 * read with them, for every format. Folded stacks and SVG have no lines.
+	 */
+	r->base.lines = !o->no_lines && (o->format == FORMAT_PPROF || o->upload || !o->no_inlines);
 	symbolizer__set_lines(r->sym, r->base.lines);
+	symbolizer__set_inlines(r->sym, !o->no_inlines);
 	/*
 	 * A load notices a signal itself: it runs on the symbol loader's
 	 * thread, or on the main loop (CFI tables), which ends the run.

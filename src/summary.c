@@ -246,6 +246,12 @@ void summary__line_samples(const struct profile *p, uint64_t out[SYM_LINE_MAX])
 	for (i = 0; i < profile__sample_count(p); i++) {
 		smp = profile__sample(p, i);
 		for (j = 0; j < smp->nframes; j++) {
+			if (profile__frame(p, smp->frames[j])->ninlines) {
+				out[SYM_LINE_INLINED] += smp->count;
+				break;
+			}
+		}
+		for (j = 0; j < smp->nframes; j++) {
 			f = profile__frame(p, smp->frames[j]);
 			if (f->kernel || placeholder(f))
 				continue;
@@ -647,6 +653,25 @@ static uint64_t sum(const uint64_t *v, int n)
 }
 
 /*
+ * The share of samples with an inlined function in a frame, and why
+ * others may have none: files whose .debug_info was not read, units
+ * skipped (only when there were some).
+ */
+static void inlines_sentence(char *buf, size_t size, size_t *off, const struct summary_info *in,
+			     uint64_t all)
+{
+	const uint64_t *v = &in->sym[SYM_STAT_INLINE_UNITS_BAD];
+
+	appendf(buf, size, off, "; inlined functions in %" PRIu64 " (%.1f%%)",
+		in->line_samples[SYM_LINE_INLINED], pct(in->line_samples[SYM_LINE_INLINED], all));
+	if (sum(v, 4))
+		appendf(buf, size, off,
+			"; .debug_info not read in %" PRIu64 " files, units skipped: malformed "
+			"%" PRIu64 ", unsupported %" PRIu64 ", capped %" PRIu64,
+			in->sym[SYM_STAT_INLINE_FILES_UNREAD], v[0], v[1], v[2]);
+}
+
+/*
  * "source lines: ..." with what the leaf user frames got, and the line
  * table units skipped when there were some (a comment stays under 200
  * characters).
@@ -654,7 +679,7 @@ static uint64_t sum(const uint64_t *v, int n)
 static void lines_sentence(char *buf, size_t size, const struct summary_info *in)
 {
 	const uint64_t *n = in->line_samples;
-	uint64_t all = sum(n, SYM_LINE_MAX);
+	uint64_t all = sum(n, SYM_LINE_INLINED);
 	size_t off = 0;
 
 	appendf(buf, size, &off,
@@ -672,6 +697,7 @@ static void lines_sentence(char *buf, size_t size, const struct summary_info *in
 			", capped %" PRIu64,
 			in->sym[SYM_STAT_LINE_UNITS_BAD], in->sym[SYM_STAT_LINE_UNITS_UNSUPPORTED],
 			in->sym[SYM_STAT_LINE_UNITS_CAPPED]);
+	inlines_sentence(buf, size, &off, in, all);
 }
 
 static void print_lines(FILE *f, const struct summary_info *in)

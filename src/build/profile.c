@@ -57,6 +57,8 @@ struct profile {
 	struct profile_frame *frames;
 	size_t nframes, frames_cap;
 	struct index frame_index;
+	struct profile_inline *inlines; /* of all frames: profile_frame.inline_first */
+	size_t ninlines, inlines_cap;
 
 	struct profile_sample *samples;
 	size_t nsamples, samples_cap;
@@ -183,6 +185,7 @@ void profile__free(struct profile *p)
 	free(p->samples);
 	index_free(&p->sample_index);
 	free(p->frames);
+	free(p->inlines);
 	index_free(&p->frame_index);
 	free(p->mappings);
 	index_free(&p->mapping_index);
@@ -299,6 +302,7 @@ uint32_t profile__add_frame(struct profile *p, const struct profile_frame *f)
 	/* No separate raw name means the display name is the raw name. */
 	key.system_name = f->system_name ? profile__intern(p, f->system_name) : key.name;
 	key.file = f->file ? profile__intern(p, f->file) : NULL;
+	key.ninlines = 0; /* given by profile__set_frame_inlines, in p's own array */
 	if (!key.name || !key.system_name || (f->file && !key.file))
 		return 0;
 	if (index_reserve(&p->frame_index))
@@ -496,6 +500,58 @@ int profile__add_symbolized(struct profile *p, const struct symbolizer *s, const
 	return 0;
 }
 
+int profile__set_frame_inlines(struct profile *p, uint32_t idx, const struct profile_inline *v,
+			       uint16_t n)
+{
+	struct profile_inline *arr, *d;
+	struct profile_frame *f;
+	uint16_t i;
+
+	if (!idx || idx > p->nframes)
+		return -EINVAL;
+	f = &p->frames[idx - 1];
+	if (f->ninlines || !n)
+		return 0;
+	if (p->ninlines + n > UINT32_MAX)
+		return -ENOMEM;
+	arr = reserve(p->inlines, &p->inlines_cap, p->ninlines + n, sizeof(*arr));
+	if (!arr)
+		return -ENOMEM;
+	p->inlines = arr;
+	for (i = 0; i < n; i++) {
+		d = &p->inlines[p->ninlines + i];
+		d->name = profile__intern(p, v[i].name);
+		d->system_name = profile__intern(p, v[i].system_name);
+		d->file = v[i].file ? profile__intern(p, v[i].file) : NULL;
+		d->line = v[i].line;
+		if (!d->name || !d->system_name || (v[i].file && !d->file))
+			return -ENOMEM;
+	}
+	f->inline_first = (uint32_t)p->ninlines;
+	f->ninlines = n;
+	p->ninlines += n;
+	return 0;
+}
+
+const struct profile_inline *profile__inlines(const struct profile *p,
+					      const struct profile_frame *f)
+{
+	return f->ninlines ? &p->inlines[f->inline_first] : NULL;
+}
+
+/* The functions inlined at symbolizer frame f, for frame idx. 0 or -ENOMEM. */
+static int copy_inlines(struct profile *p, uint32_t idx, const struct symbolizer *s,
+			const struct symbolizer_frame *f)
+{
+	const struct symbolizer_inline *v = symbolizer__inlines(s, f);
+	struct profile_inline in[64];
+	uint16_t i, n = f->ninlines < 64 ? f->ninlines : 64;
+
+	for (i = 0; i < n; i++)
+		in[i] = (struct profile_inline){v[i].name, v[i].system_name, v[i].file, v[i].line};
+	return profile__set_frame_inlines(p, idx, in, n);
+}
+
 /* The source lines symbolizer__finish found for the frames p took from this generation. */
 static int copy_lines(struct profile *p, const struct symbolizer *s)
 {
@@ -516,6 +572,8 @@ static int copy_lines(struct profile *p, const struct symbolizer *s)
 			return -ENOMEM;
 		pf->line = f->line;
 		pf->line_status = f->line_status;
+		if (f->ninlines && copy_inlines(p, p->from_frame[id], s, f))
+			return -ENOMEM;
 	}
 	return 0;
 }
@@ -730,6 +788,9 @@ static uint32_t copy_frame(struct profile *dst, const struct profile *src, struc
 			return 0;
 	}
 	v = profile__add_frame(dst, &f);
+	if (v && f.ninlines &&
+	    profile__set_frame_inlines(dst, (uint32_t)v, profile__inlines(src, &f), f.ninlines))
+		return 0;
 	if (v && u64map__set(done, idx, v))
 		return 0;
 	return (uint32_t)v;

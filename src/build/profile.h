@@ -63,6 +63,20 @@ struct profile_frame {
 	const char *file;
 	uint32_t line;
 	uint8_t line_status;
+	/*
+	 * The functions inlined at the address (profile__inlines), innermost
+	 * first; file and line are then the outermost call's, in name's code.
+	 */
+	uint16_t ninlines;
+	uint32_t inline_first;
+};
+
+/* An inlined function at a frame's address, and the file and line in its code (interned). */
+struct profile_inline {
+	const char *name;
+	const char *system_name;
+	const char *file; /* NULL: unknown */
+	uint32_t line;
 };
 
 struct profile_labels {
@@ -98,6 +112,17 @@ uint32_t profile__add_frame(struct profile *p, const struct profile_frame *f);
  */
 int profile__set_frame_names(struct profile *p, uint32_t idx, const char *name,
 			     const char *system_name, enum frame_kind kind, bool function_start);
+
+/*
+ * Gives frame idx the functions inlined at its address (v[0, n), innermost
+ * first; its strings interned), once: a frame that has some keeps them.
+ * 0, -EINVAL or -ENOMEM.
+ */
+int profile__set_frame_inlines(struct profile *p, uint32_t idx, const struct profile_inline *v,
+			       uint16_t n);
+/* f's inlined functions, f->ninlines of them; NULL when none. */
+const struct profile_inline *profile__inlines(const struct profile *p,
+					      const struct profile_frame *f);
 
 /*
  * Copies the frames a symbolizer answered (ids of symbolizer__user_frames,

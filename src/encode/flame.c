@@ -160,7 +160,35 @@ static enum flame_kind frame_kind(const struct profile_frame *fr)
 	}
 }
 
-/* A sample's pieces, root first, into out (room for nframes + 2). */
+/* Room for a sample's pieces: its frames, the functions inlined at them, process and thread. */
+static uint32_t sample_room(const struct profile *p, const struct profile_sample *s)
+{
+	uint32_t i, n = s->nframes + 2;
+
+	for (i = 0; i < s->nframes; i++)
+		if (s->frames[i] <= profile__frame_count(p))
+			n += profile__frame(p, s->frames[i])->ninlines;
+	return n;
+}
+
+/* The functions inlined at fr, as pieces after its own (outermost first) at out[*k]. */
+static void inline_pieces(struct flame *f, const struct profile *p, const struct profile_frame *fr,
+			  enum flame_kind kind, uint32_t *out, uint32_t *k)
+{
+	const struct profile_inline *v = profile__inlines(p, fr);
+	char *name;
+	uint16_t j;
+
+	for (j = v ? fr->ninlines : 0; j-- > 0;) {
+		name = malloc(strlen(v[j].name) + sizeof(" (inlined)"));
+		if (name)
+			strcpy(stpcpy(name, v[j].name), " (inlined)");
+		out[(*k)++] = name ? flame__piece(f, name, kind) : 0;
+		free(name);
+	}
+}
+
+/* A sample's pieces, root first, into out (room for sample_room). */
 static int sample_pieces(struct flame *f, const struct profile *p, const struct profile_sample *s,
 			 uint32_t *frame_pieces, uint32_t *out, uint32_t *n)
 {
@@ -182,11 +210,11 @@ static int sample_pieces(struct flame *f, const struct profile *p, const struct 
 			out[k++] = flame__piece(f, "[unknown]", FLAME_UNNAMED);
 			continue;
 		}
-		if (!frame_pieces[idx]) {
-			fr = profile__frame(p, idx);
+		fr = profile__frame(p, idx);
+		if (!frame_pieces[idx])
 			frame_pieces[idx] = flame__piece(f, fr->name, frame_kind(fr));
-		}
 		out[k++] = frame_pieces[idx];
+		inline_pieces(f, p, fr, frame_kind(fr), out, &k);
 	}
 	*n = k;
 	for (i = 0; i < k; i++)
@@ -204,16 +232,17 @@ int flame__add_profile(struct flame *f, const struct profile *p)
 
 	for (i = 0; i < nsamples && !err; i++) {
 		const struct profile_sample *s = profile__sample(p, i);
+		uint32_t need = sample_room(p, s);
 
-		if (s->nframes + 2 > room) {
-			uint32_t *tmp = realloc(pieces, (s->nframes + 2) * sizeof(*tmp));
+		if (need > room) {
+			uint32_t *tmp = realloc(pieces, need * sizeof(*tmp));
 
 			if (!tmp) {
 				err = -ENOMEM;
 				break;
 			}
 			pieces = tmp;
-			room = s->nframes + 2;
+			room = need;
 		}
 		err = sample_pieces(f, p, s, frame_pieces, pieces, &n);
 		if (!err)

@@ -6,7 +6,9 @@
  * and the merged lines are sorted.
  *
  * A line is made of pieces, the texts between its ';': the comm, the
- * thread ("name/tid"), each frame's name defused with the kernel's suffix.
+ * thread ("name/tid"), each frame's name defused with the kernel's suffix,
+ * then the functions inlined at its address (outermost first), each with
+ * perf's suffix " (inlined)".
  * A piece has no ';', so two lines are equal text exactly when they are
  * the same sequence of pieces. Each distinct piece is made once and given
  * an id; lines are built, hashed and merged as sequences of ids, and only
@@ -39,8 +41,9 @@
 #include "lib/term_text.h"
 #include "lib/u64map.h"
 
-#define UNKNOWN_NAME  "[unknown]"
-#define KERNEL_SUFFIX "_[k]"
+#define UNKNOWN_NAME   "[unknown]"
+#define KERNEL_SUFFIX  "_[k]"
+#define INLINED_SUFFIX " (inlined)"
 
 /* Appends a name, defused as the comment at the top of this file says. */
 static void sbuf_name(struct sbuf *b, const char *name)
@@ -215,6 +218,18 @@ static void seq_add(struct fold_ctx *c, uint32_t id)
 	c->seq[c->nseq++] = id;
 }
 
+/* The functions inlined at frame idx, as pieces after its own: outermost first. */
+static void inline_pieces(struct fold_ctx *c, uint32_t idx)
+{
+	const struct profile_frame *f =
+		idx <= profile__frame_count(c->p) ? profile__frame(c->p, idx) : NULL;
+	const struct profile_inline *v = f ? profile__inlines(c->p, f) : NULL;
+	uint16_t j;
+
+	for (j = v ? f->ninlines : 0; j-- > 0 && !c->err;)
+		seq_add(c, name_piece(c, v[j].name, INLINED_SUFFIX));
+}
+
 /* The sample's line as pieces: comm[;thread/tid];root;...;leaf. */
 static void fold_sample(struct fold_ctx *c, const struct profile_sample *s, struct line *l)
 {
@@ -240,8 +255,10 @@ static void fold_sample(struct fold_ctx *c, const struct profile_sample *s, stru
 		seq_add(c, c->thread_id);
 	}
 	/* Frames are stored leaf first; the folded format wants the root first. */
-	for (i = s->nframes; i-- > 0 && !c->err;)
+	for (i = s->nframes; i-- > 0 && !c->err;) {
 		seq_add(c, frame_piece(c, s->frames[i]));
+		inline_pieces(c, s->frames[i]);
+	}
 	l->n = (uint32_t)(c->nseq - l->at);
 }
 

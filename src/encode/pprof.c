@@ -11,11 +11,11 @@
  *   process (profile_meta), and in a whole-system profile, which has none, a
  *   mapping of nothing with no file, so that pprof names no program rather
  *   than whichever came first.
- * - One Location per model frame, each with exactly one Line (inlined
- *   calls are not read yet), with the frame's source line when its file's
- *   DWARF line table has one; unresolved frames keep their "module+offset"
- *   fallback name so that every frame is readable without the binaries at
- *   hand.
+ * - One Location per model frame, with one Line per function inlined at
+ *   its address, innermost first, then the frame's own (its symbol's), as
+ *   pprof's own profiles do; each with its source line when its file's
+ *   DWARF has one. Unresolved frames keep their "module+offset" fallback
+ *   name so that every frame is readable without the binaries at hand.
  * - Function.filename is the source file of the frame's line, as the line
  *   table names it, or empty: never the binary's path, which would make
  *   `pprof -list` read the binary as source. Functions are deduplicated by
@@ -79,7 +79,9 @@ struct encoder {
 	const struct profile *p;
 	struct strpool *strings;
 	struct known_strings s;
-	uint32_t *frame_func; /* function ID of each frame, by frame index - 1 */
+	uint32_t *frame_func;  /* function ID of each frame, by frame index - 1 */
+	uint32_t *inline_func; /* function ID of each inlined function, by
+				  profile_frame.inline_first */
 	struct func_info *funcs;
 	size_t nfuncs;
 	struct mapping_info *maps;
@@ -259,43 +261,81 @@ static uint32_t function_id(struct encoder *e, uint32_t first, const struct func
 	return last ? (uint32_t)e->nfuncs : 0;
 }
 
+/* The function ID of (name, system_name, file) into *out; ids: names' string IDs -> ID. */
+static int function_of(struct encoder *e, struct u64map *ids, const char *name,
+		       const char *system_name, const char *file, uint32_t *out)
+{
+	struct func_info fi = {0};
+	uint64_t key, id;
+	int err;
+
+	err = add_string(e, name, &fi.name);
+	if (!err)
+		err = add_string(e, system_name ? system_name : name, &fi.system_name);
+	if (err)
+		return err;
+	if (fi.system_name == fi.name && strpbrk(name, "()<>"))
+		fi.system_name = 0; /* the empty string: no other name */
+	err = file ? add_string(e, file, &fi.filename) : 0;
+	if (err)
+		return err;
+	key = (uint64_t)fi.name << 32 | fi.system_name;
+	if (!u64map__get(ids, key, &id))
+		id = 0;
+	id = function_id(e, (uint32_t)id, &fi);
+	if (!id)
+		err = u64map__set(ids, key, e->nfuncs);
+	*out = id ? (uint32_t)id : (uint32_t)e->nfuncs;
+	return err;
+}
+
+/* The inlined functions of the frames: how many entries the profile's array has. */
+static size_t inline_count(const struct profile *p)
+{
+	size_t i, n = 0;
+
+	for (i = 1; i <= profile__frame_count(p); i++) {
+		const struct profile_frame *f = profile__frame(p, (uint32_t)i);
+
+		if (f->ninlines && f->inline_first + f->ninlines > n)
+			n = f->inline_first + f->ninlines;
+	}
+	return n;
+}
+
+/* The function IDs of f's inlined functions into e->inline_func. */
+static int inline_functions(struct encoder *e, struct u64map *ids, const struct profile_frame *f)
+{
+	const struct profile_inline *v = profile__inlines(e->p, f);
+	uint16_t j;
+	int err = 0;
+
+	for (j = 0; j < f->ninlines && !err; j++)
+		err = function_of(e, ids, v[j].name, v[j].system_name, v[j].file,
+				  &e->inline_func[f->inline_first + j]);
+	return err;
+}
+
 static int collect_functions(struct encoder *e)
 {
-	size_t i, n = profile__frame_count(e->p);
+	size_t i, n = profile__frame_count(e->p), ni = inline_count(e->p);
 	struct u64map *ids = u64map__new(); /* (name, system_name) string IDs -> function ID */
 	int err = 0;
 
 	e->frame_func = calloc(n ? n : 1, sizeof(*e->frame_func));
-	e->funcs = calloc(n ? n : 1, sizeof(*e->funcs));
-	if (!ids || !e->frame_func || !e->funcs) {
+	e->inline_func = calloc(ni ? ni : 1, sizeof(*e->inline_func));
+	e->funcs = calloc(n + ni ? n + ni : 1, sizeof(*e->funcs));
+	if (!ids || !e->frame_func || !e->inline_func || !e->funcs) {
 		err = -ENOMEM;
 		goto cleanup;
 	}
-	for (i = 0; i < n; i++) {
+	for (i = 0; i < n && !err; i++) {
 		const struct profile_frame *f = profile__frame(e->p, (uint32_t)(i + 1));
-		struct func_info fi = {0};
-		uint64_t key, id;
 
-		err = add_string(e, f->name, &fi.name);
+		err = inline_functions(e, ids, f);
 		if (!err)
-			err = add_string(e, f->system_name ? f->system_name : f->name,
-					 &fi.system_name);
-		if (err)
-			goto cleanup;
-		if (fi.system_name == fi.name && strpbrk(f->name, "()<>"))
-			fi.system_name = 0; /* the empty string: no other name */
-		err = f->file ? add_string(e, f->file, &fi.filename) : 0;
-		if (err)
-			goto cleanup;
-		key = (uint64_t)fi.name << 32 | fi.system_name;
-		if (!u64map__get(ids, key, &id))
-			id = 0;
-		id = function_id(e, (uint32_t)id, &fi);
-		if (!id)
-			err = u64map__set(ids, key, e->nfuncs);
-		if (err)
-			goto cleanup;
-		e->frame_func[i] = id ? (uint32_t)id : (uint32_t)e->nfuncs;
+			err = function_of(e, ids, f->name, f->system_name, f->file,
+					  &e->frame_func[i]);
 	}
 cleanup:
 	u64map__free(ids);
@@ -449,11 +489,18 @@ static int encode_location(struct pb_writer *w, const void *msg)
 {
 	const struct item *it = msg;
 	const struct profile_frame *f = profile__frame(it->e->p, (uint32_t)(it->i + 1));
-	struct line_msg line = {it->e->frame_func[it->i], f->file ? f->line : 0};
+	const struct profile_inline *v = profile__inlines(it->e->p, f);
+	struct line_msg line = {it->e->frame_func[it->i], f->file ? f->line : 0}, in;
+	uint16_t j;
 
 	put_u64(w, LOCATION_ID, it->i + 1);
 	put_u64(w, LOCATION_MAPPING_ID, f->mapping ? it->e->map_id[f->mapping - 1] : 0);
 	put_u64(w, LOCATION_ADDRESS, f->address);
+	for (j = 0; j < f->ninlines; j++) {
+		in = (struct line_msg){it->e->inline_func[f->inline_first + j],
+				       v[j].file ? v[j].line : 0};
+		pb_writer__submessage(w, LOCATION_LINE, encode_line, &in);
+	}
 	pb_writer__submessage(w, LOCATION_LINE, encode_line, &line);
 	return w->err;
 }
@@ -531,6 +578,7 @@ cleanup:
 	free(e.map_at);
 	free(e.funcs);
 	free(e.frame_func);
+	free(e.inline_func);
 	strpool__free(e.strings);
 	return err;
 }

@@ -595,29 +595,38 @@ static bool run_program(struct pass *ps, struct cursor *c, struct unit *u)
 	return true;
 }
 
+/* A unit's length and version: its body (after the length) in *body, c past it; false: none. */
+static bool unit_body(struct cursor *c, struct unit *u, struct cursor *body)
+{
+	uint64_t len = read_uint(c, 4);
+
+	if (len == 0xffffffffu) {
+		u->offset_size = 8;
+		len = read_uint(c, 8);
+	} else if (len >= 0xfffffff0u) {
+		c->bad = true;
+	}
+	if (c->bad || len > (uint64_t)(c->end - c->p))
+		return false;
+	*body = (struct cursor){c->p, c->p + len, false};
+	c->p += len;
+	u->version = (unsigned)read_uint(body, 2);
+	return true;
+}
+
 /* One unit at c (advanced past it); false when the rest of the section cannot be found. */
 static bool read_unit(struct pass *ps, struct cursor *c)
 {
 	struct unit u = {.offset_size = 4, .addr_size = 8};
 	struct cursor body, prog;
 	const uint8_t *start;
-	uint64_t len = read_uint(c, 4);
 	int err;
 
-	if (len == 0xffffffffu) {
-		u.offset_size = 8;
-		len = read_uint(c, 8);
-	} else if (len >= 0xfffffff0u) {
-		c->bad = true;
-	}
-	if (c->bad || len > (uint64_t)(c->end - c->p)) {
+	if (!unit_body(c, &u, &body)) {
 		ps->counts->bad_units++;
 		return false;
 	}
-	body = (struct cursor){c->p, c->p + len, false};
-	c->p += len;
 	ps->counts->units++;
-	u.version = (unsigned)read_uint(&body, 2);
 	if (u.version < 2 || u.version > 5) {
 		ps->counts->unsupported++;
 		return true;
@@ -638,6 +647,35 @@ static bool read_unit(struct pass *ps, struct cursor *c)
 	}
 	unit__free(&u);
 	return true;
+}
+
+int dwarf_line__file_name(const struct dwarf_section_bytes secs[DWARF_SECTIONS], uint64_t off,
+			  uint64_t file, char **name)
+{
+	const struct dwarf_section_bytes *l = &secs[DWARF_LINE];
+	struct cursor c = {l->data, (const uint8_t *)l->data + l->size, false}, body;
+	struct unit u = {.offset_size = 4, .addr_size = 8};
+	struct pass ps = {.secs = secs};
+	const uint8_t *prog;
+	uint32_t at = 0;
+	int err = -EBADMSG;
+
+	*name = NULL;
+	if (off >= l->size)
+		return -EBADMSG;
+	c.p += off;
+	if (unit_body(&c, &u, &body))
+		err = u.version < 2 || u.version > 5 ? -EOPNOTSUPP
+						     : read_header(&ps, &body, &u, &prog);
+	if (!err)
+		at = file_name(&ps, &u, file);
+	if (!err && !at)
+		err = ps.nomem ? -ENOMEM : -ENOENT;
+	if (!err && !(*name = strdup(ps.names.p + at - 1)))
+		err = -ENOMEM;
+	unit__free(&u);
+	free(ps.names.p);
+	return err;
 }
 
 /*
@@ -770,7 +808,9 @@ struct dwarf_ctx {
 	struct dwarf_section_bytes raw[DWARF_SECTIONS]; /* owned copies */
 	uint64_t size[DWARF_SECTIONS];			/* uncompressed */
 	bool is64;
-	char *names; /* of the last batch's answers */
+	char *names;	   /* of the last batch's answers */
+	void *answers;	   /* another reader's (dwarf_ctx__answers) */
+	bool info_refused; /* a section for inlined calls was over DWARF_MAX_SECTION_BYTES */
 };
 
 /* The uncompressed size in a compression header; -EOPNOTSUPP for another than zlib. */
@@ -802,6 +842,7 @@ void dwarf_ctx__free(struct dwarf_ctx *c)
 	for (i = 0; i < DWARF_SECTIONS; i++)
 		free((void *)c->raw[i].data);
 	free(c->names);
+	free(c->answers);
 	free(c);
 }
 
@@ -836,7 +877,7 @@ int dwarf_ctx__new(const struct dwarf_section_bytes secs[DWARF_SECTIONS], bool i
 		return -ENOMEM;
 	c->is64 = is64;
 	for (i = 0; i < DWARF_SECTIONS && !err; i++) {
-		if (!secs[i].size)
+		if (!secs[i].size || (i > DWARF_STR && c->info_refused))
 			continue;
 		c->size[i] = secs[i].size;
 		if (secs[i].compressed)
@@ -844,6 +885,13 @@ int dwarf_ctx__new(const struct dwarf_section_bytes secs[DWARF_SECTIONS], bool i
 		if (!err && (c->size[i] > DWARF_MAX_SECTION_BYTES ||
 			     secs[i].size > DWARF_MAX_SECTION_BYTES))
 			err = -EFBIG;
+		/* Inlined calls are refused (said when asked for), the lines kept. */
+		if (err && err != -ENOMEM && i > DWARF_STR) {
+			c->info_refused = true;
+			c->size[i] = 0;
+			err = 0;
+			continue;
+		}
 		copy = err ? NULL : malloc(secs[i].size);
 		if (!err && !copy)
 			err = -ENOMEM;
@@ -937,7 +985,7 @@ int dwarf_ctx__lines(struct dwarf_ctx *c, const uint64_t *addrs, size_t n,
 	free(c->names);
 	c->names = NULL;
 	/* The strings are reached at random, so inflated whole; the units one at a time. */
-	for (i = 0; i < DWARF_SECTIONS && !err; i++)
+	for (i = 0; i <= DWARF_STR && !err; i++)
 		if (i != DWARF_LINE || !c->raw[i].compressed)
 			err = section(c, i, &secs[i], &bufs[i], budget);
 	if (!err && c->raw[DWARF_LINE].compressed)
@@ -954,4 +1002,30 @@ int dwarf_ctx__lines(struct dwarf_ctx *c, const uint64_t *addrs, size_t n,
 	for (i = 0; i < DWARF_SECTIONS; i++)
 		free(bufs[i]);
 	return err;
+}
+
+int dwarf_ctx__inflate(const struct dwarf_ctx *c, unsigned mask,
+		       struct dwarf_section_bytes secs[DWARF_SECTIONS], void *bufs[DWARF_SECTIONS],
+		       struct load_budget *budget)
+{
+	uint64_t total = 0;
+	int i, err = 0;
+
+	for (i = 0; i < DWARF_SECTIONS; i++) {
+		secs[i] = (struct dwarf_section_bytes){0};
+		bufs[i] = NULL;
+		total += mask & 1u << i ? c->size[i] : 0;
+	}
+	/* Inflated together: the cap holds for all of them. */
+	if (total > DWARF_MAX_SECTION_BYTES || (mask >> (DWARF_STR + 1) && c->info_refused))
+		return -EFBIG;
+	for (i = 0; i < DWARF_SECTIONS && !err; i++)
+		if (mask & 1u << i)
+			err = section(c, i, &secs[i], &bufs[i], budget);
+	return err;
+}
+
+void **dwarf_ctx__answers(struct dwarf_ctx *c)
+{
+	return &c->answers;
 }

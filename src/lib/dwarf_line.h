@@ -34,6 +34,13 @@ enum dwarf_section_id {
 	DWARF_LINE,
 	DWARF_LINE_STR,
 	DWARF_STR,
+	/* Read for inlined calls only (lib/dwarf_inline.h). */
+	DWARF_INFO,
+	DWARF_ABBREV,
+	DWARF_STR_OFFSETS,
+	DWARF_ADDR,
+	DWARF_RANGES,
+	DWARF_RNGLISTS,
 	DWARF_SECTIONS,
 };
 
@@ -92,5 +99,25 @@ int dwarf_ctx__lines(struct dwarf_ctx *c, const uint64_t *addrs, size_t n,
 int dwarf_line__lookup(const struct dwarf_section_bytes secs[DWARF_SECTIONS], const uint64_t *addrs,
 		       size_t n, struct dwarf_line_answer *out, char **names,
 		       struct dwarf_line_counts *counts, struct load_budget *budget);
+
+/*
+ * The name of file index file of the line table unit at off in
+ * secs[DWARF_LINE] (in memory, uncompressed), as the lines name it, into
+ * *name (malloc'd): DW_AT_call_file's. 0, -ENOENT (no such file), -EBADMSG,
+ * -EOPNOTSUPP, -E2BIG or -ENOMEM.
+ */
+int dwarf_line__file_name(const struct dwarf_section_bytes secs[DWARF_SECTIONS], uint64_t off,
+			  uint64_t file, char **name);
+
+/*
+ * For the other readers of c: the sections in mask (bits 1 << id) in
+ * memory, inflated into bufs[id] (which the caller frees) when compressed;
+ * the others empty. 0, -ETIME, -EBADMSG or -ENOMEM.
+ */
+int dwarf_ctx__inflate(const struct dwarf_ctx *c, unsigned mask,
+		       struct dwarf_section_bytes secs[DWARF_SECTIONS], void *bufs[DWARF_SECTIONS],
+		       struct load_budget *budget);
+/* Where another reader keeps its last batch's answers (freed with c). */
+void **dwarf_ctx__answers(struct dwarf_ctx *c);
 
 #endif

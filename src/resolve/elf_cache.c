@@ -27,6 +27,7 @@
 #include "resolve/elf_symtab.h"
 #include "resolve/address_spaces.h"
 #include "resolve/mapping_table.h"
+#include "resolve/source_lines.h"
 #include "lib/proc_maps.h"
 #include "resolve/symbolizer.h"
 #include "resolve/symbolizer_internal.h"
@@ -143,7 +144,8 @@ static void open_entry(struct symbolizer *s, struct elf_entry *e, uint32_t pid,
 			pr_debug("%s: not usable as ELF: %s", m->path, strerror(-err));
 		elf_symtab__keep_in(e->elf, s->store);
 		elf_symtab__set_budget(e->elf, s->budget);
-		elf_symtab__keep_lines(e->elf, s->lines != NULL);
+		elf_symtab__keep_lines(e->elf, s->lines != NULL,
+				       s->lines && source_lines__inlines(s->lines));
 		if (!err && !elf_symtab__has_symtab(e->elf))
 			attach_debug_file(s, pid, m, e);
 	} else {

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/* Copies a file's DWARF line sections; see elf_dwarf.h. */
+/* Copies a file's DWARF line and inline sections; see elf_dwarf.h. */
 #include <errno.h>
 #include <gelf.h>
 #include <string.h>
@@ -15,9 +15,11 @@
 #define KEPT_DEBUG_STR_BYTES (4u << 20)
 
 static const char *const section_names[DWARF_SECTIONS] = {
-	[DWARF_LINE] = ".debug_line",
-	[DWARF_LINE_STR] = ".debug_line_str",
-	[DWARF_STR] = ".debug_str",
+	[DWARF_LINE] = ".debug_line",	      [DWARF_LINE_STR] = ".debug_line_str",
+	[DWARF_STR] = ".debug_str",	      [DWARF_INFO] = ".debug_info",
+	[DWARF_ABBREV] = ".debug_abbrev",     [DWARF_STR_OFFSETS] = ".debug_str_offsets",
+	[DWARF_ADDR] = ".debug_addr",	      [DWARF_RANGES] = ".debug_ranges",
+	[DWARF_RNGLISTS] = ".debug_rnglists",
 };
 
 static void take(Elf_Scn *scn, const GElf_Shdr *sh, uint64_t file_size,
@@ -33,7 +35,7 @@ static void take(Elf_Scn *scn, const GElf_Shdr *sh, uint64_t file_size,
 						  (sh->sh_flags & SHF_COMPRESSED) != 0};
 }
 
-int elf_dwarf__read(Elf *elf, uint64_t file_size, struct dwarf_ctx **out)
+int elf_dwarf__read(Elf *elf, uint64_t file_size, bool inlines, struct dwarf_ctx **out)
 {
 	struct dwarf_section_bytes secs[DWARF_SECTIONS] = {0};
 	Elf_Scn *scn = NULL;
@@ -50,11 +52,12 @@ int elf_dwarf__read(Elf *elf, uint64_t file_size, struct dwarf_ctx **out)
 		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_PROGBITS || !sh.sh_size)
 			continue;
 		name = elf_strptr(elf, shstrndx, sh.sh_name);
-		for (i = 0; name && i < DWARF_SECTIONS; i++)
+		for (i = 0; name && i < (inlines ? DWARF_SECTIONS : DWARF_STR + 1); i++)
 			if (!strcmp(name, section_names[i]))
 				take(scn, &sh, file_size, &secs[i]);
 	}
-	if (secs[DWARF_STR].size > KEPT_DEBUG_STR_BYTES)
+	/* Inlined functions are named in .debug_str: kept whole with .debug_info. */
+	if (secs[DWARF_STR].size > KEPT_DEBUG_STR_BYTES && !secs[DWARF_INFO].size)
 		secs[DWARF_STR] = (struct dwarf_section_bytes){0};
 	return dwarf_ctx__new(secs, gelf_getclass(elf) == ELFCLASS64, out);
 }

@@ -9,6 +9,7 @@
 #define CPROF_ELF_DWARF_H
 
 #include <libelf.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 struct dwarf_ctx;
@@ -16,8 +17,9 @@ struct dwarf_ctx;
 /*
  * 0, -ENOENT (no .debug_line, or only a stub of one), or what
  * dwarf_ctx__new says (-EFBIG, -EOPNOTSUPP, -ENOMEM). file_size bounds
- * every section (libelf trusts the headers).
+ * every section (libelf trusts the headers). inlines: the sections for
+ * inlined functions too (lib/dwarf_inline.h).
  */
-int elf_dwarf__read(Elf *elf, uint64_t file_size, struct dwarf_ctx **out);
+int elf_dwarf__read(Elf *elf, uint64_t file_size, bool inlines, struct dwarf_ctx **out);
 
 #endif

@@ -572,9 +572,10 @@ static void copy_dwarf(struct elf_symtab *e)
 	if (e->no_lines)
 		return;
 	if (e->debug)
-		e->dwarf_err = elf_dwarf__read(e->debug->elf, e->debug->file_size, &e->dwarf);
+		e->dwarf_err = elf_dwarf__read(e->debug->elf, e->debug->file_size, !e->no_inlines,
+					       &e->dwarf);
 	if (e->dwarf_err == -ENOENT)
-		e->dwarf_err = elf_dwarf__read(e->elf, e->file_size, &e->dwarf);
+		e->dwarf_err = elf_dwarf__read(e->elf, e->file_size, !e->no_inlines, &e->dwarf);
 	if (!e->dwarf || !e->budget)
 		return;
 	n = dwarf_ctx__bytes(e->dwarf);
@@ -586,10 +587,12 @@ static void copy_dwarf(struct elf_symtab *e)
 	}
 }
 
-void elf_symtab__keep_lines(struct elf_symtab *e, bool keep)
+void elf_symtab__keep_lines(struct elf_symtab *e, bool keep, bool inlines)
 {
-	if (e)
-		e->no_lines = !keep;
+	if (!e)
+		return;
+	e->no_lines = !keep;
+	e->no_inlines = !inlines;
 }
 
 struct dwarf_ctx *elf_symtab__dwarf(struct elf_symtab *e, int *err)

@@ -131,8 +131,11 @@ bool elf_symtab__loaded(const struct elf_symtab *e);
  */
 bool elf_symtab__function_start(struct elf_symtab *e, uint64_t vaddr, uint64_t *start);
 
-/* Whether the load copies the file's line table for elf_symtab__dwarf (default: yes). */
-void elf_symtab__keep_lines(struct elf_symtab *e, bool keep);
+/*
+ * Whether the load copies the file's line table for elf_symtab__dwarf, and
+ * its sections for inlined functions (default: both).
+ */
+void elf_symtab__keep_lines(struct elf_symtab *e, bool keep, bool inlines);
 
 struct dwarf_ctx;
 /*

@@ -75,7 +75,8 @@ struct elf_symtab {
 	 */
 	struct dwarf_ctx *dwarf;
 	int dwarf_err;
-	bool no_lines; /* elf_symtab__keep_lines(false): not copied */
+	bool no_lines;	 /* elf_symtab__keep_lines(false): not copied */
+	bool no_inlines; /* elf_symtab__keep_lines(.., false): .debug_info not copied */
 	/* During elf_symtab__load: set from another thread to end the load (NULL: none). */
 	const atomic_bool *stop;
 };

@@ -35,12 +35,15 @@ struct frame_table {
 	struct records frames;	/* struct symbolizer_frame */
 	struct records modules; /* struct symbolizer_module */
 	struct frame_table_kernel kernel;
+	struct symbolizer_inline *inlines; /* of all frames: symbolizer_frame.inline_first */
+	size_t ninlines, inlines_cap;
 };
 
 void frame_table__free(struct frame_table *t)
 {
 	if (!t)
 		return;
+	free(t->inlines);
 	strpool__free(t->strings);
 	u64map__free(t->display);
 	free(t->frames.arr);
@@ -232,4 +235,33 @@ const struct symbolizer_module *frame_table__module(const struct frame_table *t,
 struct frame_table_kernel *frame_table__kernel(struct frame_table *t)
 {
 	return &t->kernel;
+}
+
+int frame_table__add_inlines(struct frame_table *t, uint32_t n, struct symbolizer_inline **out,
+			     uint32_t *first)
+{
+	size_t cap = t->inlines_cap ? t->inlines_cap : 256;
+	struct symbolizer_inline *v;
+
+	if (t->ninlines + n > UINT32_MAX)
+		return -E2BIG;
+	while (cap < t->ninlines + n)
+		cap *= 2;
+	if (cap > t->inlines_cap) {
+		v = reallocarray(t->inlines, cap, sizeof(*v));
+		if (!v)
+			return -ENOMEM;
+		t->inlines = v;
+		t->inlines_cap = cap;
+	}
+	*out = &t->inlines[t->ninlines];
+	*first = (uint32_t)t->ninlines;
+	t->ninlines += n;
+	return 0;
+}
+
+const struct symbolizer_inline *frame_table__inlines(const struct frame_table *t,
+						     const struct symbolizer_frame *f)
+{
+	return f->ninlines ? &t->inlines[f->inline_first] : NULL;
 }

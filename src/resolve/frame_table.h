@@ -12,7 +12,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "resolve/symbolizer.h"
+#include "resolve/symbolizer_frame.h"
 
 struct frame_table;
 struct u64map;
@@ -50,5 +50,14 @@ enum frame_kind frame_table__named_kind(const struct frame_table *t, uint32_t mo
 struct symbolizer_frame *frame_table__frame(const struct frame_table *t, uint32_t id);
 const struct symbolizer_module *frame_table__module(const struct frame_table *t, uint32_t id);
 struct frame_table_kernel *frame_table__kernel(struct frame_table *t);
+/*
+ * Room for n inlined functions of one frame, at *out (valid until the next
+ * call) and *first (for symbolizer_frame.inline_first); -ENOMEM, -E2BIG.
+ */
+int frame_table__add_inlines(struct frame_table *t, uint32_t n, struct symbolizer_inline **out,
+			     uint32_t *first);
+/* f's inlined functions, f->ninlines of them, innermost first; NULL if none. */
+const struct symbolizer_inline *frame_table__inlines(const struct frame_table *t,
+						     const struct symbolizer_frame *f);
 
 #endif

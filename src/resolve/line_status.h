@@ -19,6 +19,12 @@ enum symbolizer_line {
 	SYM_LINE_REFUSED,     /* over DWARF_MAX_SECTION_BYTES (lib/dwarf_line.h) */
 	SYM_LINE_UNSUPPORTED, /* compressed with other than zlib */
 	SYM_LINE_CUT_OFF,     /* the run's time for loading was over (load_budget.h) */
+	/*
+	 * No frame's status: where the summary counts samples by their leaf's
+	 * status (summary__line_samples), the samples with an inlined function
+	 * in any frame, beside them.
+	 */
+	SYM_LINE_INLINED,
 	SYM_LINE_MAX,
 };
 

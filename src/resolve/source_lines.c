@@ -28,6 +28,7 @@ struct source_lines {
 	size_t n, cap;
 	struct file_wants *files;
 	size_t nfiles, files_cap;
+	bool no_inlines;
 };
 
 int source_lines__new(struct source_lines **out)
@@ -60,6 +61,16 @@ int source_lines__want(struct source_lines *sl, struct elf_symtab *elf, uint64_t
 	}
 	sl->v[sl->n++] = (struct want){elf, vaddr, frame};
 	return 0;
+}
+
+void source_lines__set_inlines(struct source_lines *sl, bool on)
+{
+	sl->no_inlines = !on;
+}
+
+bool source_lines__inlines(const struct source_lines *sl)
+{
+	return !sl->no_inlines;
 }
 
 size_t source_lines__count(const struct source_lines *sl)
@@ -121,10 +132,37 @@ static enum symbolizer_line why_none(int err)
 	}
 }
 
-/* The wants v[0..n) of one file, sorted by address. */
-static int find_in_file(struct want *v, size_t n, struct load_budget *budget,
-			struct dwarf_line_counts *counts, source_lines_fn answer, void *ctx)
+/*
+ * The functions inlined at addrs into out, or none (out NULL'd): a file
+ * with lines whose .debug_info is not read is counted. 0 or -ENOMEM.
+ */
+static int find_inlines(struct dwarf_ctx *dw, const uint64_t *addrs, size_t n,
+			struct dwarf_inline_answer **out, struct load_budget *budget,
+			struct source_lines_counts *counts, const char *path)
 {
+	int err;
+
+	*out = malloc(n * sizeof(**out));
+	if (!*out)
+		return -ENOMEM;
+	err = dwarf_ctx__inlines(dw, addrs, n, *out, &counts->inlines, budget);
+	if (!err)
+		return 0;
+	free(*out);
+	*out = NULL;
+	if (err == -ENOMEM)
+		return err;
+	counts->inline_files_unread++;
+	pr_debug("%s: inlined functions not read: %s", path, strerror(-err));
+	return 0;
+}
+
+/* The wants v[0..n) of one file, sorted by address. */
+static int find_in_file(struct source_lines *sl, struct want *v, size_t n,
+			struct load_budget *budget, struct source_lines_counts *counts,
+			source_lines_fn answer, void *ctx)
+{
+	struct dwarf_inline_answer *inl = NULL;
 	struct dwarf_line_answer *out = NULL;
 	struct dwarf_ctx *dw;
 	uint64_t *addrs = NULL;
@@ -141,20 +179,25 @@ static int find_in_file(struct want *v, size_t n, struct load_budget *budget,
 		for (i = 0; i < n && !err; i++)
 			addrs[i] = v[i].vaddr;
 		if (!err)
-			err = dwarf_ctx__lines(dw, addrs, n, out, counts, budget);
+			err = dwarf_ctx__lines(dw, addrs, n, out, &counts->lines, budget);
 		if (err && err != -ENOMEM)
 			pr_debug("%s: line table not read: %s", elf_symtab__path(v[0].elf),
 				 strerror(-err));
+		if (!err && !sl->no_inlines)
+			err = find_inlines(dw, addrs, n, &inl, budget, counts,
+					   elf_symtab__path(v[0].elf));
 	}
 	for (i = 0; i < n && err != -ENOMEM; i++) {
 		if (!dw || err)
-			answer(ctx, v[i].frame, NULL, 0, why_none(err ? err : -ENOENT));
+			answer(ctx, v[i].frame, NULL, 0, why_none(err ? err : -ENOENT), NULL);
 		else
 			answer(ctx, v[i].frame, out[i].file, out[i].line,
-			       out[i].file ? SYM_LINE_FOUND : SYM_LINE_NO_ROW);
+			       out[i].file ? SYM_LINE_FOUND : SYM_LINE_NO_ROW,
+			       inl ? &inl[i] : NULL);
 	}
 	free(addrs);
 	free(out);
+	free(inl);
 	return err == -ENOMEM ? err : 0;
 }
 
@@ -173,7 +216,7 @@ static void lines_budget(const struct load_budget *run, struct load_budget *b)
 }
 
 int source_lines__find(struct source_lines *sl, struct load_budget *run,
-		       struct dwarf_line_counts *counts, source_lines_fn answer, void *ctx)
+		       struct source_lines_counts *counts, source_lines_fn answer, void *ctx)
 {
 	struct load_budget budget_, *budget = &budget_;
 	size_t i, j;
@@ -194,8 +237,8 @@ int source_lines__find(struct source_lines *sl, struct load_budget *run,
 	if (sl->nfiles)
 		qsort(sl->files, sl->nfiles, sizeof(*sl->files), cmp_file);
 	for (i = 0; i < sl->nfiles; i++) {
-		e = find_in_file(sl->v + sl->files[i].first, sl->files[i].n, budget, counts, answer,
-				 ctx);
+		e = find_in_file(sl, sl->v + sl->files[i].first, sl->files[i].n, budget, counts,
+				 answer, ctx);
 		if (e && !err)
 			err = e;
 	}

@@ -3,14 +3,17 @@
  * The source lines a profile asks for: the symbolizer notes each user
  * frame a file's symbols named (its file and address) as it resolves it,
  * and when the profile ends, each file's line table is read once for all
- * of its frames (lib/dwarf_line.h), off the sampling path.
+ * of its frames (lib/dwarf_line.h), and its .debug_info for the functions
+ * inlined there (lib/dwarf_inline.h), off the sampling path.
  */
 #ifndef CPROF_SOURCE_LINES_H
 #define CPROF_SOURCE_LINES_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
+#include "lib/dwarf_inline.h"
 #include "lib/dwarf_line.h"
 #include "resolve/line_status.h"
 
@@ -28,9 +31,24 @@ int source_lines__want(struct source_lines *sl, struct elf_symtab *elf, uint64_t
 /* The frames wanted since the last source_lines__find. */
 size_t source_lines__count(const struct source_lines *sl);
 
-/* One frame's answer: file (NULL unless found, valid during the call) and line, or why none. */
+/* Whether the functions inlined at the frames are looked up too (default: yes). */
+void source_lines__set_inlines(struct source_lines *sl, bool on);
+bool source_lines__inlines(const struct source_lines *sl);
+
+/*
+ * One frame's answer: file (NULL unless found, valid during the call) and
+ * line, or why none; inl: the functions inlined there (NULL: not looked up
+ * or unreadable), valid during the call.
+ */
 typedef void (*source_lines_fn)(void *ctx, uint32_t frame, const char *file, uint32_t line,
-				enum symbolizer_line status);
+				enum symbolizer_line status, const struct dwarf_inline_answer *inl);
+
+/* What the tables skipped, added to by each source_lines__find. */
+struct source_lines_counts {
+	struct dwarf_line_counts lines;
+	struct dwarf_inline_counts inlines;
+	uint64_t inline_files_unread; /* with lines, but .debug_info not read (none or refused) */
+};
 
 /*
  * Answers every frame wanted since the last call, then forgets them. The
@@ -40,6 +58,6 @@ typedef void (*source_lines_fn)(void *ctx, uint32_t frame, const char *file, uin
  * 0 or -ENOMEM (the frames not answered keep no line).
  */
 int source_lines__find(struct source_lines *sl, struct load_budget *run,
-		       struct dwarf_line_counts *counts, source_lines_fn answer, void *ctx);
+		       struct source_lines_counts *counts, source_lines_fn answer, void *ctx);
 
 #endif

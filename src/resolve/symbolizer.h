@@ -24,8 +24,7 @@
 #include <stdint.h>
 
 #include "lib/proc_maps.h"
-#include "resolve/frame_kind.h"
-#include "resolve/line_status.h"
+#include "resolve/symbolizer_frame.h"
 
 struct symbolizer;
 struct table_store;
@@ -90,36 +89,13 @@ enum symbolizer_stat {
 	SYM_STAT_LINE_UNITS_BAD,
 	SYM_STAT_LINE_UNITS_UNSUPPORTED,
 	SYM_STAT_LINE_UNITS_CAPPED,
+	/* Inlined calls (lib/dwarf_inline.h): .debug_info units skipped, as above. */
+	SYM_STAT_INLINE_UNITS_BAD,
+	SYM_STAT_INLINE_UNITS_UNSUPPORTED,
+	SYM_STAT_INLINE_UNITS_CAPPED,
+	/* Files with lines whose .debug_info was not read: none, refused, unreadable, cut off. */
+	SYM_STAT_INLINE_FILES_UNREAD,
 	SYM_STAT_MAX,
-};
-
-/* Where code was: a mapping of a file or of anonymous memory, or the kernel. */
-struct symbolizer_module {
-	uint64_t start;	      /* runtime start address */
-	uint64_t limit;	      /* runtime end address (exclusive) */
-	uint64_t offset;      /* file offset of start */
-	const char *path;     /* "" for anonymous memory */
-	const char *build_id; /* lowercase hex GNU build ID; "" if unknown */
-	bool kernel;	      /* the kernel image pseudo-module */
-	/* The program's own file: the lowest file-backed code mapping of its address space. */
-	bool main_exe;
-};
-
-/* The answer for one address (or a placeholder for what was lost). */
-struct symbolizer_frame {
-	uint64_t address;	 /* runtime instruction address; 0 for a placeholder */
-	uint32_t module;	 /* module id, 0 = none */
-	const char *name;	 /* display name, never NULL (a fallback if unknown) */
-	const char *system_name; /* raw/mangled name; == name when no demangling */
-	bool kernel;		 /* kernel-space frame */
-	bool unknown;		 /* no symbol: name is a module+offset fallback or a placeholder */
-	bool function_start;	 /* unknown, named FILE+0xSTART of its function (.eh_frame_hdr) */
-	bool waiting;		 /* its name comes with symbolizer__finish; a stand-in until then */
-	uint8_t kind;		 /* enum frame_kind: what the frame holds, whatever its name */
-	/* Set by symbolizer__finish: source file (NULL: none) and line, or why there are none. */
-	const char *file;
-	uint32_t line;
-	uint8_t line_status; /* enum symbolizer_line */
 };
 
 int symbolizer__new(struct symbolizer **out);
@@ -263,6 +239,11 @@ uint32_t symbolizer__generation(const struct symbolizer *s);
 int symbolizer__finish(struct symbolizer *s, bool last);
 /* Whether symbolizer__finish looks up source lines (default: yes). */
 void symbolizer__set_lines(struct symbolizer *s, bool on);
+/* Whether it looks up inlined functions with them (default: yes). */
+void symbolizer__set_inlines(struct symbolizer *s, bool on);
+/* f's inlined functions, f->ninlines of them, innermost first; valid as long as f. */
+const struct symbolizer_inline *symbolizer__inlines(const struct symbolizer *s,
+						    const struct symbolizer_frame *f);
 /* Where kernel symbols are read instead of /proc/kallsyms (tests); before the first kernel frame.
  */
 int symbolizer__set_kallsyms(struct symbolizer *s, const char *path);

@@ -6,7 +6,9 @@
 #  - garbage: every byte of the section random;
 #  - huge: a DWARF 5 unit whose directory count is 2^32 (entries of no bytes);
 #  - bomb: a zlib-compressed section that inflates to 250 MB of zeros
-#    (about 250 KB on disk), each 4 bytes a unit of length 0.
+#    (about 250 KB on disk), each 4 bytes a unit of length 0;
+# and a fourth whose .debug_info (read for inlined functions,
+# src/lib/dwarf_inline.c) is random bytes, its line table intact.
 # The whole-system run must end near -d, under a memory bound, name the
 # functions, and count in its summary what it could not read; a program
 # of root's built with -g still gets its lines (the smallest tables are
@@ -31,7 +33,7 @@ DURATION=3
 SLACK=3                    # a loaded 2-core machine: the run may end this long after -d
 MAX_RSS_KB=$((400 * 1024)) # one bomb inflated at a time (250 MB), freed after
 
-# patch ELF KIND: replaces ELF's .debug_line (appended at the end of the file).
+# patch ELF KIND: replaces ELF's .debug_line, or for info its .debug_info (appended at the end).
 patch() {
 	python3 - "$1" "$2" <<'PY'
 import os, struct, sys, zlib
@@ -44,12 +46,12 @@ def sh(i):
 stroff, = struct.unpack_from("<Q", b, sh(shstrndx) + 0x18)
 for i in range(shnum):
     name, = struct.unpack_from("<I", b, sh(i))
-    if b[stroff + name:].split(b"\0", 1)[0] == b".debug_line":
+    if b[stroff + name:].split(b"\0", 1)[0] == (b".debug_info" if kind == "info" else b".debug_line"):
         break
 else:
-    sys.exit("no .debug_line")
+    sys.exit("no such section")
 flags, = struct.unpack_from("<Q", b, sh(i) + 8)
-if kind == "garbage":
+if kind in ("garbage", "info"):
     data = os.urandom(64 * 1024)
 elif kind == "huge":
     std = bytes([0, 1, 1, 1, 1, 0, 0, 0, 1, 0, 0, 1])
@@ -67,7 +69,7 @@ open(path, "wb").write(b)
 PY
 }
 
-for kind in garbage huge bomb; do
+for kind in garbage huge bomb info; do
 	gcc -O1 -g -o "$ATTACKER_DIR/$kind" "$ROOT/fixtures/src/known_tree.c" -lpthread || exit 1
 	patch "$ATTACKER_DIR/$kind" "$kind" || exit 1
 	chown "$ATTACKER:$ATTACKER" "$ATTACKER_DIR/$kind"
@@ -107,5 +109,7 @@ check root_program_lines grep -qE " hot_a $ROOT/fixtures/src/known_tree.c:[0-9]+
 # The huge count is capped; the bomb is read last, its empty units unsupported, or cut off.
 check huge_count_capped grep -qE "line table units skipped: .* capped [1-9]" "$TMP/all.log"
 check bomb_counted grep -qE "cut off [1-9]|unsupported [1-9]" "$TMP/all.log"
+# Random .debug_info: its first unit's length lies, counted; the program keeps its lines.
+check random_debug_info_counted grep -qE "units skipped: malformed [1-9]" "$TMP/all.log"
 check share_said grep -qE "^cprof: source lines: [0-9]+ of [1-9][0-9]* user samples" "$TMP/all.log"
 finish

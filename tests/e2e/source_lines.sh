@@ -4,7 +4,8 @@
 # of the file or of its separate debug file (by build ID), so that
 # `go tool pprof -lines` and `-list FUNC` show source; the summary says
 # what share of samples have a line at their leaf, and why others do not;
-# --no-lines and folded output carry none.
+# --no-lines and folded output carry none (folded output looks them up
+# for inlined functions only: tests/e2e/inlines.sh).
 # tag: quick
 source "$(dirname "$0")/../lib.sh"
 
@@ -70,5 +71,8 @@ check no_lines_option grep -qE " hot_a\$" "$TMP/off.lines"
 check no_lines_no_summary_line bash -c "! grep -q 'source lines' '$TMP/off.err'"
 "$CPROF" -F 499 --format folded -o "$TMP/f.folded" -- "$FIX/known_tree" 1 >/dev/null 2>"$TMP/f.err"
 check folded_unchanged grep -qE ';main;work;hot_a [0-9]+$' "$TMP/f.folded"
-check folded_looks_up_none bash -c "! grep -q 'source lines' '$TMP/f.err'"
+check folded_carries_no_lines bash -c "! grep -qE '\.c:[0-9]' '$TMP/f.folded'"
+"$CPROF" -F 499 --format folded --no-inlines -o "$TMP/fn.folded" -- "$FIX/known_tree" 1 \
+	>/dev/null 2>"$TMP/fn.err"
+check folded_looks_up_none bash -c "! grep -q 'source lines' '$TMP/fn.err'"
 finish

@@ -191,7 +191,9 @@ profile() {
 				fr[++n] = sym }
 			END { for (s in c) print s, c[s] }' >"$TMP/$name.folded"
 	else
-		"$CPROF" "${CPROF_ARGS[@]}" -F 999 --format folded -o "$TMP/$name.folded" -- "$@" \
+		# Symbols only, as the stacks below (and perf script --no-inline) name them.
+		"$CPROF" "${CPROF_ARGS[@]}" --no-inlines -F 999 --format folded -o "$TMP/$name.folded" \
+			-- "$@" \
 			>/dev/null 2>"$TMP/$name.err"
 	fi
 }

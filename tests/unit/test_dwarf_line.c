@@ -32,6 +32,7 @@
 #include "lib/load_budget.h"
 #include "resolve/elf_dwarf.h"
 #include "resolve/elf_symtab.h"
+#include "dwarf_fixtures.h"
 #include "test.h"
 
 /* --- real programs ------------------------------------------------------------------------ */
@@ -74,15 +75,6 @@ static const char fixture_c[] = "#include <stdio.h>\n"
 				"	return 0;\n"
 				"}\n";
 
-static void write_text(const char *path, const char *text)
-{
-	FILE *f = fopen(path, "w");
-
-	CHECK(f);
-	CHECK_INT(fputs(text, f), >=, 0);
-	CHECK_INT(fclose(f), ==, 0);
-}
-
 /* Builds the fixture with flags into the scratch dir; its path. */
 static const char *build(const char *name, const char *flags)
 {
@@ -101,57 +93,6 @@ static const char *build(const char *name, const char *flags)
 		 out);
 	CHECK_INT(system(cmd), ==, 0);
 	return out;
-}
-
-struct addrs {
-	uint64_t *v;
-	size_t n, cap;
-};
-
-static void add_addr(struct addrs *a, uint64_t v)
-{
-	if (a->n == a->cap) {
-		a->cap = a->cap ? 2 * a->cap : 1024;
-		a->v = realloc(a->v, a->cap * sizeof(*a->v));
-		CHECK(a->v);
-	}
-	a->v[a->n++] = v;
-}
-
-static int cmp_u64(const void *x, const void *y)
-{
-	uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
-
-	return a < b ? -1 : a > b;
-}
-
-/* Every function's start, and each step-th byte inside it, sorted and unique. */
-static void function_addrs(const char *file, unsigned step, struct addrs *a)
-{
-	char cmd[2048], line[4096], type;
-	unsigned long long start, size, off;
-	FILE *p;
-	size_t i, j;
-
-	snprintf(cmd, sizeof(cmd), "nm -S --defined-only '%s'", file);
-	p = popen(cmd, "r");
-	CHECK(p);
-	while (fgets(line, sizeof(line), p)) {
-		/* Symbols without a size have three fields: not functions of a compiled unit. */
-		if (sscanf(line, "%llx %llx %c", &start, &size, &type) != 3)
-			continue;
-		if (type != 'T' && type != 't' && type != 'W' && type != 'i')
-			continue;
-		for (off = 0; off < size; off += off ? step : 1)
-			add_addr(a, start + off);
-	}
-	pclose(p);
-	CHECK_INT(a->n, >, 0);
-	qsort(a->v, a->n, sizeof(*a->v), cmp_u64);
-	for (i = j = 0; i < a->n; i++)
-		if (!j || a->v[j - 1] != a->v[i])
-			a->v[j++] = a->v[i];
-	a->n = j;
 }
 
 /* eu-addr2line's answer, one line per address, into a malloc'd array of strings. */
@@ -230,7 +171,7 @@ static void agree(const char *file, unsigned step, size_t *checked, size_t *join
 	CHECK_INT(fstat(fd, &st), ==, 0);
 	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
 	CHECK(elf);
-	CHECK_INT(elf_dwarf__read(elf, (uint64_t)st.st_size, &ctx), ==, 0);
+	CHECK_INT(elf_dwarf__read(elf, (uint64_t)st.st_size, false, &ctx), ==, 0);
 	out = calloc(a.n, sizeof(*out));
 	CHECK(out);
 	CHECK_INT(dwarf_ctx__lines(ctx, a.v, a.n, out, &counts, NULL), ==, 0);
@@ -298,27 +239,6 @@ TEST(dwarf_line_fixture_compressed_matches_eu_addr2line)
 	snprintf(cmd, sizeof(cmd), "readelf -SW '%s' | grep -q ' .debug_line .* C '", bin);
 	CHECK_INT(system(cmd), ==, 0); /* the section is compressed indeed */
 	agree(bin, 1, &n, &joined);
-}
-
-/* Debian's libc's debug file (libc6-dbg), by the build ID of the system's libc. */
-static const char *libc_debug_file(void)
-{
-	static char path[1024];
-	char cmd[1024], id[128] = "";
-	FILE *p;
-
-	snprintf(cmd, sizeof(cmd), "readelf -n '%s' | awk '/Build ID/ { print $3 }'",
-		 test_system_libc());
-	p = popen(cmd, "r");
-	CHECK(p);
-	if (!fgets(id, sizeof(id), p))
-		id[0] = '\0';
-	pclose(p);
-	id[strcspn(id, "\n")] = '\0';
-	snprintf(path, sizeof(path), "/usr/lib/debug/.build-id/%.2s/%s.debug", id, id + 2);
-	if (strlen(id) < 8 || access(path, R_OK))
-		test_skip("no debug file for %s (libc6-dbg not installed)", test_system_libc());
-	return path;
 }
 
 TEST(dwarf_line_debian_libc_matches_eu_addr2line)
