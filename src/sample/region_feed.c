@@ -186,6 +186,8 @@ static int sink_add_region(void *ctx, uint32_t set, uint64_t start, uint64_t end
 
 	if (!f->unwinder)
 		return 0;
+	if (ct && ct->pending)
+		return unwinder__add_pending_region(f->unwinder, set, start, end);
 	return unwinder__add_region(f->unwinder, set, start, end, bias, loaded_table(f, ct));
 }
 
@@ -457,6 +459,33 @@ void region_feed__apply(struct region_feed *f, const struct task_event *ev)
 	}
 }
 
+int region_feed__load_off_loop(struct region_feed *f)
+{
+	return table_cache__load_off_loop(f->cache);
+}
+
+int region_feed__fd(const struct region_feed *f)
+{
+	return table_cache__fd(f->cache);
+}
+
+void region_feed__pick_up(struct region_feed *f)
+{
+	struct cached_table *ct;
+
+	while ((ct = table_cache__take(f->cache)))
+		process_regions__table_ready(f->regions, ct);
+}
+
+size_t region_feed__stop_builds(struct region_feed *f, uint64_t deadline_ns)
+{
+	size_t left = table_cache__stop(f->cache, deadline_ns);
+
+	/* Those that ended in time give their regions a table, for the last copies. */
+	region_feed__pick_up(f);
+	return left;
+}
+
 void region_feed__follow_all(struct region_feed *f)
 {
 	f->follow_all = true;
@@ -485,6 +514,8 @@ static int find_code(void *arg, uint64_t pc, struct walk_code *out)
 
 	if (process_regions__find(w->f->regions, w->pid, pc, &rc))
 		return -ENOENT;
+	if (rc.pending)
+		return -EAGAIN;
 	*out = (struct walk_code){rc.table, rc.bias};
 	return 0;
 }
