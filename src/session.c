@@ -1513,6 +1513,11 @@ static void log_unwinding(struct run *r)
 	pr_debug("unwind: tables found by file too (the walk by file) %llu, refused by its full "
 		 "map %llu",
 		 (unsigned long long)st.files, (unsigned long long)st.files_refused);
+	pr_debug("unwind: regions that waited for their table (built off the loop) %llu, waiting "
+		 "still %llu; builds pending %llu, left behind %llu",
+		 (unsigned long long)st.regions.regions_waited,
+		 (unsigned long long)st.regions.regions_pending,
+		 (unsigned long long)st.tables.pending, (unsigned long long)st.tables.left_behind);
 }
 
 /* One-shot: the profile is named, written or uploaded, and summed up. */

@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #define LOG_MODULE "unwind"
+#include "lib/clock.h"
 #include "lib/log.h"
 #include "lib/u64map.h"
 #include "resolve/proc_maps.h"
@@ -461,7 +462,7 @@ void region_feed__apply(struct region_feed *f, const struct task_event *ev)
 
 int region_feed__load_off_loop(struct region_feed *f)
 {
-	return table_cache__load_off_loop(f->cache);
+	return table_cache__load_off_loop(f->cache, TABLE_CACHE_SYNC_CFI_BYTES);
 }
 
 int region_feed__fd(const struct region_feed *f)
@@ -565,17 +566,33 @@ static bool regions_fit(struct region_feed *f, const struct cprof_copy *c)
 	return c->flags & CPROF_COPY_FROM_PERF ? v <= c->time : v == c->space;
 }
 
-void region_feed__walk(struct region_feed *f, const struct cprof_copy *c, struct walk_result *out)
+/*
+ * How long a copy's walk waits for a table being built (within the loop's
+ * slice for builds, table_cache__wait): a small file's takes a few ms, and
+ * the first samples of a process begun then are walked whole.
+ */
+#define WALK_WAIT_NS 20000000ull
+
+/* The walk, with the tables of the moment (the dictionary grows as they come). */
+static void walk_now(struct region_feed *f, struct walk_ctx *ctx, const struct stack_snapshot *snap,
+		     struct walk_result *out)
 {
 	struct unwind_rules *rules = table_cache__rules(f->cache);
-	struct walk_ctx ctx = {f, c->pid};
 	struct stack_walk w = {
 		.rules = unwind_rules__all(rules),
 		.nrules = unwind_rules__count(rules),
 		.ra_mask = f->unwinder ? unwinder__ra_mask(f->unwinder) : ~0ull,
 		.find = find_code,
-		.arg = &ctx,
+		.arg = ctx,
 	};
+
+	stack_walk__run(&w, snap, out);
+}
+
+void region_feed__walk(struct region_feed *f, const struct cprof_copy *c, struct walk_result *out)
+{
+	uint64_t until = clock__mono_ns() + WALK_WAIT_NS;
+	struct walk_ctx ctx = {f, c->pid};
 	struct stack_snapshot snap = {
 		.pc = c->pc,
 		.sp = c->sp,
@@ -594,5 +611,11 @@ void region_feed__walk(struct region_feed *f, const struct cprof_copy *c, struct
 		out->stop = CPROF_STOP_NO_TABLE;
 		return;
 	}
-	stack_walk__run(&w, &snap, out);
+	walk_now(f, &ctx, &snap, out);
+	/* Stopped at a table being built: walked again once one has come. */
+	while (out->stop == CPROF_STOP_NO_TABLE && clock__mono_ns() < until &&
+	       table_cache__wait(f->cache, until - clock__mono_ns())) {
+		region_feed__pick_up(f);
+		walk_now(f, &ctx, &snap, out);
+	}
 }

@@ -85,7 +85,10 @@ struct table_cache {
 	struct table_loader *loader; /* NULL: tables are built on the caller's thread */
 	/* Pending entries no one holds, freed when their job ends (or with the cache). */
 	struct entry *orphans;
-	bool stopped; /* table_cache__stop was called */
+	bool stopped;			   /* table_cache__stop was called */
+	uint64_t sync_bytes;		   /* of CFI, past which a file is posted */
+	uint64_t slice_start, slice_spent; /* the loop's builds: this slice's, ns */
+	uint64_t wait_spent;		   /* ... and its waits for builds (table_cache__wait) */
 	struct table_cache_stats stats;
 };
 
@@ -301,14 +304,12 @@ static int apply(struct table_cache *c, struct entry *e, struct build_result *r)
 }
 
 /* Reads the file's CFI into e, on this thread. */
-static int build(struct table_cache *c, struct entry *e, int fd)
+static int build(struct table_cache *c, struct entry *e, struct build_source *s)
 {
 	struct build_result r = {0};
-	struct build_source s;
 
-	source_open(fd, &s);
-	build_table(c->store, c->budget, c->rules, &s, NULL, &r);
-	source_close(&s);
+	build_table(c->store, c->budget, c->rules, s, NULL, &r);
+	source_close(s);
 	return apply(c, e, &r);
 }
 
@@ -330,15 +331,17 @@ static void job_free(void *arg)
 	free(j);
 }
 
-/* e's table, built on the loader's thread: e is pending until table_cache__take. */
-static int post(struct table_cache *c, struct entry *e, int fd)
+/* e's table, built on the loader's thread from s (the job's now): pending until taken. */
+static int post(struct table_cache *c, struct entry *e, struct build_source *s, uint64_t cost)
 {
 	struct build_job *j = calloc(1, sizeof(*j));
 	int err = -ENOMEM;
 
-	if (!j)
+	if (!j) {
+		source_close(s);
 		return err;
-	source_open(fd, &j->src);
+	}
+	j->src = *s;
 	j->posted = clock__mono_ns();
 	j->store = c->store;
 	if (c->budget) {
@@ -346,10 +349,8 @@ static int post(struct table_cache *c, struct entry *e, int fd)
 		j->own.stop_requested = c->budget->stop_requested;
 	}
 	err = unwind_rules__new(&j->rules);
-	/* Its cost from the section headers: the CFI itself is read on the thread. */
 	if (!err)
-		err = table_loader__post(c->loader, j,
-					 j->src.elf ? elf_cfi__claimed_bytes(j->src.elf) : 0);
+		err = table_loader__post(c->loader, j, cost);
 	if (err) {
 		job_free(j);
 		return err;
@@ -421,8 +422,9 @@ static struct entry *finish_job(struct table_cache *c, struct build_job *j)
 	return e;
 }
 
-int table_cache__load_off_loop(struct table_cache *c)
+int table_cache__load_off_loop(struct table_cache *c, uint64_t sync_bytes)
 {
+	c->sync_bytes = sync_bytes;
 	if (c->loader)
 		return 0;
 	return table_loader__new(job_run, job_free, &c->loader);
@@ -459,6 +461,33 @@ static void end_builds(struct table_cache *c)
 		load_budget__end_by(&e->job->own, now);
 }
 
+/*
+ * Whether the loop's slices have room (new ones each
+ * TABLE_CACHE_SLICE_EVERY_NS): for builds (spent), or for waits.
+ */
+static bool slice_room(struct table_cache *c, uint64_t now, const uint64_t *spent)
+{
+	if (now - c->slice_start >= TABLE_CACHE_SLICE_EVERY_NS) {
+		c->slice_start = now;
+		c->slice_spent = 0;
+		c->wait_spent = 0;
+	}
+	return *spent < TABLE_CACHE_SLICE_NS;
+}
+
+bool table_cache__wait(struct table_cache *c, uint64_t max_ns)
+{
+	uint64_t t0 = clock__mono_ns(), room;
+	bool done;
+
+	if (!c->loader || !c->stats.pending || c->stopped || !slice_room(c, t0, &c->wait_spent))
+		return false;
+	room = TABLE_CACHE_SLICE_NS - c->wait_spent;
+	done = table_loader__wait_one(c->loader, t0 + (max_ns < room ? max_ns : room));
+	c->wait_spent += clock__mono_ns() - t0;
+	return done;
+}
+
 size_t table_cache__stop(struct table_cache *c, uint64_t deadline_ns)
 {
 	size_t left;
@@ -477,6 +506,41 @@ size_t table_cache__stop(struct table_cache *c, uint64_t deadline_ns)
 		c->budget->cfi_left_behind += left;
 	}
 	return left;
+}
+
+/*
+ * e's table from the file at fd: built on this thread if it is cheap (its
+ * CFI bytes, from its section headers) and the slice has room, as every
+ * build was before the loader: a process's first samples then find its
+ * libraries' tables. Else posted to the loader.
+ */
+static int make_table(struct table_cache *c, struct entry *e, int fd)
+{
+	uint64_t cost, t0 = clock__mono_ns();
+	struct build_source s;
+	int err;
+
+	source_open(fd, &s);
+	if (c->loader) {
+		cost = s.elf ? elf_cfi__claimed_bytes(s.elf) : 0;
+		if (cost > c->sync_bytes || !slice_room(c, t0, &c->slice_spent))
+			return post(c, e, &s, cost);
+	}
+	err = build(c, e, &s);
+	c->slice_spent += clock__mono_ns() - t0;
+	return err;
+}
+
+/* e, made and not handed out, goes: freed when its build ends if it has one under way. */
+static void drop_new(struct table_cache *c, struct entry *e)
+{
+	if (!e->t.pending) {
+		free_entry(e);
+		return;
+	}
+	e->refs = 0;
+	e->next_same_hash = c->orphans;
+	c->orphans = e;
 }
 
 int table_cache__get(struct table_cache *c, const struct file_id *id, int fd,
@@ -501,13 +565,13 @@ int table_cache__get(struct table_cache *c, const struct file_id *id, int fd,
 	e->id = *id;
 	e->t.id = *id;
 	e->refs = 1;
-	err = c->loader ? post(c, e, fd) : build(c, e, fd);
+	err = make_table(c, e, fd);
 	if (!err) {
 		e->next_same_hash = head;
 		err = u64map__set(c->index, h, (uint64_t)(uintptr_t)e);
 	}
 	if (err) {
-		free_entry(e);
+		drop_new(c, e);
 		return err;
 	}
 	c->stats.tables++;

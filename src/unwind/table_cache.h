@@ -76,10 +76,24 @@ struct unwind_rules *table_cache__rules(struct table_cache *c);
 void table_cache__set_budget(struct table_cache *c, struct load_budget *budget);
 
 /*
- * Tables are built from now on by threads of their own (table_loader.h),
- * and table_cache__get hands out pending tables. 0, or a negative errno.
+ * With the loader (table_cache__load_off_loop), a file of at most this
+ * much CFI by default (its section headers' claim) is still built on the caller's
+ * thread, up to TABLE_CACHE_SLICE_NS of every TABLE_CACHE_SLICE_EVERY_NS:
+ * libc's 0.3 MB take 10-25 ms, and a process begun then finds its tables
+ * with its first samples. The rest, and all past the slice, go to the
+ * loader: a user's files cost the loop a tenth of its time at most.
  */
-int table_cache__load_off_loop(struct table_cache *c);
+#define TABLE_CACHE_SYNC_CFI_BYTES (1ull << 20)
+#define TABLE_CACHE_SLICE_NS	   (100 * 1000000ull)
+#define TABLE_CACHE_SLICE_EVERY_NS (1000 * 1000000ull)
+
+/*
+ * Tables are built from now on by threads of their own (table_loader.h)
+ * but for files of at most sync_bytes of CFI within the slice above
+ * (TABLE_CACHE_SYNC_CFI_BYTES; 0: none), and table_cache__get hands out
+ * pending tables. 0, or a negative errno.
+ */
+int table_cache__load_off_loop(struct table_cache *c, uint64_t sync_bytes);
 /* Readable when a build has ended (for the loop's poll); -1 without the threads. */
 int table_cache__fd(const struct table_cache *c);
 /*
@@ -88,6 +102,13 @@ int table_cache__fd(const struct table_cache *c);
  * until NULL when table_cache__fd is readable.
  */
 struct cached_table *table_cache__take(struct table_cache *c);
+/*
+ * Waits up to max_ns for a build to end, within a slice of the loop's time
+ * of its own (TABLE_CACHE_SLICE_NS of every TABLE_CACHE_SLICE_EVERY_NS):
+ * for a stack copy that found a table pending. True when one has
+ * (table_cache__take).
+ */
+bool table_cache__wait(struct table_cache *c, uint64_t max_ns);
 /*
  * The run is over: builds end (table_loader__stop), none begins, until
  * deadline_ns; those that end are still taken. Those left behind, still

@@ -349,6 +349,21 @@ static bool wait_locked(struct table_loader *l, uint64_t deadline_ns)
 	return !busy(l, false);
 }
 
+bool table_loader__wait_one(struct table_loader *l, uint64_t deadline_ns)
+{
+	struct timespec ts = {(time_t)(deadline_ns / 1000000000u),
+			      (long)(deadline_ns % 1000000000u)};
+	bool done;
+
+	pthread_mutex_lock(&l->lock);
+	while (!l->done.head && busy(l, false) && clock__mono_ns() < deadline_ns)
+		if (pthread_cond_timedwait(&l->ended, &l->lock, &ts) == ETIMEDOUT)
+			break;
+	done = l->done.head != NULL;
+	pthread_mutex_unlock(&l->lock);
+	return done;
+}
+
 bool table_loader__wait(struct table_loader *l, uint64_t deadline_ns)
 {
 	bool done;

@@ -57,6 +57,11 @@ void *table_loader__take(struct table_loader *l);
  * loop's poll. table_loader__take empties it.
  */
 int table_loader__fd(const struct table_loader *l);
+/*
+ * Waits until a job has ended and is not taken, or until deadline_ns
+ * (CLOCK_MONOTONIC). True when one has.
+ */
+bool table_loader__wait_one(struct table_loader *l, uint64_t deadline_ns);
 /* Jobs posted and neither taken back nor left behind. */
 size_t table_loader__pending(struct table_loader *l);
 /*
