@@ -327,16 +327,6 @@ int table_loader__fd(const struct table_loader *l)
 	return l->efd;
 }
 
-size_t table_loader__pending(struct table_loader *l)
-{
-	size_t n;
-
-	pthread_mutex_lock(&l->lock);
-	n = l->pending;
-	pthread_mutex_unlock(&l->lock);
-	return n;
-}
-
 /* Under lock: waits for the builds to end, or deadline_ns. True when none is left. */
 static bool wait_locked(struct table_loader *l, uint64_t deadline_ns)
 {
@@ -360,16 +350,6 @@ bool table_loader__wait_one(struct table_loader *l, uint64_t deadline_ns)
 		if (pthread_cond_timedwait(&l->ended, &l->lock, &ts) == ETIMEDOUT)
 			break;
 	done = l->done.head != NULL;
-	pthread_mutex_unlock(&l->lock);
-	return done;
-}
-
-bool table_loader__wait(struct table_loader *l, uint64_t deadline_ns)
-{
-	bool done;
-
-	pthread_mutex_lock(&l->lock);
-	done = wait_locked(l, deadline_ns);
 	pthread_mutex_unlock(&l->lock);
 	return done;
 }

@@ -62,13 +62,6 @@ int table_loader__fd(const struct table_loader *l);
  * (CLOCK_MONOTONIC). True when one has.
  */
 bool table_loader__wait_one(struct table_loader *l, uint64_t deadline_ns);
-/* Jobs posted and neither taken back nor left behind. */
-size_t table_loader__pending(struct table_loader *l);
-/*
- * Waits until every job posted has ended, or until deadline_ns
- * (CLOCK_MONOTONIC; UINT64_MAX: no limit). True when none is left.
- */
-bool table_loader__wait(struct table_loader *l, uint64_t deadline_ns);
 /*
  * Ends the builds, as the run is over: stop is set for the job under way
  * and those not begun (which run sees set and ends at once); later posts
