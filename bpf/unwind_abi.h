@@ -127,7 +127,8 @@ struct cprof_unwind_set {
 };
 
 enum cprof_region_flags {
-	CPROF_REGION_TABLE = 1, /* the code has a table; else frame-pointer steps */
+	CPROF_REGION_TABLE = 1,	  /* the code has a table; else frame-pointer steps */
+	CPROF_REGION_PENDING = 2, /* its file's table is being built: the walk stops here */
 };
 
 struct cprof_region {

@@ -670,6 +670,13 @@ static __always_inline void walk_frame(struct cprof_walk *w, __u64 ra_mask, int 
 		w->done = 1;
 		return;
 	}
+	/* As for a file whose table is not loaded (find_by_file): kept, or copied if young. */
+	if (w->region.flags & CPROF_REGION_PENDING) {
+		w->file_miss = 1;
+		w->u.stop = CPROF_STOP_NO_MAPPING;
+		w->done = 1;
+		return;
+	}
 	if (w->region.flags & CPROF_REGION_TABLE) {
 		id = rule_for(w, (r->exact_pc ? r->pc : r->pc - 1) - w->region.bias, loop);
 		rule = bpf_map_lookup_elem(&unwind_rules, &id);

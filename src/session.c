@@ -58,6 +58,7 @@
 #include "sample/unwinder.h"
 #include "unwind/kernel_facts.h"
 #include "unwind/stack_walk.h"
+#include "unwind/table_loader.h"
 #include "store/table_store.h"
 #include "session.h"
 #include "signals.h"
@@ -223,6 +224,8 @@ static void follow(struct run *r, uint64_t until)
 	 * now, before those records (a ring's reader wakes at half full). The
 	 * records are read first, only queued: on_process looks for forks there.
 	 */
+	if (r->feed)
+		region_feed__pick_up(r->feed);
 	if (r->events)
 		err = task_events__read(r->events, 0, on_task_event, r);
 	sampler__consume(r->sampler, on_process, r, true);
@@ -725,6 +728,7 @@ static void read_info(struct run *r, struct summary_info *in)
 	in->symtabs_over_held = r->budget.symtabs_over_held;
 	in->cfi_refused = r->budget.cfi_refused;
 	in->cfi_abandoned = r->budget.cfi_abandoned;
+	in->cfi_left_behind = r->budget.cfi_left_behind;
 	if (r->feed) {
 		struct region_feed_stats fs;
 
@@ -782,6 +786,7 @@ static struct summary_info since(const struct summary_info *cur, const struct su
 	d.symtabs_over_held -= prev->symtabs_over_held;
 	d.cfi_refused -= prev->cfi_refused;
 	d.cfi_abandoned -= prev->cfi_abandoned;
+	d.cfi_left_behind -= prev->cfi_left_behind;
 	d.regions_over_cap -= prev->regions_over_cap;
 	d.walked -= prev->walked;
 	for (i = 0; i < CPROF_STOP_MAX; i++)
@@ -1063,6 +1068,18 @@ static struct table_store *open_tables(const struct session_opts *o)
 	return s;
 }
 
+/*
+ * A user's file can take seconds to build a table for: built on threads of
+ * their own, or on the loop (as before) if they cannot start.
+ */
+static void build_tables_off_loop(struct run *r)
+{
+	int err = region_feed__load_off_loop(r->feed);
+
+	if (err)
+		pr_warn("unwind tables are built on the sampling loop: %s", strerror(-err));
+}
+
 /* Every sample comes with a copy of its user stack, walked here with the tables. */
 static int start_copy_walks(struct run *r)
 {
@@ -1074,6 +1091,7 @@ static int start_copy_walks(struct run *r)
 		return -ENOMEM;
 	}
 	region_feed__set_budget(r->feed, &r->budget);
+	build_tables_off_loop(r);
 	if (!r->o->npids && !r->o->command)
 		region_feed__follow_all(r->feed);
 	if (r->base.unwind_status == -ENOENT)
@@ -1117,6 +1135,7 @@ static int start_unwinding(struct run *r)
 		return err;
 	}
 	region_feed__set_budget(r->feed, &r->budget);
+	build_tables_off_loop(r);
 	if (!r->o->npids && !r->o->command)
 		region_feed__follow_all(r->feed);
 	pr_info("user stacks: walked in the kernel with the CFI tables (.eh_frame)");
@@ -1385,14 +1404,15 @@ static int drain_when_due(struct run *r, uint64_t now)
  */
 static void wait_news(struct run *r, int timeout_ms)
 {
-	struct pollfd fds[2] = {
+	struct pollfd fds[3] = {
 		{.fd = sampler__fd(r->sampler), .events = POLLIN},
 		{.fd = r->events ? task_events__fd(r->events) : -1, .events = POLLIN},
+		{.fd = r->feed ? region_feed__fd(r->feed) : -1, .events = POLLIN},
 	};
 
 	if (r->events && task_events__queued(r->events) && timeout_ms > RECORD_DELAY_MS + 1)
 		timeout_ms = RECORD_DELAY_MS + 1;
-	if (poll(fds, 2, timeout_ms) < 0 && errno != EINTR)
+	if (poll(fds, 3, timeout_ms) < 0 && errno != EINTR)
 		pr_warn("polling for new processes failed: %s", strerror(errno));
 	follow(r, clock__mono_ns() - RECORD_DELAY_MS * 1000000ull);
 }
@@ -1423,6 +1443,18 @@ static void sample(struct run *r)
 	}
 }
 
+/* No table is built for a run that is over: those under way end, or are left behind. */
+static void stop_builds(struct run *r)
+{
+	size_t left;
+
+	if (!r->feed)
+		return;
+	left = region_feed__stop_builds(r->feed, clock__mono_ns() + TABLE_LOADER_STOP_NS);
+	if (left)
+		pr_debug("%zu unwind table builds left behind, still reading their files", left);
+}
+
 /* Sampling ends: what is still in the maps is drained. Returns when it ended. */
 static uint64_t stop(struct run *r)
 {
@@ -1433,6 +1465,7 @@ static uint64_t stop(struct run *r)
 	sampler__stop(r->sampler);
 	now = clock__mono_ns();
 	load_budget__end_by(&r->budget, now + LOAD_GRACE_MS * 1000000ull);
+	stop_builds(r);
 	profile__set_duration(r->prof, now - r->start);
 	if (signals__stop_requested())
 		fprintf(stderr, "cprof: %s after %.2f s: keeping what was sampled\n",
@@ -1484,6 +1517,11 @@ static void log_unwinding(struct run *r)
 	pr_debug("unwind: tables found by file too (the walk by file) %llu, refused by its full "
 		 "map %llu",
 		 (unsigned long long)st.files, (unsigned long long)st.files_refused);
+	pr_debug("unwind: regions that waited for their table (built off the loop) %llu, waiting "
+		 "still %llu; builds pending %llu, left behind %llu",
+		 (unsigned long long)st.regions.regions_waited,
+		 (unsigned long long)st.regions.regions_pending,
+		 (unsigned long long)st.tables.pending, (unsigned long long)st.tables.left_behind);
 }
 
 /* One-shot: the profile is named, written or uploaded, and summed up. */

@@ -832,9 +832,11 @@ static void budget_sentence(char *buf, size_t size, const struct summary_info *i
 		appendf(buf, size, &off,
 			"%sunwind tables refused: %" PRIu64
 			" with CFI over the cap of %llu MiB, %u "
-			"FDEs or %u rows, %" PRIu64 " not built as the run was over",
+			"FDEs or %u rows, %" PRIu64 " not built as the run was over (%" PRIu64
+			" of them left behind, still reading their file)",
 			off ? "; " : "", in->cfi_refused, LOAD_MAX_CFI_BYTES >> 20,
-			LOAD_MAX_CFI_FDES, LOAD_MAX_CFI_ROWS, in->cfi_abandoned);
+			LOAD_MAX_CFI_FDES, LOAD_MAX_CFI_ROWS, in->cfi_abandoned,
+			in->cfi_left_behind);
 	if (in->regions_over_cap)
 		appendf(buf, size, &off,
 			"%scode mappings without an unwind table: %" PRIu64

@@ -93,6 +93,7 @@ struct summary_info {
 	bool interval;
 	/* Files over the run's caps, or cut off by its deadline (lib/load_budget.h). */
 	uint64_t symtabs_refused, symtabs_abandoned, symtabs_over_held, cfi_refused, cfi_abandoned;
+	uint64_t cfi_left_behind; /* of cfi_abandoned: builds left behind on their thread */
 	/* Code mappings left without a table: their process had too many (process_regions.c). */
 	uint64_t regions_over_cap;
 };

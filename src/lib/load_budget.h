@@ -98,6 +98,7 @@ struct load_budget {
 	_Atomic uint64_t symtabs_abandoned; /* symbol loads cut off by the deadline */
 	_Atomic uint64_t cfi_refused;	    /* files whose CFI was over a cap */
 	_Atomic uint64_t cfi_abandoned;	    /* table builds cut off by the deadline */
+	_Atomic uint64_t cfi_left_behind;   /* ... of them still reading their file (a thread's) */
 	_Atomic uint64_t dwarf_held; /* line table bytes held, for LOAD_MAX_HELD_DWARF_BYTES */
 };
 

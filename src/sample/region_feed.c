@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #define LOG_MODULE "unwind"
+#include "lib/clock.h"
 #include "lib/log.h"
 #include "lib/u64map.h"
 #include "lib/proc_maps.h"
@@ -186,6 +187,8 @@ static int sink_add_region(void *ctx, uint32_t set, uint64_t start, uint64_t end
 
 	if (!f->unwinder)
 		return 0;
+	if (ct && ct->pending)
+		return unwinder__add_pending_region(f->unwinder, set, start, end);
 	return unwinder__add_region(f->unwinder, set, start, end, bias, loaded_table(f, ct));
 }
 
@@ -457,6 +460,33 @@ void region_feed__apply(struct region_feed *f, const struct task_event *ev)
 	}
 }
 
+int region_feed__load_off_loop(struct region_feed *f)
+{
+	return table_cache__load_off_loop(f->cache, TABLE_CACHE_SYNC_CFI_BYTES);
+}
+
+int region_feed__fd(const struct region_feed *f)
+{
+	return table_cache__fd(f->cache);
+}
+
+void region_feed__pick_up(struct region_feed *f)
+{
+	struct cached_table *ct;
+
+	while ((ct = table_cache__take(f->cache)))
+		process_regions__table_ready(f->regions, ct);
+}
+
+size_t region_feed__stop_builds(struct region_feed *f, uint64_t deadline_ns)
+{
+	size_t left = table_cache__stop(f->cache, deadline_ns);
+
+	/* Those that ended in time give their regions a table, for the last copies. */
+	region_feed__pick_up(f);
+	return left;
+}
+
 void region_feed__follow_all(struct region_feed *f)
 {
 	f->follow_all = true;
@@ -485,6 +515,8 @@ static int find_code(void *arg, uint64_t pc, struct walk_code *out)
 
 	if (process_regions__find(w->f->regions, w->pid, pc, &rc))
 		return -ENOENT;
+	if (rc.pending)
+		return -EAGAIN;
 	*out = (struct walk_code){rc.table, rc.bias};
 	return 0;
 }
@@ -534,17 +566,33 @@ static bool regions_fit(struct region_feed *f, const struct cprof_copy *c)
 	return c->flags & CPROF_COPY_FROM_PERF ? v <= c->time : v == c->space;
 }
 
-void region_feed__walk(struct region_feed *f, const struct cprof_copy *c, struct walk_result *out)
+/*
+ * How long a copy's walk waits for a table being built (within the loop's
+ * slice for builds, table_cache__wait): a small file's takes a few ms, and
+ * the first samples of a process begun then are walked whole.
+ */
+#define WALK_WAIT_NS 20000000ull
+
+/* The walk, with the tables of the moment (the dictionary grows as they come). */
+static void walk_now(struct region_feed *f, struct walk_ctx *ctx, const struct stack_snapshot *snap,
+		     struct walk_result *out)
 {
 	struct unwind_rules *rules = table_cache__rules(f->cache);
-	struct walk_ctx ctx = {f, c->pid};
 	struct stack_walk w = {
 		.rules = unwind_rules__all(rules),
 		.nrules = unwind_rules__count(rules),
 		.ra_mask = f->unwinder ? unwinder__ra_mask(f->unwinder) : ~0ull,
 		.find = find_code,
-		.arg = &ctx,
+		.arg = ctx,
 	};
+
+	stack_walk__run(&w, snap, out);
+}
+
+void region_feed__walk(struct region_feed *f, const struct cprof_copy *c, struct walk_result *out)
+{
+	uint64_t until = clock__mono_ns() + WALK_WAIT_NS;
+	struct walk_ctx ctx = {f, c->pid};
 	struct stack_snapshot snap = {
 		.pc = c->pc,
 		.sp = c->sp,
@@ -563,5 +611,11 @@ void region_feed__walk(struct region_feed *f, const struct cprof_copy *c, struct
 		out->stop = CPROF_STOP_NO_TABLE;
 		return;
 	}
-	stack_walk__run(&w, &snap, out);
+	walk_now(f, &ctx, &snap, out);
+	/* Stopped at a table being built: walked again once one has come. */
+	while (out->stop == CPROF_STOP_NO_TABLE && clock__mono_ns() < until &&
+	       table_cache__wait(f->cache, until - clock__mono_ns())) {
+		region_feed__pick_up(f);
+		walk_now(f, &ctx, &snap, out);
+	}
 }

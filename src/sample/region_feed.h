@@ -43,6 +43,23 @@ void region_feed__free(struct region_feed *f);
 void region_feed__set_budget(struct region_feed *f, struct load_budget *budget);
 
 /*
+ * Tables are built off the loop from now on (unwind/table_loader.h): their
+ * regions wait, the walk stopping there, until region_feed__pick_up. 0, or
+ * a negative errno.
+ */
+int region_feed__load_off_loop(struct region_feed *f);
+/* Readable when builds have ended: for the loop's poll; -1 when tables are not built off it. */
+int region_feed__fd(const struct region_feed *f);
+/* The tables whose builds ended go to the regions that wait for them. */
+void region_feed__pick_up(struct region_feed *f);
+/*
+ * The run is over: no build begins, those under way end by deadline_ns or
+ * are left behind (counted in the budget as abandoned); those that ended
+ * are picked up. Returns how many were left behind.
+ */
+size_t region_feed__stop_builds(struct region_feed *f, uint64_t deadline_ns);
+
+/*
  * Whole-system profiles: every process that execs gets its regions from its
  * exec on, not only once sampled (a compiler under make may live 10 ms).
  */

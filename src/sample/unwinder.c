@@ -562,11 +562,22 @@ static void regions_changed(struct unwinder *u)
 		pr_warn("cannot tell the walk the regions changed: %s", strerror(-err));
 }
 
+static int put_region(struct unwinder *u, uint32_t set, uint64_t start, uint64_t end,
+		      struct cprof_region *v)
+{
+	int err = for_blocks(set, start, end, put_block, u->fds[UMAP_REGIONS], v);
+
+	if (err)
+		unwinder__remove_region(u, set, start, end);
+	else
+		regions_changed(u);
+	return err;
+}
+
 int unwinder__add_region(struct unwinder *u, uint32_t set, uint64_t start, uint64_t end,
 			 uint64_t bias, const struct unwinder_table *t)
 {
 	struct cprof_region v = {.start = start, .end = end, .bias = bias};
-	int err;
 
 	if (t) {
 		v.flags = CPROF_REGION_TABLE;
@@ -576,12 +587,14 @@ int unwinder__add_region(struct unwinder *u, uint32_t set, uint64_t start, uint6
 		v.row_base = t->row_base;
 		v.serial = t->serial;
 	}
-	err = for_blocks(set, start, end, put_block, u->fds[UMAP_REGIONS], &v);
-	if (err)
-		unwinder__remove_region(u, set, start, end);
-	else
-		regions_changed(u);
-	return err;
+	return put_region(u, set, start, end, &v);
+}
+
+int unwinder__add_pending_region(struct unwinder *u, uint32_t set, uint64_t start, uint64_t end)
+{
+	struct cprof_region v = {.start = start, .end = end, .flags = CPROF_REGION_PENDING};
+
+	return put_region(u, set, start, end, &v);
 }
 
 void unwinder__remove_region(struct unwinder *u, uint32_t set, uint64_t start, uint64_t end)

@@ -86,6 +86,12 @@ void unwinder__remove_table(struct unwinder *u, const struct unwinder_table *t);
  * Code at [start, end) of region set `set`, whose table addresses are
  * pc - bias; t NULL: no CFI, frame-pointer steps.
  */
+/*
+ * Code at [start, end) of set whose file's table is being built: the walk
+ * stops there as for a file whose table is not loaded (CPROF_STOP_NO_TABLE,
+ * or a copy for user space if its process is young).
+ */
+int unwinder__add_pending_region(struct unwinder *u, uint32_t set, uint64_t start, uint64_t end);
 int unwinder__add_region(struct unwinder *u, uint32_t set, uint64_t start, uint64_t end,
 			 uint64_t bias, const struct unwinder_table *t);
 void unwinder__remove_region(struct unwinder *u, uint32_t set, uint64_t start, uint64_t end);

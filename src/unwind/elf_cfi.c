@@ -133,6 +133,41 @@ static void find_sections(Elf *elf, struct elf_cfi *c)
 	}
 }
 
+/* More sections than any real file has (libLLVM: under 50), not looked through. */
+#define ELF_CFI_MAX_SECTIONS 65536
+
+static uint64_t claimed(Elf_Scn *scn, const GElf_Shdr *sh)
+{
+	GElf_Chdr ch;
+
+	if (!(sh->sh_flags & SHF_COMPRESSED))
+		return sh->sh_size;
+	return gelf_getchdr(scn, &ch) ? ch.ch_size : UINT64_MAX;
+}
+
+uint64_t elf_cfi__claimed_bytes(Elf *elf)
+{
+	size_t shstrndx, n;
+	Elf_Scn *scn = NULL;
+	uint64_t sum = 0, add;
+	const char *name;
+	GElf_Shdr sh;
+
+	if (elf_getshdrnum(elf, &n) || !n || n > ELF_CFI_MAX_SECTIONS ||
+	    elf_getshdrstrndx(elf, &shstrndx))
+		return UINT64_MAX;
+	while ((scn = elf_nextscn(elf, scn))) {
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type == SHT_NOBITS)
+			continue;
+		name = elf_strptr(elf, shstrndx, sh.sh_name);
+		if (!name || (strcmp(name, ".eh_frame") && strcmp(name, ".debug_frame")))
+			continue;
+		add = claimed(scn, &sh);
+		sum = sum + add < sum ? UINT64_MAX : sum + add;
+	}
+	return sum;
+}
+
 /* Without section headers, the loader's view: PT_GNU_EH_FRAME and its eh_frame_ptr. */
 static void find_by_segment(Elf *elf, struct elf_cfi *c)
 {

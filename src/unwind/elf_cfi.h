@@ -40,6 +40,12 @@ struct elf_cfi {
  */
 int elf_cfi__read(Elf *elf, struct elf_cfi *out);
 /*
+ * The bytes of CFI the section headers claim (.eh_frame and .debug_frame,
+ * uncompressed), without reading them: what a build will cost. UINT64_MAX
+ * for a file whose headers cannot say (none, or past ELF_CFI_MAX_SECTIONS).
+ */
+uint64_t elf_cfi__claimed_bytes(Elf *elf);
+/*
  * The table's sources: .eh_frame, then .debug_frame (of the file, or of
  * debug, its separate debug file, when the file has none), and the file's
  * code to recognize padding. NULL debug is fine; c must outlive out.

@@ -38,6 +38,7 @@ struct region {
 	uint64_t bias;
 	struct table_ref *ref; /* NULL: not a file, or not opened */
 	bool table;	       /* given to the sink with its table */
+	bool pending;	       /* given to the sink while its table is built */
 };
 
 struct region_set {
@@ -164,12 +165,13 @@ static int ref_get(struct process_regions *p, struct cached_table *ct, struct ta
 }
 
 /* Another region like r (a copy, a piece). */
-static void region_hold(const struct region *r)
+static void region_hold(struct process_regions *p, const struct region *r)
 {
 	if (!r->ref)
 		return;
 	r->ref->regions++;
 	r->ref->tabled += r->table;
+	p->stats.regions_pending += r->pending;
 }
 
 /*
@@ -182,6 +184,7 @@ static void region_release(struct process_regions *p, const struct region *r)
 
 	if (!t)
 		return;
+	p->stats.regions_pending -= r->pending;
 	if (r->table && !--t->tabled) {
 		p->sink.unload_table(p->sink.ctx, t->ct);
 		p->stats.tables_loaded--;
@@ -216,6 +219,24 @@ static int file_bias(struct table_ref *r, int fd, const struct proc_map *m, uint
 	return 0;
 }
 
+/* r's file's table is being built: r waits for it (process_regions__table_ready). */
+static int pending_region(struct process_regions *p, int fd, const struct proc_map *m,
+			  struct region *r)
+{
+	int err = file_bias(r->ref, fd, m, &r->bias);
+
+	if (err) {
+		pr_debug("%s: no executable segment at offset %#llx: %s", m->path,
+			 (unsigned long long)m->offset, strerror(-err));
+		p->stats.regions_no_table++;
+		return 0;
+	}
+	r->pending = true;
+	p->stats.regions_pending++;
+	p->stats.regions_waited++;
+	return 0;
+}
+
 /* The table of the file m maps, into r; a file that cannot give one leaves r without. */
 static int file_region(struct process_regions *p, uint32_t pid, const struct proc_map *m,
 		       struct region *r)
@@ -237,6 +258,10 @@ static int file_region(struct process_regions *p, uint32_t pid, const struct pro
 		err = ref_get(p, ct, &r->ref);
 	if (err)
 		goto cleanup;
+	if (ct->pending) {
+		err = pending_region(p, fd, m, r);
+		goto cleanup;
+	}
 	if (!ct->table) {
 		pr_debug("%s: no table: %s", m->path, strerror(-ct->err));
 		p->stats.regions_no_table++;
@@ -300,7 +325,7 @@ static bool is_code(const struct proc_map *m)
 static bool region_add(struct process_regions *p, const struct region_set *s, struct region *r)
 {
 	int err = p->sink.add_region(p->sink.ctx, s->id, r->start, r->end, r->bias,
-				     r->table ? r->ref->ct : NULL);
+				     r->table || r->pending ? r->ref->ct : NULL);
 
 	if (!err)
 		return true;
@@ -403,7 +428,7 @@ static int set_copy(struct process_regions *p, const struct region_set *s, struc
 	}
 	for (i = 0; i < s->n; i++) {
 		r = s->arr[i];
-		region_hold(&r);
+		region_hold(p, &r);
 		if (region_add(p, c, &r))
 			c->arr[c->n++] = r;
 	}
@@ -432,14 +457,14 @@ static void set_replace(struct process_regions *p, struct region_set *s, uint64_
 	if (i < j && s->arr[i].start < start) {
 		put[n] = s->arr[i];
 		put[n].end = start;
-		region_hold(&put[n++]);
+		region_hold(p, &put[n++]);
 	}
 	if (fresh)
 		put[n++] = *fresh;
 	if (i < j && s->arr[j - 1].end > end) {
 		put[n] = s->arr[j - 1];
 		put[n].start = end;
-		region_hold(&put[n++]);
+		region_hold(p, &put[n++]);
 	}
 	/* After the holds: a table the pieces or fresh keep is not unloaded and loaded again. */
 	for (k = i; k < j; k++) {
@@ -646,6 +671,62 @@ void process_regions__exit(struct process_regions *p, uint32_t pid)
 		proc_forget(p, pid, pr);
 }
 
+/* r waited for its table, now built or not: its table, if it can have it. */
+static void region_ready(struct process_regions *p, struct region *r)
+{
+	struct table_ref *t = r->ref;
+	int err;
+
+	r->pending = false;
+	p->stats.regions_pending--;
+	if (!t->ct->table) {
+		p->stats.regions_no_table++;
+		return;
+	}
+	if (!t->tabled) {
+		err = p->sink.load_table(p->sink.ctx, t->ct);
+		if (err) {
+			p->stats.regions_table_full++;
+			return;
+		}
+		p->stats.tables_loaded++;
+	}
+	r->table = true;
+	t->tabled++;
+}
+
+/* The regions of s that waited for t, again in the sink with what they have now. */
+static void set_ready(struct process_regions *p, struct region_set *s, const struct table_ref *t)
+{
+	size_t i, kept = 0;
+	struct region r;
+
+	for (i = 0; i < s->n; i++) {
+		r = s->arr[i];
+		if (r.ref == t && r.pending) {
+			p->sink.remove_region(p->sink.ctx, s->id, r.start, r.end);
+			region_ready(p, &r);
+			/* Refused: it leaves the set, as a region the sink never took. */
+			if (!region_add(p, s, &r))
+				continue;
+		}
+		s->arr[kept++] = r;
+	}
+	p->stats.regions -= s->n - kept;
+	s->n = kept;
+}
+
+void process_regions__table_ready(struct process_regions *p, struct cached_table *ct)
+{
+	const struct table_ref *t = ct->user;
+	size_t pos = 0;
+	uint64_t pid, v;
+
+	/* Every set has a process: a set shared by several is seen again, with nothing left. */
+	while (t && u64map__next(p->procs, &pos, &pid, &v))
+		set_ready(p, ((struct proc *)(uintptr_t)v)->set, t);
+}
+
 bool process_regions__tracked(const struct process_regions *p, uint32_t pid)
 {
 	return proc_of(p, pid) != NULL;
@@ -678,5 +759,6 @@ int process_regions__find(const struct process_regions *p, uint32_t pid, uint64_
 	r = &pr->set->arr[i];
 	out->table = r->ref ? r->ref->ct->table : NULL;
 	out->bias = r->bias;
+	out->pending = r->pending;
 	return 0;
 }

@@ -39,8 +39,9 @@ struct region_sink {
 	/* 0, or -errno (-ENOSPC: the maps are full): the regions go in without their table. */
 	int (*load_table)(void *ctx, const struct cached_table *ct);
 	void (*unload_table)(void *ctx, const struct cached_table *ct);
-	/* Code at [start, end) of set, table address = pc - bias; ct NULL: frame-pointer steps.
-	 * On error the region is left out of the set. */
+	/* Code at [start, end) of set, table address = pc - bias; ct NULL: frame-pointer steps;
+	 * ct->pending: its table is being built, the walk stops there (CPROF_STOP_NO_TABLE)
+	 * until the region comes again with it. On error the region is left out of the set. */
 	int (*add_region)(void *ctx, uint32_t set, uint64_t start, uint64_t end, uint64_t bias,
 			  const struct cached_table *ct);
 	void (*remove_region)(void *ctx, uint32_t set, uint64_t start, uint64_t end);
@@ -54,8 +55,9 @@ struct process_regions_stats {
 	/* Now: */
 	uint64_t processes; /* tracked */
 	uint64_t sets;
-	uint64_t regions;	/* in all sets */
-	uint64_t tables_loaded; /* in the sink */
+	uint64_t regions;	  /* in all sets */
+	uint64_t tables_loaded;	  /* in the sink */
+	uint64_t regions_pending; /* given to the sink with a pending table */
 	/* Since the start, of the executable mappings made regions (not copies or cut pieces): */
 	uint64_t regions_made;
 	uint64_t regions_not_file;   /* anonymous (JIT) or kernel-made ([vdso]): no table */
@@ -63,6 +65,7 @@ struct process_regions_stats {
 	uint64_t regions_no_table;   /* the file has no usable CFI */
 	uint64_t regions_table_full; /* the sink refused the table (load_table failed) */
 	uint64_t regions_over_cap;   /* the process had too many already: no table */
+	uint64_t regions_waited;     /* made while their file's table was pending */
 	/* Refusals of the sink, since the start: */
 	uint64_t regions_refused; /* add_region failed: the code is in no region */
 	uint64_t binds_refused;	  /* bind failed: the process was unbound */
@@ -115,6 +118,13 @@ int process_regions__exec(struct process_regions *p, uint32_t pid, uint64_t spac
 int process_regions__mmap(struct process_regions *p, uint32_t pid, const struct proc_map *m);
 /* pid exited: unbound, and its set freed if no other process uses it. */
 void process_regions__exit(struct process_regions *p, uint32_t pid);
+/*
+ * ct's build ended (table_cache__take): the regions that waited for it
+ * leave the sink and come back with its table, or without one (as a file
+ * without CFI) if it has none or the sink refuses it. O(regions of all
+ * sets).
+ */
+void process_regions__table_ready(struct process_regions *p, struct cached_table *ct);
 
 bool process_regions__tracked(const struct process_regions *p, uint32_t pid);
 /* pid's set id, 0 when untracked. */
@@ -125,6 +135,7 @@ void process_regions__stats(const struct process_regions *p, struct process_regi
 struct region_code {
 	const struct unwind_table *table; /* NULL: no table (frame-pointer steps) */
 	uint64_t bias;			  /* table address = pc - bias */
+	bool pending;			  /* its table is being built (table NULL) */
 };
 
 /* 0 and *out; -ESRCH for an untracked pid, -ENOENT for an address in no region. */

@@ -4,6 +4,7 @@
  * cannot be read (the process may be gone by now), so a rule that needs it
  * stops the walk with CPROF_STOP_READ, as a fault would in the kernel.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -41,10 +42,11 @@ static int step(const struct stack_walk *w, const struct stack_snapshot *snap,
 	const struct cprof_unwind_rule *rule = NULL;
 	struct walk_code code;
 	__u32 stop = 0, fp_step;
-	int kind;
+	int kind, err;
 
-	if (w->find(w->arg, r->pc, &code)) {
-		out->stop = CPROF_STOP_NO_MAPPING;
+	err = w->find(w->arg, r->pc, &code);
+	if (err) {
+		out->stop = err == -EAGAIN ? CPROF_STOP_NO_TABLE : CPROF_STOP_NO_MAPPING;
 		return CPROF_STEP_STOP;
 	}
 	if (code.table) {

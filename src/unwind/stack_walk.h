@@ -31,7 +31,11 @@ struct walk_code {
 	uint64_t bias;			  /* the table's address = pc - bias */
 };
 
-/* 0 and *out for an address in a known executable mapping; -ENOENT if in none. */
+/*
+ * 0 and *out for an address in a known executable mapping; -ENOENT if in
+ * none, -EAGAIN if its file's table is still being built (the walk stops
+ * there: no frame-pointer step guesses its callers).
+ */
 typedef int (*walk_find_fn)(void *arg, uint64_t pc, struct walk_code *out);
 
 struct stack_walk {

@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/stat.h>
@@ -93,7 +94,8 @@ static int fake_add(void *ctx, uint32_t set, uint64_t start, uint64_t end, uint6
 
 	f->adds++;
 	CHECK(set > 0 && start < end);
-	CHECK(!ct || fake_table(f, ct) < f->ntables);
+	/* A pending table is in no map: the region says it waits for one. */
+	CHECK(!ct || ct->pending || fake_table(f, ct) < f->ntables);
 	for (i = 0; i < f->nregions; i++)
 		CHECK(f->regions[i].set != set || f->regions[i].end <= start ||
 		      f->regions[i].start >= end);
@@ -187,7 +189,7 @@ static int by_start(const void *a, const void *b)
 	return x->start < y->start ? -1 : x->start > y->start;
 }
 
-/* "start-end" of set's regions in the sink, ":T" after those with a table. */
+/* "start-end" of set's regions in the sink, ":T" after those with a table, ":P" pending. */
 static const char *layout(const struct fake *f, uint32_t set)
 {
 	static struct fake_region r[FAKE_MAX];
@@ -202,7 +204,9 @@ static const char *layout(const struct fake *f, uint32_t set)
 	for (i = 0; i < n; i++)
 		off += snprintf(buf + off, sizeof(buf) - off, "%s%llx-%llx%s", i ? " " : "",
 				(unsigned long long)r[i].start, (unsigned long long)r[i].end,
-				r[i].ct ? ":T" : "");
+				!r[i].ct	   ? ""
+				: r[i].ct->pending ? ":P"
+						   : ":T");
 	return buf;
 }
 
@@ -775,5 +779,167 @@ TEST(process_regions_set_ids_reused_oldest_first)
 		CHECK_INT(bound_set(&e.f, 201 + i), ==, sets[i]);
 	}
 	check_sync(e.p, &e.f);
+	env_free(&e);
+}
+
+/* Waits for the cache's builds (up to 20 s each), and gives the tables to the regions. */
+static void take_tables(struct env *e)
+{
+	struct pollfd pfd = {.fd = table_cache__fd(e->cache), .events = POLLIN};
+	struct table_cache_stats st;
+	struct cached_table *ct;
+	int waits = 200;
+
+	for (;;) {
+		while ((ct = table_cache__take(e->cache)))
+			process_regions__table_ready(e->p, ct);
+		table_cache__stats(e->cache, &st);
+		if (!st.pending || !waits--)
+			break;
+		poll(&pfd, 1, 100);
+	}
+	CHECK_U64(st.pending, ==, 0);
+	check_sync(e->p, &e->f);
+}
+
+/* "start-end:P" of libc's region at start, pending. */
+static const char *libc_pending(const struct libc_file *l, uint64_t start)
+{
+	static char buf[64];
+
+	snprintf(buf, sizeof(buf), "%llx-%llx:P", (unsigned long long)start,
+		 (unsigned long long)(start + l->size));
+	return buf;
+}
+
+/*
+ * Tables built off the loop: a region waits for its file's table, the walk
+ * stopping there (pending), in every set that has it, copies and pieces
+ * too; when the build ends they all get it, a file without CFI none, and a
+ * sink without room leaves them without.
+ */
+TEST(process_regions_regions_wait_for_their_table)
+{
+	const char *not_elf = test_write_tmp("not_elf_wait", "hello\n", 6);
+	const uint64_t lib = 0x7f0000000000, lib2 = 0x7e0000000000;
+	struct process_regions_stats st;
+	const struct fake_region *r;
+	struct region_code rc;
+	struct stat not_elf_st;
+	struct libc_file l;
+	char want[256];
+	struct env e;
+	uint32_t set, set41;
+
+	libc_file(&l);
+	CHECK_INT(stat(not_elf, &not_elf_st), ==, 0);
+	env_new(&e, 65536);
+	CHECK_INT(table_cache__load_off_loop(e.cache, 0), ==, 0);
+	snapshot_anon(&e, 40, 0, NULL, 0);
+	set = bound_set(&e.f, 40);
+	mmap_ok(&e, 40, libc_map(&l, lib));
+	CHECK_STR(layout(&e.f, set), libc_pending(&l, lib));
+	CHECK_U64(e.f.loads, ==, 0);
+	CHECK_INT(process_regions__find(e.p, 40, lib + 0x100, &rc), ==, 0);
+	CHECK(rc.pending && !rc.table);
+	CHECK_U64(rc.bias, ==, libc_bias(&l, lib));
+
+	/* A child that maps more: a copy with the pending region; a cut keeps both pieces waiting.
+	 */
+	fake_kernel_fork(&e.f, 40, 41);
+	CHECK_INT(process_regions__fork(e.p, 40, 41), ==, 0);
+	mmap_ok(&e, 41, libc_map(&l, lib2));
+	set41 = bound_set(&e.f, 41);
+	CHECK(set41 != set);
+	mmap_ok(&e, 40, anon_map(lib + 0x1000, lib + 0x2000, DATA));
+	mmap_ok(&e, 40, file_map(not_elf, &not_elf_st, 0x30000, 0x40000, 0));
+	/* Four waiting (libc in each set, its two pieces in 40's); a file not ELF has no bias. */
+	process_regions__stats(e.p, &st);
+	CHECK_U64(st.regions_pending, ==, 4);
+	CHECK_U64(st.regions_waited, ==, 2);
+	CHECK_U64(st.regions_no_table, ==, 1);
+	CHECK_U64(st.tables_loaded, ==, 0);
+
+	take_tables(&e);
+	/* One load for libc's four regions. */
+	CHECK_U64(e.f.loads, ==, 1);
+	snprintf(want, sizeof(want), "30000-40000 %llx-%llx:T %llx-%llx:T", (unsigned long long)lib,
+		 (unsigned long long)lib + 0x1000, (unsigned long long)lib + 0x2000,
+		 (unsigned long long)lib + l.size);
+	CHECK_STR(layout(&e.f, set), want);
+	snprintf(want, sizeof(want), "%llx-%llx:T", (unsigned long long)lib2,
+		 (unsigned long long)lib2 + l.size);
+	check_layout(&e.f, set41, want, &l, lib);
+	r = fake_find(&e.f, set41, lib);
+	CHECK(r && r->bias == libc_bias(&l, lib));
+	CHECK_INT(process_regions__find(e.p, 41, lib2 + 0x100, &rc), ==, 0);
+	CHECK(!rc.pending && rc.table);
+	process_regions__stats(e.p, &st);
+	CHECK_U64(st.regions_pending, ==, 0);
+	CHECK_U64(st.regions_no_table, ==, 1);
+	CHECK_U64(st.tables_loaded, ==, 1);
+	env_free(&e);
+}
+
+TEST(process_regions_ready_tables_that_cannot_go_in)
+{
+	const uint64_t lib = 0x7f0000000000, lib2 = 0x7e0000000000;
+	struct process_regions_stats st;
+	struct libc_file l;
+	char want[64];
+	struct env e;
+	uint32_t set;
+
+	libc_file(&l);
+	env_new(&e, 65536);
+	CHECK_INT(table_cache__load_off_loop(e.cache, 0), ==, 0);
+	snapshot_anon(&e, 40, 0, NULL, 0);
+	set = bound_set(&e.f, 40);
+	mmap_ok(&e, 40, libc_map(&l, lib));
+	/* The maps are full when the table comes: the region stays, without it. */
+	e.f.load_err = -ENOSPC;
+	take_tables(&e);
+	e.f.load_err = 0;
+	snprintf(want, sizeof(want), "%llx-%llx", (unsigned long long)lib,
+		 (unsigned long long)lib + l.size);
+	CHECK_STR(layout(&e.f, set), want);
+	process_regions__stats(e.p, &st);
+	CHECK_U64(st.regions_table_full, ==, 1);
+	CHECK_U64(st.regions_pending, ==, 0);
+	CHECK_U64(st.tables_loaded, ==, 0);
+	env_free(&e);
+
+	/* The sink refuses the region that comes back with its table: it leaves the set. */
+	env_new(&e, 65536);
+	CHECK_INT(table_cache__load_off_loop(e.cache, 0), ==, 0);
+	snapshot_anon(&e, 40, 0, NULL, 0);
+	set = bound_set(&e.f, 40);
+	mmap_ok(&e, 40, libc_map(&l, lib2));
+	e.f.add_err = -E2BIG;
+	take_tables(&e);
+	e.f.add_err = 0;
+	CHECK_STR(layout(&e.f, set), "");
+	CHECK_U64(e.f.ntables, ==, 0);
+	process_regions__stats(e.p, &st);
+	CHECK_U64(st.regions_refused, ==, 1);
+	CHECK_U64(st.regions, ==, 0);
+	env_free(&e);
+}
+
+/* A process gone before its table: the build ends unseen, the sink left empty. */
+TEST(process_regions_exit_before_the_table)
+{
+	struct libc_file l;
+	struct env e;
+
+	libc_file(&l);
+	env_new(&e, 65536);
+	CHECK_INT(table_cache__load_off_loop(e.cache, 0), ==, 0);
+	snapshot_anon(&e, 40, 0, NULL, 0);
+	mmap_ok(&e, 40, libc_map(&l, 0x7f0000000000));
+	process_regions__exit(e.p, 40);
+	check_empty(&e.f);
+	take_tables(&e);
+	CHECK_U64(e.f.loads, ==, 0);
 	env_free(&e);
 }
