@@ -21,6 +21,7 @@
 #include "lib/file.h"
 #include "lib/kernel_caps.h"
 #include "lib/log.h"
+#include "lib/sigbus.h"
 #include "lib/procfs.h"
 #include "render.h"
 #include "sampler_abi.h"
@@ -961,6 +962,9 @@ int main(int argc, char **argv)
 
 	/* First: a Ctrl-C at any moment from here on ends cprof in order. */
 	signals__install();
+	/* A user's file truncated while cprof reads it ends that read, not cprof (lib/sigbus.h). */
+	if (sigbus__install())
+		pr_warn("cannot catch SIGBUS: a file truncated while cprof reads it ends cprof");
 	parse_args(argc, argv, &cli);
 	if (cli.input)
 		return draw_file(&cli);

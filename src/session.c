@@ -66,6 +66,7 @@
 
 #define LOG_MODULE NULL
 #include "lib/log.h"
+#include "lib/sigbus.h"
 
 #define POLL_MS 100
 /*
@@ -729,6 +730,7 @@ static void read_info(struct run *r, struct summary_info *in)
 	in->cfi_refused = r->budget.cfi_refused;
 	in->cfi_abandoned = r->budget.cfi_abandoned;
 	in->cfi_left_behind = r->budget.cfi_left_behind;
+	in->files_cut_short = sigbus__faults();
 	if (r->feed) {
 		struct region_feed_stats fs;
 
@@ -787,6 +789,7 @@ static struct summary_info since(const struct summary_info *cur, const struct su
 	d.cfi_refused -= prev->cfi_refused;
 	d.cfi_abandoned -= prev->cfi_abandoned;
 	d.cfi_left_behind -= prev->cfi_left_behind;
+	d.files_cut_short -= prev->files_cut_short;
 	d.regions_over_cap -= prev->regions_over_cap;
 	d.walked -= prev->walked;
 	for (i = 0; i < CPROF_STOP_MAX; i++)

@@ -837,6 +837,11 @@ static void budget_sentence(char *buf, size_t size, const struct summary_info *i
 			off ? "; " : "", in->cfi_refused, LOAD_MAX_CFI_BYTES >> 20,
 			LOAD_MAX_CFI_FDES, LOAD_MAX_CFI_ROWS, in->cfi_abandoned,
 			in->cfi_left_behind);
+	if (in->files_cut_short)
+		appendf(buf, size, &off,
+			"%sfiles truncated while cprof read them: %" PRIu64
+			" (their symbols or unwind tables are missing)",
+			off ? "; " : "", in->files_cut_short);
 	if (in->regions_over_cap)
 		appendf(buf, size, &off,
 			"%scode mappings without an unwind table: %" PRIu64

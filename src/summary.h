@@ -94,6 +94,7 @@ struct summary_info {
 	/* Files over the run's caps, or cut off by its deadline (lib/load_budget.h). */
 	uint64_t symtabs_refused, symtabs_abandoned, symtabs_over_held, cfi_refused, cfi_abandoned;
 	uint64_t cfi_left_behind; /* of cfi_abandoned: builds left behind on their thread */
+	uint64_t files_cut_short; /* reads of mapped files ended by SIGBUS (lib/sigbus.h) */
 	/* Code mappings left without a table: their process had too many (process_regions.c). */
 	uint64_t regions_over_cap;
 };

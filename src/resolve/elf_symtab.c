@@ -29,6 +29,7 @@
 #include "lib/load_budget.h"
 #include "lib/log.h"
 #include "lib/range.h"
+#include "lib/sigbus.h"
 #include "lib/dwarf_line.h"
 #include "resolve/elf_dwarf.h"
 #include "resolve/elf_symtab.h"
@@ -245,16 +246,31 @@ static int read_headers(struct elf_symtab *e)
 	return 0;
 }
 
-/* Hands the file (e->fd) or the in-memory copy (e->image) to libelf and reads its headers. */
+static int begin_mapped(void *arg)
+{
+	struct elf_symtab *e = arg;
+
+	e->elf = e->image ? elf_memory(e->image, e->file_size)
+			  : elf_begin(e->fd, ELF_C_READ_MMAP, NULL);
+	return read_headers(e);
+}
+
+/*
+ * Hands the file (e->fd) or the in-memory copy (e->image) to libelf and
+ * reads its headers, from a mapping its owner may truncate (sigbus.h).
+ */
 static int begin_elf(struct elf_symtab *e)
 {
+	int err;
+
 	if (elf_version(EV_CURRENT) == EV_NONE) {
 		pr_debug("libelf: %s", elf_errmsg(-1));
 		return -EINVAL;
 	}
-	e->elf = e->image ? elf_memory(e->image, e->file_size)
-			  : elf_begin(e->fd, ELF_C_READ_MMAP, NULL);
-	return read_headers(e);
+	err = sigbus__call(begin_mapped, e);
+	if (err == -EIO)
+		pr_debug("%s: truncated while its headers were read", e->path);
+	return err;
 }
 
 int elf_symtab__open_fd(int fd, const char *display_path, struct elf_symtab **out)
@@ -430,6 +446,15 @@ bool elf_symtab__released(const struct elf_symtab *e)
 	return e && e->released;
 }
 
+/* elf_begin reads the header from the mapping. */
+static int reopen_mapped(void *arg)
+{
+	struct elf_symtab *e = arg;
+
+	e->elf = elf_begin(e->fd, ELF_C_READ_MMAP, NULL);
+	return 0;
+}
+
 int elf_symtab__reopen_fd(struct elf_symtab *e, int fd)
 {
 	struct stat st;
@@ -447,7 +472,8 @@ int elf_symtab__reopen_fd(struct elf_symtab *e, int fd)
 		return 0;
 	}
 	e->fd = fd;
-	e->elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (sigbus__call(reopen_mapped, e))
+		e->elf = NULL;
 	return e->elf ? 1 : -ENOEXEC;
 }
 
@@ -601,17 +627,12 @@ struct dwarf_ctx *elf_symtab__dwarf(struct elf_symtab *e, int *err)
 	return e && e->loaded ? e->dwarf : NULL;
 }
 
-int elf_symtab__load(struct elf_symtab *e, const atomic_bool *stop)
+/* elf_symtab__load's reads of the file's (or its debug file's) mapping. */
+static int load_mapped(void *arg)
 {
-	uint64_t t0;
-	int err;
+	struct elf_symtab *e = arg;
+	int err = load_or_recall(e);
 
-	if (!e || e->loaded)
-		return 0;
-	e->loaded = true;
-	e->stop = stop;
-	t0 = clock__mono_ns();
-	err = load_or_recall(e);
 	/*
 	 * An in-memory image (the vDSO) now; a file at the first address no
 	 * symbol names: parsing every FDE doubles libLLVM's load time (34 -> 64
@@ -622,6 +643,24 @@ int elf_symtab__load(struct elf_symtab *e, const atomic_bool *stop)
 		err = load_function_extents(e);
 	else if (!err && !e->has_symtab && !e->debug && e->fd >= 0)
 		e->fns_fd = fcntl(e->fd, F_DUPFD_CLOEXEC, 0);
+	if (!err)
+		copy_dwarf(e);
+	return err;
+}
+
+int elf_symtab__load(struct elf_symtab *e, const atomic_bool *stop)
+{
+	uint64_t t0;
+	int err;
+
+	if (!e || e->loaded)
+		return 0;
+	e->loaded = true;
+	e->stop = stop;
+	t0 = clock__mono_ns();
+	err = sigbus__call(load_mapped, e);
+	if (err == -EIO)
+		pr_debug("%s: truncated while its symbols were read", e->path);
 	if (!err && e->budget) {
 		atomic_fetch_add(&e->budget->symbols_held, e->nsyms);
 		e->held = e->nsyms;
@@ -642,8 +681,6 @@ int elf_symtab__load(struct elf_symtab *e, const atomic_bool *stop)
 			 e->from_store ? "read back from the store" : "loaded",
 			 (clock__mono_ns() - t0) / 1e6);
 	}
-	if (!err)
-		copy_dwarf(e);
 	close_file(e);
 	e->stop = NULL;
 	return err;

@@ -15,6 +15,7 @@
 #include "lib/elf_build_id.h"
 #include "lib/log.h"
 #include "lib/range.h"
+#include "lib/sigbus.h"
 #include "resolve/elf_symtab.h"
 #include "resolve/symbol_file.h"
 #include "store/table_store.h"
@@ -110,6 +111,15 @@ static void keep_extents(struct elf_symtab *e, const struct symbol_file_id *id, 
 	free(r);
 }
 
+/* .eh_frame_hdr's extents, from a mapping its owner may truncate (sigbus.h). */
+static int extents_mapped(void *arg)
+{
+	struct elf_symtab *e = arg;
+
+	e->elf = elf_begin(e->fns_fd, ELF_C_READ_MMAP, NULL);
+	return e->elf ? load_function_extents(e) : -EINVAL;
+}
+
 /* The function extents of a file, read once, the first time they are needed. */
 static void load_file_extents(struct elf_symtab *e)
 {
@@ -125,8 +135,7 @@ static void load_file_extents(struct elf_symtab *e)
 		pr_debug("%s: %zu function extents, read back from the store", e->path, e->nfns);
 		goto cleanup;
 	}
-	e->elf = elf_begin(e->fns_fd, ELF_C_READ_MMAP, NULL);
-	err = e->elf ? load_function_extents(e) : -EINVAL;
+	err = sigbus__call(extents_mapped, e);
 	if (err)
 		pr_debug("%s: no function extents: %s", e->path, strerror(-err));
 	else

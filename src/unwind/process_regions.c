@@ -12,6 +12,7 @@
 
 #include "lib/load_budget.h"
 #include "lib/range.h"
+#include "lib/sigbus.h"
 #include "lib/u64map.h"
 #include "unwind/exec_bias.h"
 #include "unwind/process_regions.h"
@@ -196,6 +197,22 @@ static void region_release(struct process_regions *p, const struct region *r)
 	free(t);
 }
 
+struct bias_args {
+	int fd;
+	const struct proc_map *m;
+	uint64_t *bias;
+	Elf *elf; /* for the caller to end */
+};
+
+/* The program headers are read from a mapping the file's owner may truncate (sigbus.h). */
+static int bias_mapped(void *arg)
+{
+	struct bias_args *a = arg;
+
+	a->elf = elf_begin(a->fd, ELF_C_READ_MMAP, NULL);
+	return a->elf ? exec_bias(a->elf, a->m, a->bias) : -ENOEXEC;
+}
+
 static int file_bias(struct table_ref *r, int fd, const struct proc_map *m, uint64_t *bias)
 {
 	uint64_t size = m->end - m->start;
@@ -203,10 +220,10 @@ static int file_bias(struct table_ref *r, int fd, const struct proc_map *m, uint
 	int err;
 
 	if (!r->memo || r->memo_offset != m->offset || r->memo_size != size) {
-		elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-		if (!elf)
-			return -ENOEXEC;
-		err = exec_bias(elf, m, bias);
+		struct bias_args a = {fd, m, bias, NULL};
+
+		err = sigbus__call(bias_mapped, &a);
+		elf = a.elf;
 		elf_end(elf);
 		if (err)
 			return err;

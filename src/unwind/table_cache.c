@@ -22,6 +22,7 @@
 #include "lib/hash.h"
 #include "lib/load_budget.h"
 #include "lib/log.h"
+#include "lib/sigbus.h"
 #include "lib/u64map.h"
 #include "unwind/elf_cfi.h"
 #include "unwind/go_pcsp.h"
@@ -49,6 +50,7 @@ struct build_result {
  */
 struct build_source {
 	Elf *elf; /* NULL: not ELF, or not mapped */
+	int fd;	  /* while opening */
 	struct stat st;
 	bool have_st;
 };
@@ -167,12 +169,26 @@ void table_cache__set_budget(struct table_cache *c, struct load_budget *budget)
 	c->budget = budget;
 }
 
+static int source_open_mapped(void *arg)
+{
+	struct build_source *s = arg;
+
+	/* elf_begin reads the header from the mapping: under sigbus__call. */
+	s->elf =
+		elf_version(EV_CURRENT) == EV_NONE ? NULL : elf_begin(s->fd, ELF_C_READ_MMAP, NULL);
+	if (s->elf)
+		elf_cntl(s->elf, ELF_C_FDDONE);
+	return 0;
+}
+
 static void source_open(int fd, struct build_source *s)
 {
 	s->have_st = !fstat(fd, &s->st);
-	s->elf = elf_version(EV_CURRENT) == EV_NONE ? NULL : elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	if (s->elf)
-		elf_cntl(s->elf, ELF_C_FDDONE);
+	s->fd = fd;
+	/* Cut short by a SIGBUS: not an ELF file we can read (the mapping is let go with it). */
+	if (sigbus__call(source_open_mapped, s))
+		s->elf = NULL;
+	s->fd = -1;
 }
 
 static void source_close(struct build_source *s)
@@ -239,46 +255,71 @@ static void exec_segs(Elf *elf, struct build_result *t)
 	}
 }
 
+/* A build's inputs, and what it made so far (kept when a SIGBUS cuts it off). */
+struct build_args {
+	struct table_store *store;
+	struct load_budget *budget;
+	struct unwind_rules *rules;
+	const struct build_source *s;
+	const atomic_bool *stop;
+	struct build_result *r;
+	struct unwind_sources src;
+};
+
+/* build_table's steps, which read the file's mapping; its error. */
+static int build_steps(void *arg)
+{
+	struct build_args *a = arg;
+	struct build_result *r = a->r;
+	struct table_file_id id;
+	struct elf_cfi cfi;
+	Elf *elf = a->s->elf;
+	int err = 0;
+
+	if (a->stop && atomic_load(a->stop))
+		err = -ETIME;
+	else if (!elf)
+		err = -ENOEXEC;
+	if (!err)
+		exec_segs(elf, r);
+	r->loaded = !err && !load(a->store, a->rules, a->s, &id, &r->t, &r->stats);
+	if (!err && !r->loaded)
+		err = load_budget__over(a->budget) ? -ETIME : elf_cfi__read(elf, &cfi);
+	/* Refused whole: a table without the big section would unwind its code as having none. */
+	if (!err && !r->loaded && cfi.over_cap)
+		err = -EFBIG;
+	if (!err && !r->loaded) {
+		elf_cfi__sources(&cfi, NULL, &a->src);
+		a->src.budget = a->budget;
+		err = go_source(elf, &cfi, &a->src.go);
+	}
+	if (!err && !r->loaded) {
+		err = unwind_table__build(&a->src, a->rules, &r->t, &r->stats);
+		if (!err && a->store && !(a->stop && atomic_load(a->stop)))
+			table_store__save(a->store, &id, r->t, a->rules, &r->stats);
+	}
+	return err;
+}
+
 /*
  * Reads the file's CFI into r, its rule ids those of rules; a file without
  * any is an answer, not an error. stop (NULL: none) set: the run is over,
- * the store may be gone, nothing is begun.
+ * the store may be gone, nothing is begun. A file truncated under the
+ * build (its owner's doing) ends it with -EIO and no table.
  */
 static void build_table(struct table_store *store, struct load_budget *budget,
 			struct unwind_rules *rules, const struct build_source *s,
 			const atomic_bool *stop, struct build_result *r)
 {
 	uint64_t t0 = clock__mono_ns();
-	struct unwind_sources src = {0};
-	struct table_file_id id;
-	struct elf_cfi cfi;
-	Elf *elf = s->elf;
-	int err = 0;
+	struct build_args a = {store, budget, rules, s, stop, r, {0}};
 
-	if (stop && atomic_load(stop))
-		err = -ETIME;
-	else if (!elf)
-		err = -ENOEXEC;
-	if (!err)
-		exec_segs(elf, r);
-	r->loaded = !err && !load(store, rules, s, &id, &r->t, &r->stats);
-	if (!err && !r->loaded)
-		err = load_budget__over(budget) ? -ETIME : elf_cfi__read(elf, &cfi);
-	/* Refused whole: a table without the big section would unwind its code as having none. */
-	if (!err && !r->loaded && cfi.over_cap)
-		err = -EFBIG;
-	if (!err && !r->loaded) {
-		elf_cfi__sources(&cfi, NULL, &src);
-		src.budget = budget;
-		err = go_source(elf, &cfi, &src.go);
+	r->err = sigbus__call(build_steps, &a);
+	if (r->err == -EIO && r->t) {
+		unwind_table__free(r->t);
+		r->t = NULL;
 	}
-	if (!err && !r->loaded) {
-		err = unwind_table__build(&src, rules, &r->t, &r->stats);
-		if (!err && store && !(stop && atomic_load(stop)))
-			table_store__save(store, &id, r->t, rules, &r->stats);
-	}
-	go_pcsp__free(src.go);
-	r->err = err;
+	go_pcsp__free(a.src.go);
 	r->ns = clock__mono_ns() - t0;
 }
 
