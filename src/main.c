@@ -60,7 +60,7 @@ enum {
 	OPT_NO_CACHE,
 	OPT_NO_DEBUGINFOD,
 	OPT_NO_LINES,
-	OPT_NO_INLINES,
+	OPT_INLINES,
 	OPT_DEBUGINFOD_TIMEOUT,
 	OPT_DEBUGINFOD_MAX,
 	OPT_DEBUGINFOD_MAX_FILES,
@@ -147,12 +147,13 @@ static const char usage_text[] =
 	"      --no-lines           give pprof frames no source file and line: by\n"
 	"                           default they get them from the DWARF line table\n"
 	"                           of the file or its debug file, when it has one;\n"
-	"                           implies --no-inlines\n"
-	"      --no-inlines         show each frame as its symbol only: by default\n"
-	"                           the functions inlined at its address (DWARF\n"
-	"                           .debug_info) are frames of their own, marked\n"
-	"                           ' (inlined)' in folded stacks and the flame\n"
-	"                           graph, and Lines of its Location in pprof\n"
+	"                           and no inlined functions\n"
+	"      --inlines            also show the functions the compiler inlined at\n"
+	"                           each user frame's address (DWARF .debug_info), as\n"
+	"                           frames of their own marked ' (inlined)' in folded\n"
+	"                           stacks and the flame graph, and as Lines of its\n"
+	"                           Location in pprof; costs memory at the profile's\n"
+	"                           end (libc's debug file: about 10 MB)\n"
 	"      --no-debuginfod      fetch no debug files: by default, with\n"
 	"                           DEBUGINFOD_URLS set (as for perf and gdb), stripped\n"
 	"                           files without a local one are fetched by build ID\n"
@@ -723,8 +724,8 @@ static bool parse_profile_option(int c, char *arg, struct cli *cli)
 	case OPT_NO_LINES:
 		o->no_lines = true;
 		break;
-	case OPT_NO_INLINES:
-		o->no_inlines = true;
+	case OPT_INLINES:
+		o->inlines = true;
 		break;
 	case OPT_DEBUGINFOD_TIMEOUT:
 		o->debuginfod_wait_ms = parse_duration_ms(arg, "debuginfod timeout");
@@ -764,7 +765,7 @@ static const struct option longopts[] = {
 	{"no-cache", no_argument, NULL, OPT_NO_CACHE},
 	{"no-debuginfod", no_argument, NULL, OPT_NO_DEBUGINFOD},
 	{"no-lines", no_argument, NULL, OPT_NO_LINES},
-	{"no-inlines", no_argument, NULL, OPT_NO_INLINES},
+	{"inlines", no_argument, NULL, OPT_INLINES},
 	{"debuginfod-timeout", required_argument, NULL, OPT_DEBUGINFOD_TIMEOUT},
 	{"debuginfod-max-bytes", required_argument, NULL, OPT_DEBUGINFOD_MAX},
 	{"debuginfod-max-files", required_argument, NULL, OPT_DEBUGINFOD_MAX_FILES},

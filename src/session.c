@@ -1261,9 +1261,10 @@ static int prepare(struct run *r)
 	 * Lines are for pprof (a file, or what is uploaded); inlined functions,
 	 * read with them, for every format. Folded stacks and SVG have no lines.
 	 */
-	r->base.lines = !o->no_lines && (o->format == FORMAT_PPROF || o->upload || !o->no_inlines);
+	r->base.lines = !o->no_lines && (o->format == FORMAT_PPROF || o->upload || o->inlines);
 	symbolizer__set_lines(r->sym, r->base.lines);
-	symbolizer__set_inlines(r->sym, !o->no_inlines);
+	symbolizer__set_inlines(r->sym, o->inlines);
+	r->base.inlines = r->base.lines && o->inlines;
 	/*
 	 * A load notices a signal itself: it runs on the symbol loader's
 	 * thread, or on the main loop (CFI tables), which ends the run.

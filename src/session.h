@@ -46,7 +46,7 @@ struct session_opts {
 	int top_n;
 	const char *debug_dir; /* separate debug files; NULL: the default, "": none */
 	bool no_lines;	       /* no source lines for pprof's frames (--no-lines) */
-	bool no_inlines;       /* frames are symbols only, no inlined functions (--no-inlines) */
+	bool inlines;	       /* inlined functions as frames of their own (--inlines) */
 	const char *cache_dir; /* unwind tables kept between runs; NULL: the default, "": none */
 	/* Debug files from debuginfod servers (DEBUGINFOD_URLS); NULL: none. */
 	const struct debuginfod_opts *debuginfod;

@@ -697,7 +697,8 @@ static void lines_sentence(char *buf, size_t size, const struct summary_info *in
 			", capped %" PRIu64,
 			in->sym[SYM_STAT_LINE_UNITS_BAD], in->sym[SYM_STAT_LINE_UNITS_UNSUPPORTED],
 			in->sym[SYM_STAT_LINE_UNITS_CAPPED]);
-	inlines_sentence(buf, size, &off, in, all);
+	if (in->inlines)
+		inlines_sentence(buf, size, &off, in, all);
 }
 
 static void print_lines(FILE *f, const struct summary_info *in)

@@ -82,6 +82,7 @@ struct summary_info {
 	 * user code by what their leaf user frame got: enum symbolizer_line.
 	 */
 	bool lines;
+	bool inlines; /* inlined functions were looked up with them (--inlines) */
 	uint64_t line_samples[SYM_LINE_MAX];
 	/* What the kernel could not do: bits 1 << enum kernel_cap (lib/kernel_caps.h). */
 	unsigned kernel_fallbacks;

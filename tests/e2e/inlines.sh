@@ -4,8 +4,9 @@
 # in pprof, further Lines of the frame's Location, innermost first, each
 # with the line in its own code (`go tool pprof -raw` and -traces show
 # the chain); in folded stacks and the flame graph, frames marked
-# " (inlined)" after the symbol's. The summary says what share of samples
-# have some; --no-inlines (and --no-lines) keep the symbols only.
+# " (inlined)" after the symbol's, with --inlines. The summary says what
+# share of samples have some; by default (and with --no-lines) frames are
+# the symbols only.
 # tag: quick
 source "$(dirname "$0")/../lib.sh"
 
@@ -65,7 +66,7 @@ gcc -O2 -g -o "$TMP/inl" "$SRC"
 line_of() { grep -n -m1 -F "/* $1 */" "$SRC" | cut -d: -f1; }
 
 # --- pprof: one Location, several Lines, innermost first ----------------------------------
-"$CPROF" -F 499 -o "$TMP/p.pb.gz" -- "$TMP/inl" 1 >/dev/null 2>"$TMP/p.err"
+"$CPROF" -F 499 --inlines -o "$TMP/p.pb.gz" -- "$TMP/inl" 1 >/dev/null 2>"$TMP/p.err"
 go tool pprof -raw "$TMP/p.pb.gz" 2>/dev/null >"$TMP/p.raw"
 # The chain's Lines, each on its own line of -raw's Locations, in this order.
 chain_re="M=1 leaf $SRC:$(line_of LEAF) s=0
@@ -84,25 +85,25 @@ check summary_says_inlined_share \
 	grep -qE "^cprof: source lines: .*; inlined functions in [1-9][0-9]* \([0-9.]+%\)" "$TMP/p.err"
 
 # --- folded and the flame graph: frames of their own, marked ------------------------------
-"$CPROF" -F 499 --format folded -o "$TMP/f.folded" -- "$TMP/inl" 1 >/dev/null 2>"$TMP/f.err"
+"$CPROF" -F 499 --inlines --format folded -o "$TMP/f.folded" -- "$TMP/inl" 1 >/dev/null 2>"$TMP/f.err"
 check folded_chain grep -qE ';main;chain;top \(inlined\);mid \(inlined\);leaf \(inlined\) [0-9]+$' \
 	"$TMP/f.folded"
 check folded_two_sites_one_frame grep -qE ';main;sites;twice \(inlined\) [0-9]+$' "$TMP/f.folded"
 check folded_summary_says_inlined grep -qE "inlined functions in [1-9]" "$TMP/f.err"
-"$CPROF" -F 499 -o "$TMP/g.svg" -- "$TMP/inl" 1 >/dev/null 2>"$TMP/g.err"
+"$CPROF" -F 499 --inlines -o "$TMP/g.svg" -- "$TMP/inl" 1 >/dev/null 2>"$TMP/g.err"
 check svg_marks_inlined grep -q 'leaf (inlined)' "$TMP/g.svg"
 
-# --- off: --no-inlines, --no-lines --------------------------------------------------------
-"$CPROF" -F 499 --format folded --no-inlines -o "$TMP/n.folded" -- "$TMP/inl" 1 >/dev/null \
+# --- off: by default, and --no-lines with --inlines --------------------------------------------------------
+"$CPROF" -F 499 --format folded -o "$TMP/n.folded" -- "$TMP/inl" 1 >/dev/null \
 	2>"$TMP/n.err"
 check no_inlines_folded grep -qE ';main;chain [0-9]+$' "$TMP/n.folded"
 check no_inlines_folded_none bash -c "! grep -q 'inlined' '$TMP/n.folded'"
 check no_inlines_folded_looks_up_none bash -c "! grep -q 'source lines' '$TMP/n.err'"
-"$CPROF" -F 499 --no-inlines -o "$TMP/n.pb.gz" -- "$TMP/inl" 1 >/dev/null 2>"$TMP/n2.err"
+"$CPROF" -F 499 -o "$TMP/n.pb.gz" -- "$TMP/inl" 1 >/dev/null 2>"$TMP/n2.err"
 go tool pprof -raw "$TMP/n.pb.gz" 2>/dev/null >"$TMP/n.raw"
 check no_inlines_pprof_symbol_line grep -qE "M=1 chain $SRC:$(line_of LEAF) s=0" "$TMP/n.raw"
 check no_inlines_pprof_no_chain bash -c "! grep -qE '^ +mid ' '$TMP/n.raw'"
-"$CPROF" -F 499 --no-lines -o "$TMP/l.pb.gz" -- "$TMP/inl" 1 >/dev/null 2>"$TMP/l.err"
+"$CPROF" -F 499 --inlines --no-lines -o "$TMP/l.pb.gz" -- "$TMP/inl" 1 >/dev/null 2>"$TMP/l.err"
 go tool pprof -raw "$TMP/l.pb.gz" 2>/dev/null >"$TMP/l.raw"
 check no_lines_no_inlines bash -c "! grep -qE '^ +mid ' '$TMP/l.raw'"
 finish

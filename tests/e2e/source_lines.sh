@@ -72,7 +72,7 @@ check no_lines_no_summary_line bash -c "! grep -q 'source lines' '$TMP/off.err'"
 "$CPROF" -F 499 --format folded -o "$TMP/f.folded" -- "$FIX/known_tree" 1 >/dev/null 2>"$TMP/f.err"
 check folded_unchanged grep -qE ';main;work;hot_a [0-9]+$' "$TMP/f.folded"
 check folded_carries_no_lines bash -c "! grep -qE '\.c:[0-9]' '$TMP/f.folded'"
-"$CPROF" -F 499 --format folded --no-inlines -o "$TMP/fn.folded" -- "$FIX/known_tree" 1 \
+"$CPROF" -F 499 --format folded -o "$TMP/fn.folded" -- "$FIX/known_tree" 1 \
 	>/dev/null 2>"$TMP/fn.err"
 check folded_looks_up_none bash -c "! grep -q 'source lines' '$TMP/fn.err'"
 finish

@@ -192,7 +192,7 @@ profile() {
 			END { for (s in c) print s, c[s] }' >"$TMP/$name.folded"
 	else
 		# Symbols only, as the stacks below (and perf script --no-inline) name them.
-		"$CPROF" "${CPROF_ARGS[@]}" --no-inlines -F 999 --format folded -o "$TMP/$name.folded" \
+		"$CPROF" "${CPROF_ARGS[@]}" -F 999 --format folded -o "$TMP/$name.folded" \
 			-- "$@" \
 			>/dev/null 2>"$TMP/$name.err"
 	fi
