@@ -61,39 +61,14 @@
 #include "unwind/table_loader.h"
 #include "store/table_store.h"
 #include "session.h"
+#include "session_internal.h"
 #include "signals.h"
 #include "summary.h"
 
 #define LOG_MODULE NULL
 #include "lib/log.h"
-#include "lib/sigbus.h"
 
-#define POLL_MS 100
-/*
- * A process record is in its ring this long after the time it carries, at
- * most: records are read up to now less this, so that those of every CPU
- * come in time order. (Taken with its time, a record is written without
- * sleeping.)
- */
-#define RECORD_DELAY_MS 2
-/* Far finer than the second the in-kernel walk counts from it (tell_followed). */
-#define FOLLOWED_STEP_NS 10000000ull
-/*
- * Stack copies' memory kept for reuse, as much as was queued at once (see
- * block_pool.h), up to some 16 MB.
- */
-#define COPIES_KEPT 1000
-/* Per CPU, for the kernel's process records: some 90 exec'ing processes' worth. */
-#define RECORD_PAGES	  16
-#define DRAIN_INTERVAL_MS 1000
-#define MAX_FRAMES	  (2 * CPROF_UNWIND_MAX_DEPTH + 2)
-/* The unwind tables kept between runs: some 1,000 programs' and libraries' (libc's is 93 KB). */
-#define TABLE_STORE_BYTES (64ull << 20)
-/* Unwind table rows a profile of some processes starts with: 1 MB of map. */
-#define FIRST_ROWS (1u << 18)
-/* One-shot: about 3.5 s of backoff in all. Continuous: the spool takes over sooner. */
-#define ONESHOT_ATTEMPTS    4
-#define CONTINUOUS_ATTEMPTS 3
+static void on_process(void *ctx, uint32_t pid);
 
 /*
  * Kernels before 5.11 charge BPF maps to RLIMIT_MEMLOCK; later ones use memory
@@ -115,64 +90,6 @@ static void raise_limits(void)
 	}
 }
 
-struct run {
-	const struct session_opts *o;
-	/* When the head start began sampling (sampler_head_start); 0: it did not. */
-	uint64_t head_start_ns, head_start_real_ns;
-	bool first_said;
-	uint64_t prev_drain_begun; /* the start of the drain before the current one */
-	struct profile *prof;
-	struct symbolizer *sym;
-	struct sampler *sampler;
-	struct unwinder *unwinder;  /* the CFI tables' maps; NULL: frame pointers */
-	struct region_feed *feed;   /* keeps them current */
-	struct table_store *tables; /* their tables kept between runs; NULL: none */
-	/* Stack copies waiting for the records before them, oldest first (see walk_copies). */
-	struct cprof_copy **copies;
-	size_t ncopies, copies_cap;
-	struct block_pool *copy_pool; /* their memory, reused */
-	uint64_t followed_until;      /* every record timed before this was applied */
-	uint64_t followed_told;	      /* what the in-kernel walk was told of it */
-	uint64_t bad_copies;	      /* malformed, or no memory to keep them: lost samples */
-	uint64_t forks_late;	      /* children the fork hook missed, followed from the records */
-	struct u64map *thread_names;  /* tid -> its comm (malloc'd), for copies from perf samples */
-	int errors;		      /* entries that could not be added (allocation failures) */
-	uint32_t *pids;		      /* -p targets, thread IDs replaced by their process */
-	size_t npids;
-	/* --server */
-	struct upload *upload;
-	struct cancel *cancel; /* one-shot: a signal ends the upload */
-	struct batcher *batcher;
-	struct spool *spool;
-	struct delivery *delivery;
-	/* Debug files from debuginfod servers (NULL: none asked for), and what ends their fetches.
-	 */
-	struct debuginfod *dbgd;
-	struct debuginfod_queue *fetches;
-	struct cancel *fetch_cancel;
-	struct tls_client *fetch_tls;
-	struct output *out;	    /* one-shot: the file or stdout */
-	struct target *cmd;	    /* the command cprof started, or NULL */
-	struct task_events *events; /* the kernel's process records; NULL: not followed */
-	bool caught_up;		    /* this drain's records were read before its first entry */
-	bool events_failed;	    /* reading them failed once: said so */
-	bool cmd_done;		    /* it exited during the profile, with cmd_status */
-	int cmd_status;
-	/* Clocks, CLOCK_MONOTONIC ns: UINT64_MAX for a deadline that does not apply. */
-	uint64_t start, deadline, next_drain, next_boundary;
-	struct load_budget budget; /* what other users' files may cost: caps, and until when */
-	struct summary_info base;  /* what the counters are read into: rate, CPUs, mode */
-	/* Continuous mode */
-	uint64_t interval_start;
-	struct summary_info prev; /* counters at the last boundary (they are cumulative) */
-	uint64_t intervals, empty_intervals, unbatched, samples, unnamed_samples, unmapped_samples;
-	uint64_t function_start_samples;
-	uint64_t line_samples[SYM_LINE_MAX];
-};
-
-static void walk_copies(struct run *r, uint64_t before);
-static void on_process(void *ctx, uint32_t pid);
-
 static void on_task_event(void *ctx, const struct task_event *ev)
 {
 	struct run *r = ctx;
@@ -180,7 +97,7 @@ static void on_task_event(void *ctx, const struct task_event *ev)
 	/* The kernel skips the hook where a BPF program or a bpf() call is under way. */
 	if (task_event__process_fork(ev) && sampler__follow_late(r->sampler, ev->ppid, ev->pid) > 0)
 		r->forks_late++;
-	walk_copies(r, ev->time);
+	run__walk_copies(r, ev->time);
 	task_feed__apply(r->sym, ev);
 	if (r->feed)
 		region_feed__apply(r->feed, ev);
@@ -235,7 +152,7 @@ static void follow(struct run *r, uint64_t until)
 		err = task_events__read(r->events, until, on_task_event, r);
 	if (until > r->followed_until)
 		r->followed_until = until;
-	walk_copies(r, r->followed_until);
+	run__walk_copies(r, r->followed_until);
 	if (r->feed)
 		region_feed__reap(r->feed, r->followed_until);
 	tell_followed(r);
@@ -250,7 +167,7 @@ static void follow(struct run *r, uint64_t until)
  * so every sample to resolve was taken before now, and every record timed
  * before now is in its ring RECORD_DELAY_MS later.
  */
-static void catch_up(struct run *r)
+void run__catch_up(struct run *r)
 {
 	struct timespec delay = {0, RECORD_DELAY_MS * 1000000L};
 	uint64_t now = clock__mono_ns();
@@ -288,256 +205,15 @@ static void on_process(void *ctx, uint32_t pid)
 		batcher__note_process(r->batcher, pid);
 }
 
-static uint32_t lost_stack_frame(struct run *r, int err, int kernel)
-{
-	const char *what;
-
-	if (err == -EEXIST)
-		what = kernel ? "[kernel stack lost: stack map collision]"
-			      : "[user stack lost: stack map collision]";
-	else if (err == -ENOSPC)
-		what = "[user stack lost: perf buffer full]";
-	else
-		what = kernel ? "[kernel stack lost: error]" : "[user stack lost: error]";
-	return symbolizer__placeholder(r->sym, what, FRAME_LOST, kernel);
-}
-
-/* The root end of a walk that stopped before a thread's root: why. */
-static uint32_t truncated_frame(struct run *r, uint32_t stop)
-{
-	char what[96];
-
-	snprintf(what, sizeof(what), FRAME_TRUNCATED_PREFIX "%s]", stack_walk__stop_name(stop));
-	return symbolizer__placeholder(r->sym, what, FRAME_TRUNCATED, 0);
-}
-
-static void count_walk(struct run *r, const struct sampler_entry *e)
-{
-	if (e->user_walked) {
-		r->base.walked += e->count;
-		r->base.walk_stops[e->user_stop < CPROF_STOP_MAX ? e->user_stop
-								 : CPROF_STOP_BAD_CFI] += e->count;
-	} else if (e->user_n && r->base.unwind_status == 0) {
-		r->base.fp_user += e->count;
-	}
-}
-
-/*
- * A kernel stack the program took on an event that also records callchains
- * (the head start's, sampler_head_start) begins with the kernel's context
- * marker, PERF_CONTEXT_KERNEL: not a frame. Returns how many lead the stack.
- */
-static uint32_t context_markers(const uint64_t *ips, uint32_t n)
-{
-	uint32_t i = 0;
-
-	while (i < n && ips[i] >= (uint64_t)PERF_CONTEXT_MAX)
-		i++;
-	return i;
-}
-
-static void add_entry(struct run *r, const struct sampler_entry *e)
-{
-	uint32_t frames[MAX_FRAMES], n = 0; /* symbolizer frame ids, then the profile's */
-	struct symbolizer_task task = {.pid = e->pid, .space = e->space, .comm = e->comm};
-	struct profile_labels labels = {.pid = e->pid};
-	const char *pname;
-
-	uint32_t skip = context_markers(e->kern_ips, e->kern_n);
-
-	/* Leaf first: the kernel part (if any) sits on top of the user part. */
-	if (e->kern_n > skip) {
-		if (symbolizer__kernel_frames(r->sym, e->kern_ips + skip, e->kern_n - skip,
-					      frames + n))
-			goto fail;
-		n += e->kern_n - skip;
-	} else if (e->kern_err) {
-		frames[n++] = lost_stack_frame(r, e->kern_err, 1);
-	}
-	if (e->user_n) {
-		if (symbolizer__user_frames(r->sym, &task, e->user_ips, e->user_n, frames + n))
-			goto fail;
-		n += e->user_n;
-	} else if (e->user_err) {
-		frames[n++] = lost_stack_frame(r, e->user_err, 0);
-	} else if (!e->comm[0] && symbolizer__user_frames(r->sym, &task, NULL, 0, NULL)) {
-		/* A perf copy carries no name: its process, looked up, names it (swapper for 0). */
-		goto fail;
-	}
-	count_walk(r, e);
-	if (e->user_walked && e->user_n && e->user_stop != CPROF_STOP_NONE)
-		frames[n++] = truncated_frame(r, e->user_stop);
-	if (n == 0)
-		frames[n++] = symbolizer__placeholder(r->sym, "[no stack]", FRAME_LOST, 0);
-
-	pname = symbolizer__process_name(r->sym, &task);
-	labels.comm = pname ? pname : e->comm;
-	labels.thread_name = e->comm[0] ? e->comm : labels.comm;
-	labels.ns_pid = symbolizer__ns_pid(r->sym, &task);
-	if (r->o->per_thread)
-		labels.tid = e->tid;
-	/* A frame id 0 (no memory for a placeholder) is refused there. */
-	if (profile__add_symbolized(r->prof, r->sym, frames, n, frames) ||
-	    profile__add_sample(r->prof, frames, n, &labels, e->count))
-		goto fail;
-	return;
-fail:
-	r->errors++;
-}
-
-static void on_entry(void *ctx, const struct sampler_entry *e)
-{
-	struct run *r = ctx;
-
-	catch_up(r);
-	add_entry(r, e);
-}
-
-/* A stack copy, walked with the regions of the moment it was taken. */
-static void walk_copy(struct run *r, const struct cprof_copy *c)
-{
-	struct sampler_entry e = {
-		.pid = c->pid,
-		.tid = c->tid,
-		.space = c->space,
-		.count = 1,
-		.kern_ips = (const uint64_t *)c->kern,
-		.kern_n = c->kern_bytes / 8 < CPROF_MAX_STACK_DEPTH ? c->kern_bytes / 8
-								    : CPROF_MAX_STACK_DEPTH,
-		.user_walked = true,
-	};
-	struct walk_result w;
-
-	memcpy(e.comm, c->comm, CPROF_COMM_LEN);
-	/* Without user registers pc 0 would be walked and shown as [unknown]. */
-	if (c->flags & CPROF_COPY_NO_USER) {
-		e.user_walked = false;
-		add_entry(r, &e);
-		return;
-	}
-	e.space = region_feed__space_of(r->feed, c);
-	region_feed__walk(r->feed, c, &w);
-	e.user_ips = w.ips;
-	e.user_n = w.n;
-	e.user_stop = w.stop;
-	add_entry(r, &e);
-}
-
-static void free_copy(struct run *r, struct cprof_copy *c)
-{
-	block_pool__put(r->copy_pool, c, offsetof(struct cprof_copy, stack) + c->stack_bytes);
-}
-
-/*
- * Walks the copies taken before `before`: every record timed before them
- * has been applied, so their processes' regions are those they ran with.
- */
-static void walk_copies(struct run *r, uint64_t before)
-{
-	size_t i;
-
-	for (i = 0; i < r->ncopies && r->copies[i]->time < before; i++) {
-		walk_copy(r, r->copies[i]);
-		free_copy(r, r->copies[i]);
-	}
-	if (!i)
-		return;
-	memmove(r->copies, r->copies + i, (r->ncopies - i) * sizeof(*r->copies));
-	r->ncopies -= i;
-}
-
-/*
- * A perf sample carries no comm: a thread's, read once while it lives (a
- * thread renamed later keeps its first name). NULL if it cannot be kept.
- */
-static const char *thread_name(struct run *r, uint32_t tid)
-{
-	char *name;
-	uint64_t v;
-
-	if (!r->thread_names && !(r->thread_names = u64map__new()))
-		return NULL;
-	if (u64map__get(r->thread_names, tid, &v))
-		return (const char *)(uintptr_t)v;
-	name = calloc(1, CPROF_COMM_LEN + 1);
-	if (!name)
-		return NULL;
-	if (procfs__comm(tid, name, CPROF_COMM_LEN + 1))
-		name[0] = '\0';
-	if (u64map__set(r->thread_names, tid, (uintptr_t)name)) {
-		free(name);
-		return NULL;
-	}
-	return name;
-}
-
-static void free_thread_names(struct run *r)
-{
-	uint64_t tid, v;
-	size_t pos = 0;
-
-	while (r->thread_names && u64map__next(r->thread_names, &pos, &tid, &v))
-		free((void *)(uintptr_t)v);
-	u64map__free(r->thread_names);
-}
-
-/* A stack copy from the sampler: queued in time order until its records are in. */
-static void on_copy(void *ctx, const void *data, uint32_t size)
-{
-	const size_t head = offsetof(struct cprof_copy, stack);
-	struct run *r = ctx;
-	struct cprof_copy *c, **tmp;
-	const char *name;
-	uint32_t bytes;
-	size_t i;
-
-	memcpy(&bytes, (const char *)data + offsetof(struct cprof_copy, stack_bytes),
-	       sizeof(bytes));
-	if (bytes > CPROF_COPY_STACK || bytes > size - head || !r->feed) {
-		r->bad_copies++;
-		return;
-	}
-	if (r->ncopies == r->copies_cap) {
-		tmp = realloc(r->copies, (r->copies_cap ? 2 * r->copies_cap : 64) * sizeof(*tmp));
-		if (!tmp) {
-			r->bad_copies++;
-			return;
-		}
-		r->copies = tmp;
-		r->copies_cap = r->copies_cap ? 2 * r->copies_cap : 64;
-	}
-	if (!r->copy_pool &&
-	    block_pool__new(head + CPROF_COPY_STACK, 0, COPIES_KEPT, &r->copy_pool)) {
-		r->bad_copies++;
-		return;
-	}
-	c = block_pool__get(r->copy_pool, head + bytes);
-	if (!c) {
-		r->bad_copies++;
-		return;
-	}
-	memcpy(c, data, head + bytes);
-	/* A process's main thread is named as the process, in the space of the sample. */
-	if ((c->flags & CPROF_COPY_FROM_PERF) && c->tid != c->pid &&
-	    (name = thread_name(r, c->tid)))
-		memcpy(c->comm, name, CPROF_COMM_LEN);
-	/* Each CPU's buffer is in order, not the CPUs together. */
-	for (i = r->ncopies; i > 0 && r->copies[i - 1]->time > c->time; i--)
-		;
-	memmove(r->copies + i + 1, r->copies + i, (r->ncopies - i) * sizeof(*r->copies));
-	r->copies[i] = c;
-	r->ncopies++;
-}
-
 static int drain(struct run *r)
 {
 	uint64_t begun = clock__mono_ns();
 	int err;
 
 	r->caught_up = false;
-	err = sampler__drain(r->sampler, on_entry, r);
+	err = sampler__drain(r->sampler, run__on_entry, r);
 	/* Before spaces are forgotten: the copies whose records are in. */
-	catch_up(r);
+	run__catch_up(r);
 	/*
 	 * Not this drain's start: a process is still sampled in its exit path
 	 * after the kernel's exit record ended its space, and such a sample can
@@ -560,390 +236,6 @@ static bool any_alive(const struct run *r)
 		if (procfs__pid_exists(r->pids[i]))
 			return true;
 	return false;
-}
-
-/* The flame graph, titled with what was profiled, where and how. */
-static int write_svg(const struct session_opts *o, struct profile *prof,
-		     const struct summary_info *info, struct output *out)
-{
-	const struct profile_meta *pm = profile__meta(prof);
-	struct svg_meta meta = {.time_ns = pm->time_ns,
-				.duration_ns = pm->duration_ns,
-				.hz = pm->hz,
-				.lost_known = true,
-				.lost = summary__lost_samples(info)};
-	struct sbuf target = {0};
-	struct utsname uts;
-	char *svg = NULL;
-	size_t len = 0, i;
-	int err;
-
-	for (i = 0; o->command && o->command[i]; i++)
-		sbuf__printf(&target, "%s%s", i ? " " : "", o->command[i]);
-	if (o->npids)
-		sbuf__str(&target, o->npids > 1 ? "PIDs " : "PID ");
-	for (i = 0; i < o->npids; i++)
-		sbuf__printf(&target, "%s%u", i ? ", " : "", o->pids[i]);
-	if (!o->command && !o->npids)
-		sbuf__str(&target, "the whole system");
-	sbuf__add(&target, "", 1);
-	meta.target = target.err ? NULL : target.data;
-	if (uname(&uts) == 0) {
-		meta.host = uts.nodename;
-		meta.kernel = uts.release;
-	}
-	err = svg__encode(prof, &o->svg, &meta, &svg, &len);
-	if (!err)
-		err = output__write(out, svg, len);
-	if (!err)
-		fprintf(stderr, "cprof: wrote %s%s (flame graph, %zu bytes)\n",
-			strcmp(output__path(out), "stdout") ? "" : "the flame graph to ",
-			output__path(out), len);
-	free(svg);
-	free(target.data);
-	return err;
-}
-
-static int write_pprof(struct profile *prof, struct output *out)
-{
-	uint8_t *gz = NULL;
-	size_t gz_len = 0;
-	int err;
-
-	err = pprof__encode_gz(prof, &gz, &gz_len);
-	if (err) {
-		pr_err("cannot encode the pprof profile: %s", strerror(-err));
-		return err;
-	}
-	err = output__write(out, gz, gz_len);
-	if (!err)
-		fprintf(stderr, "cprof: wrote %s%s (pprof, %zu bytes)\n",
-			strcmp(output__path(out), "stdout") ? "" : "the profile to ",
-			output__path(out), gz_len);
-	free(gz);
-	return err;
-}
-
-static int write_profile(const struct session_opts *o, struct profile *prof,
-			 const struct summary_info *info, struct output *out)
-{
-	char *text = NULL;
-	size_t text_len = 0;
-	int err;
-
-	if (o->format == FORMAT_SVG)
-		return write_svg(o, prof, info, out);
-	if (o->format == FORMAT_PPROF)
-		return write_pprof(prof, out);
-	err = folded__encode(prof, &text, &text_len);
-	if (err) {
-		pr_err("cannot encode the folded profile: %s", strerror(-err));
-		return err;
-	}
-	err = output__write(out, text, text_len);
-	free(text);
-	return err;
-}
-
-/*
- * The upload failed and -o draws a flame graph: the profile itself is kept
- * too, as the server would have had it, beside the graph (app.svg:
- * app.pb.gz; stdout: cprof.pb.gz).
- */
-static void keep_pprof(const struct session_opts *o, struct profile *prof)
-{
-	size_t n = strlen(o->output);
-	struct output *out = NULL;
-	char path[PATH_MAX];
-
-	if (!strcmp(o->output, "-"))
-		snprintf(path, sizeof(path), "cprof.pb.gz");
-	else if (n > 4 && !strcasecmp(o->output + n - 4, ".svg"))
-		snprintf(path, sizeof(path), "%.*s.pb.gz", (int)(n - 4), o->output);
-	else
-		snprintf(path, sizeof(path), "%s.pb.gz", o->output);
-	if (output__open(path, true, &out) == 0)
-		write_pprof(prof, out);
-	else
-		pr_err("cannot keep the profile in %s", path);
-	output__free(out);
-}
-
-/*
- * One-shot upload. Whatever the server does, the profile is kept: written
- * to the output file when the upload fails, and also when -o asked for it.
- */
-static int upload_or_save(struct run *r, const struct summary_info *info, struct output *out)
-{
-	enum upload_result res = UPLOAD_REJECTED;
-	struct batch *b = NULL;
-	int err;
-
-	err = batcher__make(r->batcher, r->prof, &b);
-	if (!err && !b->nseries) {
-		fprintf(stderr, "cprof: the profile has no samples: nothing to upload\n");
-		res = UPLOAD_OK;
-	} else if (!err) {
-		signals__cancel_upload_with(r->cancel);
-		res = delivery__send_now(r->upload, b, ONESHOT_ATTEMPTS, r->cancel);
-		signals__cancel_upload_with(NULL);
-		if (res == UPLOAD_OK)
-			fprintf(stderr, "cprof: uploaded the profile to %s (%s, %zu series)\n",
-				upload__url(r->upload),
-				upload__protocol_name(upload__protocol(r->upload)), b->nseries);
-		else
-			pr_err("the upload to %s failed: %s", upload__url(r->upload),
-			       res == UPLOAD_CANCELED ? "interrupted"
-						      : upload__last_error(r->upload));
-	}
-	batch__free(b);
-	if (res == UPLOAD_OK && !r->o->output_given)
-		return 0;
-	err = write_profile(r->o, r->prof, info, out);
-	if (res != UPLOAD_OK && r->o->format != FORMAT_PPROF)
-		keep_pprof(r->o, r->prof);
-	if (res != UPLOAD_OK)
-		return EXIT_UPLOAD_FAILED;
-	return err ? 1 : 0;
-}
-
-/* The run's counters now, beside what r->base says of the run. */
-static void read_info(struct run *r, struct summary_info *in)
-{
-	uint64_t rate;
-
-	*in = r->base;
-	if (procfs__perf_max_sample_rate(&rate) == 0)
-		in->kernel_max_rate = rate;
-	in->stats_unread = sampler__read_stats(r->sampler, in->stats) != 0;
-	in->lost_notifications = sampler__lost_notifications(r->sampler);
-	in->missing_stacks = sampler__missing_stacks(r->sampler);
-	in->lost_spills = sampler__lost_spills(r->sampler) + r->bad_copies;
-	sampler__skipped(r->sampler, &in->skipped_samples, &in->skipped_hooks);
-	in->forks_late = r->forks_late;
-	in->kernel_fallbacks = kernel_caps__fallbacks();
-	in->max_stack = r->o->max_stack;
-	in->kernel_as = kernel_caps__emulated();
-	in->symtabs_refused = r->budget.symtabs_refused;
-	in->symtabs_abandoned = r->budget.symtabs_abandoned;
-	in->symtabs_over_held = r->budget.symtabs_over_held;
-	in->cfi_refused = r->budget.cfi_refused;
-	in->cfi_abandoned = r->budget.cfi_abandoned;
-	in->cfi_left_behind = r->budget.cfi_left_behind;
-	in->files_cut_short = sigbus__faults();
-	if (r->feed) {
-		struct region_feed_stats fs;
-
-		region_feed__stats(r->feed, &fs);
-		in->regions_over_cap = fs.regions.regions_over_cap;
-	}
-	memcpy(in->sym, symbolizer__stats(r->sym), sizeof(in->sym));
-	symbolizer__unopened_who(r->sym, in->unopened_who, sizeof(in->unopened_who));
-	fuse_file__counts(&in->fuse);
-	if (r->fetches) {
-		in->debuginfod = true;
-		debuginfod_queue__counts(r->fetches, &in->fetched);
-	}
-	if (r->events) {
-		struct task_events_stats st;
-
-		task_events__stats(r->events, &st);
-		in->followed = true;
-		in->records = st.records;
-		in->records_lost = st.lost;
-		in->records_broken = st.malformed;
-		in->records_late = st.late;
-	}
-	if (r->tables) {
-		struct table_store_stats ts;
-
-		table_store__stats(r->tables, &ts);
-		in->store_capped = ts.capped;
-	}
-}
-
-/* The counters are cumulative; an interval's profile reports its own share. */
-static struct summary_info since(const struct summary_info *cur, const struct summary_info *prev)
-{
-	struct summary_info d = *cur;
-	int i;
-
-	for (i = 0; i < CPROF_STAT_MAX; i++)
-		d.stats[i] -= prev->stats[i];
-	/* A process first counted as gone can be read after all, a moment later. */
-	for (i = 0; i < SYM_STAT_MAX; i++)
-		d.sym[i] = cur->sym[i] > prev->sym[i] ? cur->sym[i] - prev->sym[i] : 0;
-	d.lost_notifications -= prev->lost_notifications;
-	d.missing_stacks -= prev->missing_stacks;
-	d.lost_spills -= prev->lost_spills;
-	d.records -= prev->records;
-	d.records_lost -= prev->records_lost;
-	d.records_broken -= prev->records_broken;
-	d.records_late -= prev->records_late;
-	d.skipped_samples -= prev->skipped_samples;
-	d.skipped_hooks -= prev->skipped_hooks;
-	d.forks_late -= prev->forks_late;
-	d.symtabs_refused -= prev->symtabs_refused;
-	d.symtabs_abandoned -= prev->symtabs_abandoned;
-	d.symtabs_over_held -= prev->symtabs_over_held;
-	d.cfi_refused -= prev->cfi_refused;
-	d.cfi_abandoned -= prev->cfi_abandoned;
-	d.cfi_left_behind -= prev->cfi_left_behind;
-	d.files_cut_short -= prev->files_cut_short;
-	d.regions_over_cap -= prev->regions_over_cap;
-	d.walked -= prev->walked;
-	for (i = 0; i < CPROF_STOP_MAX; i++)
-		d.walk_stops[i] -= prev->walk_stops[i];
-	d.fp_user -= prev->fp_user;
-	d.store_capped -= prev->store_capped;
-	return d;
-}
-
-/*
- * Continuous mode: the interval ends at now (the maps were just drained).
- * Its profile goes to the delivery thread; the next begins at the same
- * instant. Only running out of memory stops the run.
- */
-static int end_interval(struct run *r, uint64_t now, bool last)
-{
-	struct summary_info cur, delta;
-	struct profile_meta meta;
-	struct profile *next;
-	struct batch *b = NULL;
-
-	/* Before the counters are read: a kernel symbol gone meanwhile counts as unknown. */
-	profile__finish_frames(r->prof, r->sym, last);
-	read_info(r, &cur);
-	delta = since(&cur, &r->prev);
-	delta.interval = true;
-	delta.duration_ns = now - r->interval_start;
-	delta.unnamed_samples = summary__unnamed_samples(r->prof, &delta.function_start_samples);
-	r->unnamed_samples += delta.unnamed_samples;
-	r->function_start_samples += delta.function_start_samples;
-	summary__line_samples(r->prof, delta.line_samples);
-	for (int i = 0; i < SYM_LINE_MAX; i++)
-		r->line_samples[i] += delta.line_samples[i];
-	delta.unmapped_samples =
-		summary__unmapped_samples(r->prof, delta.unmapped_who, sizeof(delta.unmapped_who));
-	r->unmapped_samples += delta.unmapped_samples;
-	delta.truncated_samples = summary__truncated_samples(r->prof, delta.truncated_who,
-							     sizeof(delta.truncated_who));
-	r->prev = cur;
-	profile__set_duration(r->prof, delta.duration_ns);
-	summary__add_comments(r->prof, &delta);
-	r->intervals++;
-	r->samples += profile__total_count(r->prof);
-	if (batcher__make(r->batcher, r->prof, &b)) {
-		r->unbatched++;
-	} else if (!b->nseries) {
-		r->empty_intervals++;
-		batch__free(b);
-	} else {
-		pr_info("interval %" PRIu64 ": %" PRIu64
-			" samples in %zu series, %zu bytes: queued",
-			r->intervals, profile__total_count(r->prof), b->nseries, batch__size(b));
-		delivery__submit(r->delivery, b);
-	}
-	if (last)
-		return 0;
-	meta = *profile__meta(r->prof);
-	meta.time_ns += delta.duration_ns;
-	meta.duration_ns = 0;
-	next = profile__new(&meta);
-	if (!next) {
-		pr_err("out of memory starting a new interval");
-		return -ENOMEM;
-	}
-	profile__free(r->prof);
-	r->prof = next;
-	r->interval_start = now;
-	return 0;
-}
-
-/* The end of a continuous run: what was sampled, and where it all went. */
-static int finish_continuous(struct run *r, const struct summary_info *total)
-{
-	struct delivery_stats st;
-	bool complete;
-
-	fprintf(stderr,
-		"cprof: %" PRIu64 " %s in %.2f s at %" PRIu64 " Hz on %d %s, %" PRIu64
-		" %s of up to %.2f s\n",
-		r->samples, plural(r->samples, "sample", "samples"),
-		(double)total->duration_ns / 1e9, total->hz, total->ncpus,
-		plural((uint64_t)total->ncpus, "CPU", "CPUs"), r->intervals,
-		plural(r->intervals, "interval", "intervals"), (double)r->o->interval_ms / 1e3);
-	summary__print_losses(stderr, r->samples, total);
-	delivery__finish(r->delivery, &st);
-	fprintf(stderr,
-		"cprof: upload to %s (%s): %" PRIu64 " %s to send, %" PRIu64 " sent (%" PRIu64
-		" after a stay in the spool), %" PRIu64 " spooled, %" PRIu64
-		" still in the spool %s, %" PRIu64 " refused, %" PRIu64 " dropped\n",
-		upload__url(r->upload), upload__protocol_name(upload__protocol(r->upload)),
-		st.submitted, plural(st.submitted, "interval", "intervals"), st.sent,
-		st.sent_from_spool, st.spooled, st.in_spool, spool__dir(r->spool), st.rejected,
-		st.dropped);
-	if (st.found_in_spool)
-		fprintf(stderr,
-			"cprof: %" PRIu64
-			" of those sent were left in the spool by an earlier run\n",
-			st.found_in_spool);
-	if (st.not_ours)
-		fprintf(stderr,
-			"cprof: %" PRIu64 " %s in the spool %s %s not a regular file of uid %u:"
-			" left there, not sent\n",
-			st.not_ours, plural(st.not_ours, "entry", "entries"), spool__dir(r->spool),
-			plural(st.not_ours, "was", "were"), (unsigned)geteuid());
-	if (r->empty_intervals)
-		fprintf(stderr, "cprof: %" PRIu64 " %s no samples: nothing to send\n",
-			r->empty_intervals,
-			plural(r->empty_intervals, "interval had", "intervals had"));
-	if (r->unbatched)
-		fprintf(stderr,
-			"cprof: %" PRIu64 " %s not be prepared for upload (out of memory)\n",
-			r->unbatched, plural(r->unbatched, "interval could", "intervals could"));
-	complete = !st.in_spool && !st.rejected && !st.dropped && !st.not_ours && !r->unbatched;
-	return complete ? 0 : EXIT_UPLOAD_FAILED;
-}
-
-/* What Pyroscope lists the profile under: the command, the process, or the host. */
-static void service_name(const struct run *r, char *buf, size_t size)
-{
-	const char *slash;
-
-	if (r->o->command) {
-		slash = strrchr(r->o->command[0], '/');
-		snprintf(buf, size, "%s", slash ? slash + 1 : r->o->command[0]);
-	} else if (r->npids) {
-		if (procfs__comm(r->pids[0], buf, size))
-			snprintf(buf, size, "%u", r->pids[0]);
-	} else {
-		snprintf(buf, size, "host");
-	}
-}
-
-static int setup_upload(struct run *r)
-{
-	const struct session_opts *o = r->o;
-	char service[256];
-	int err;
-
-	service_name(r, service, sizeof(service));
-	err = upload__new(o->upload, &r->upload);
-	if (err)
-		return err;
-	/* Whole-system mode: a series per process. */
-	err = batcher__new(service, o->labels, !o->npids && !o->command, &r->batcher);
-	if (err) {
-		pr_err("cannot set up the upload: %s", strerror(-err));
-		return err;
-	}
-	if (o->interval_ms)
-		return spool__open(o->spool_dir, o->spool_max_bytes, &r->spool);
-	err = cancel__new(&r->cancel);
-	if (err)
-		pr_err("cannot set up the upload: %s", strerror(-err));
-	return err;
 }
 
 /* -p targets: each must exist; a thread ID stands for its process. */
@@ -994,7 +286,7 @@ static int open_destinations(struct run *r)
 			return err;
 		signals__remove_on_abort(output__temporary_path(r->out));
 	}
-	return o->upload ? setup_upload(r) : 0;
+	return o->upload ? run__setup_upload(r) : 0;
 }
 
 /*
@@ -1281,7 +573,7 @@ static int prepare(struct run *r)
 	so.unwinder = open_unwinder(r);
 	/* Without the unwinder's maps, the walk is done in user space: stack copies. */
 	so.copy_samples = o->stack_copies || (!o->frame_pointers && !so.unwinder);
-	so.on_copy = on_copy;
+	so.on_copy = run__on_copy;
 	so.copy_ctx = r;
 	err = sampler__new(&so, &r->sampler);
 	sampler__close_head_start(&head);
@@ -1386,7 +678,7 @@ static int drain_when_due(struct run *r, uint64_t now)
 
 	if (now >= r->next_boundary) {
 		drain(r);
-		if (end_interval(r, now, false))
+		if (run__end_interval(r, now, false))
 			return -ENOMEM;
 		/* After a stall, the next boundary is an interval from now, not a burst. */
 		r->next_boundary += interval;
@@ -1535,7 +827,7 @@ static int finish_oneshot(struct run *r, uint64_t now)
 	int exit_code;
 
 	profile__finish_frames(r->prof, r->sym, true);
-	read_info(r, &info);
+	run__read_info(r, &info);
 	stop_fetches(r);
 	pr_debug("ticks %llu samples %llu, walks %llu (lost %llu); stack copies %llu (lost %llu, "
 		 "malformed or unkept %llu)",
@@ -1568,9 +860,9 @@ static int finish_oneshot(struct run *r, uint64_t now)
 	r->sym = NULL;
 	summary__add_comments(r->prof, &info);
 	if (r->upload)
-		exit_code = upload_or_save(r, &info, r->out);
+		exit_code = run__upload_or_save(r, &info, r->out);
 	else
-		exit_code = write_profile(r->o, r->prof, &info, r->out) ? 1 : 0;
+		exit_code = run__write_profile(r->o, r->prof, &info, r->out) ? 1 : 0;
 	summary__print(stderr, r->prof, &info, r->o->top_n);
 	return exit_code;
 }
@@ -1580,7 +872,7 @@ static int finish_intervals(struct run *r, uint64_t now)
 {
 	struct summary_info info;
 
-	end_interval(r, now, true);
+	run__end_interval(r, now, true);
 	info = r->prev;
 	info.duration_ns = now - r->start;
 	info.unnamed_samples = r->unnamed_samples;
@@ -1591,7 +883,7 @@ static int finish_intervals(struct run *r, uint64_t now)
 	/* The markers were in the intervals' profiles, each counted in its own comments. */
 	info.truncated_samples = 0;
 	info.truncated_who[0] = '\0';
-	return finish_continuous(r, &info);
+	return run__finish_continuous(r, &info);
 }
 
 /* The command outlives a -d limit: let it finish and forward its status. */
@@ -1617,10 +909,10 @@ static void teardown(struct run *r)
 	target__free(r->cmd);
 	task_events__free(r->events);
 	for (size_t i = 0; i < r->ncopies; i++)
-		free_copy(r, r->copies[i]);
+		run__free_copy(r, r->copies[i]);
 	block_pool__free(r->copy_pool);
 	free(r->copies);
-	free_thread_names(r);
+	run__free_thread_names(r);
 	region_feed__free(r->feed);
 	sampler__free(r->sampler);
 	unwinder__free(r->unwinder);
