@@ -363,8 +363,12 @@ case_cxx_nofp() {
 	cxxrt="[A-Za-z_][A-Za-z0-9_.@]*|std::.+|$LIBC"
 	cxxrt="$cxxrt|(libgcc_s\.so\.1|libstdc\+\+\.so[0-9.]*|ld-linux-x86-64\.so\.2)\+0x[0-9a-f]+"
 	profile cxx_nofp "$FIX/cxx_nofp" "$SECONDS_EACH"
+	# The shares are the program's own split of a round's work: the
+	# template's was 30.1-32.6% on a quiet 2-core VM and 25.5% in a
+	# fresh-clone CI run (all 1,996 samples rooted there: the throw path
+	# took 23.8% against 17-19%); 20% keeps the check about the stack.
 	expect_stacks cxx_nofp cxx_nofp "$GLIBC_ROOTS" 95 \
-		30 template "$G;main;$run;uw::Series<unsigned long>::step(\(int\))?" \
+		20 template "$G;main;$run;uw::Series<unsigned long>::step(\(int\))?" \
 		15 sort "$G;main;$run;$(uw sort_round '.*');*(void )?std::.+;?$(uw by_key 'int, int')" \
 		8 throw "$G;main;$run;$catch;$check;__cxa_throw;_Unwind_RaiseException;*$cxxrt" \
 		0 check "$G;main;$run;$catch;?$check" \
